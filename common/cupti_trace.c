@@ -1,0 +1,503 @@
+/* The trace pass's instrument: CUPTI Activity records (kernels, memcpys, memsets, runtime and
+ * driver API calls) converted to the plain uf_activity / uf_api_call records of timeline.h.
+ *
+ * CUPTI hands filled buffers to a completion callback that may run on its own worker thread,
+ * so the records live in this file's one global state, guarded by a mutex. That is the only
+ * global mutable state of the harness (DESIGN.md). Names (kernel and API names) are interned:
+ * each distinct string is stored once, so the pointers in the records stay valid until
+ * uf_trace_release, across any number of begin/end pairs. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include "gpu_probe.h"
+#include "underfed.h"
+
+/* Host buffer handed to CUPTI per request (8-byte aligned, as CUPTI requires). */
+#define TRACE_HOST_BUFFER_BYTES ((size_t)8 << 20)
+/* Device buffer per allocation: the default (~3.2 MB, ~100k records) would drop records in a
+ * pass of 100k launches; 32 MiB holds about a million. */
+#define TRACE_DEVICE_BUFFER_BYTES ((size_t)32 << 20)
+
+/* The CUPTI check: on failure, turn the result into a status and reason (uf_cupti_status)
+ * and jump to label. */
+#define CUPTI_OR_GOTO(rc, expr, reason, reason_len, label)                                 \
+    do {                                                                                   \
+        CUptiResult cupti_r_ = (expr);                                                     \
+        if (cupti_r_ != CUPTI_SUCCESS) {                                                   \
+            (rc) = uf_cupti_status((int)cupti_r_, "CUPTI activity", #expr, __FILE__,      \
+                                   __LINE__, (reason), (reason_len));                      \
+            goto label;                                                                    \
+        }                                                                                  \
+    } while (0)
+
+/* The kinds the trace pass enables. CONCURRENT_KERNEL, never KERNEL (which serializes
+ * kernels). SYNCHRONIZATION records are collected by CUPTI but not converted yet. */
+static const CUpti_ActivityKind trace_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+};
+#define N_TRACE_KINDS (sizeof trace_kinds / sizeof trace_kinds[0])
+
+/* Interned strings: open addressing, capacity a power of two, at most half full. */
+typedef struct name_table {
+    char **slots;
+    size_t capacity;
+    size_t count;
+} name_table;
+
+static struct {
+    pthread_mutex_t lock;
+    int registered;             /* buffer callbacks registered (once per process) */
+    int collecting;             /* between begin and end: records are kept */
+    uf_activity *acts;
+    size_t n_acts, cap_acts;
+    uf_api_call *apis;
+    size_t n_apis, cap_apis;
+    size_t dropped;             /* dropped by CUPTI, plus records lost to a failed allocation */
+    name_table names;
+    /* API names by callback id, so each id is looked up and interned once */
+    const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+    const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
+} g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- CUPTI results in words ------------------------------------------------------------ */
+
+/* The results that mean "this instrument is not available here", with what each means. */
+static const struct {
+    CUptiResult result;
+    const char *meaning;
+} cupti_unavailable[] = {
+    {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
+     "counters are admin-only: run as root or set NVreg_RestrictProfilingToAdminUsers=0"},
+    {CUPTI_ERROR_HARDWARE_BUSY,
+     "the counters are in use by another client, e.g. DCGM profiling"},
+    {CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED, "profiling is not supported on this vGPU"},
+    {CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
+     "the hypervisor does not allow profiling on this vGPU"},
+    {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+     "another profiler is attached: nsys, ncu, compute-sanitizer or cuda-gdb"},
+    {CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED,
+     "profiling and tracing are not allowed in confidential-computing mode"},
+    {CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED, "profiling is not supported on a MIG instance"},
+    {CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED, "not supported on crypto-mining processors"},
+    {CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED, "profiling is not supported with SLI"},
+    {CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED, "profiling is not supported on this WSL setup"},
+    {CUPTI_ERROR_INVALID_CHIP_NAME, "this CUPTI does not know this GPU's chip"},
+    {CUPTI_ERROR_DISABLED, "CUPTI is disabled by a conflicting profiler"},
+    {CUPTI_ERROR_NOT_SUPPORTED, "not supported on this system or device"},
+    {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI could not connect to the CUDA driver"},
+};
+
+int uf_cupti_status(int cupti_result, const char *what, const char *expr, const char *file,
+                    int line, char *reason, size_t reason_len)
+{
+    const char *name = NULL;
+    if (cuptiGetResultString((CUptiResult)cupti_result, &name) != CUPTI_SUCCESS || !name)
+        name = "unknown CUPTI result";
+
+    for (size_t i = 0; i < sizeof cupti_unavailable / sizeof cupti_unavailable[0]; i++) {
+        if ((int)cupti_unavailable[i].result != cupti_result)
+            continue;
+        if (reason && reason_len)
+            snprintf(reason, reason_len, "%s unavailable: %s (%s)", what, name,
+                     cupti_unavailable[i].meaning);
+        return UF_SKIP;
+    }
+    /* Without a driver CUPTI only says CUPTI_ERROR_UNKNOWN: that is "unavailable" too. */
+    int driver_version = 0;
+    if (cudaDriverGetVersion(&driver_version) != cudaSuccess || driver_version == 0) {
+        if (reason && reason_len)
+            snprintf(reason, reason_len, "%s unavailable: %s (no CUDA driver is loaded)", what,
+                     name);
+        return UF_SKIP;
+    }
+    uf_report_failure(file, line, expr, name);
+    if (reason && reason_len)
+        snprintf(reason, reason_len, "%s failed: %s returned %s", what, expr, name);
+    return UF_ERR;
+}
+
+/* ---- interned names -------------------------------------------------------------------- */
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The slot where s is, or the empty slot where it belongs. */
+static char **name_slot(char **slots, size_t capacity, const char *s)
+{
+    size_t i = (size_t)name_hash(s) & (capacity - 1);
+    while (slots[i] && strcmp(slots[i], s) != 0)
+        i = (i + 1) & (capacity - 1);
+    return &slots[i];
+}
+
+static int name_table_grow(name_table *t)
+{
+    size_t capacity = t->capacity ? 2 * t->capacity : 256;
+    char **slots = calloc(capacity, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < t->capacity; i++)
+        if (t->slots[i])
+            *name_slot(slots, capacity, t->slots[i]) = t->slots[i];
+    free(t->slots);
+    t->slots = slots;
+    t->capacity = capacity;
+    return 0;
+}
+
+/* The stored copy of s (stored on first sight); NULL for NULL or when out of memory. */
+static const char *intern(name_table *t, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (2 * (t->count + 1) > t->capacity && name_table_grow(t) != 0)
+        return NULL;
+    char **slot = name_slot(t->slots, t->capacity, s);
+    if (!*slot) {
+        size_t len = strlen(s) + 1;
+        char *copy = malloc(len);
+        if (!copy)
+            return NULL;
+        memcpy(copy, s, len);
+        *slot = copy;
+        t->count++;
+    }
+    return *slot;
+}
+
+static void name_table_free(name_table *t)
+{
+    for (size_t i = 0; i < t->capacity; i++)
+        free(t->slots[i]);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* The interned name of a runtime or driver API callback id. */
+static const char *api_name(int is_runtime, CUpti_CallbackId cbid)
+{
+    const char **cache = is_runtime ? g_trace.runtime_names : g_trace.driver_names;
+    size_t n = is_runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
+    if (cbid < n && cache[cbid])
+        return cache[cbid];
+
+    const char *name = NULL;
+    CUpti_CallbackDomain domain = is_runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                             : CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS)
+        return NULL;
+    name = intern(&g_trace.names, name);
+    if (cbid < n)
+        cache[cbid] = name;
+    return name;
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+/* The array with room for count + 1 elements (capacity doubles), or NULL when out of memory
+ * (the old array is then kept). */
+static void *grow_for_one(void *array, size_t *capacity, size_t count, size_t elem_bytes)
+{
+    if (count < *capacity)
+        return array;
+    size_t new_capacity = *capacity ? 2 * *capacity : 4096;
+    if (new_capacity > SIZE_MAX / elem_bytes)
+        return NULL;
+    void *p = realloc(array, new_capacity * elem_bytes);
+    if (p)
+        *capacity = new_capacity;
+    return p;
+}
+
+/* A zeroed new activity, or NULL (counted as dropped) when out of memory. */
+static uf_activity *push_activity(void)
+{
+    uf_activity *acts = grow_for_one(g_trace.acts, &g_trace.cap_acts, g_trace.n_acts,
+                                     sizeof *acts);
+    if (!acts) {
+        g_trace.dropped++;
+        return NULL;
+    }
+    g_trace.acts = acts;
+    uf_activity *a = &acts[g_trace.n_acts++];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
+static int is_comm_kernel(const char *name)
+{
+    return name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+}
+
+static const char *memcpy_name(uint8_t copy_kind)
+{
+    switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
+    default: return "memcpy";
+    }
+}
+
+static void store_kernel(const CUpti_ActivityKernel10 *k)
+{
+    uf_activity *a = push_activity();
+    if (!a)
+        return;
+    a->start_ns = k->start;
+    a->end_ns = k->end;
+    a->correlation_id = k->correlationId;
+    a->device_id = k->deviceId;
+    a->stream_id = k->streamId;
+    a->graph_id = k->graphId;
+    a->kind = UF_ACT_KERNEL;
+    a->name = intern(&g_trace.names, k->name);
+    a->is_comm = (uint8_t)is_comm_kernel(a->name);
+}
+
+static void store_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+    uf_activity *a = push_activity();
+    if (!a)
+        return;
+    a->start_ns = m->start;
+    a->end_ns = m->end;
+    a->correlation_id = m->correlationId;
+    a->device_id = m->deviceId;
+    a->stream_id = m->streamId;
+    a->graph_id = m->graphId;
+    a->kind = UF_ACT_MEMCPY;
+    a->name = memcpy_name(m->copyKind); /* a literal: valid for the whole run */
+}
+
+static void store_memset(const CUpti_ActivityMemset4 *m)
+{
+    uf_activity *a = push_activity();
+    if (!a)
+        return;
+    a->start_ns = m->start;
+    a->end_ns = m->end;
+    a->correlation_id = m->correlationId;
+    a->device_id = m->deviceId;
+    a->stream_id = m->streamId;
+    a->graph_id = m->graphId;
+    a->kind = UF_ACT_MEMSET;
+    a->name = "memset";
+}
+
+static void store_api(const CUpti_ActivityAPI *r)
+{
+    uf_api_call *apis = grow_for_one(g_trace.apis, &g_trace.cap_apis, g_trace.n_apis,
+                                     sizeof *apis);
+    if (!apis) {
+        g_trace.dropped++;
+        return;
+    }
+    g_trace.apis = apis;
+    uf_api_call *c = &apis[g_trace.n_apis++];
+    c->start_ns = r->start;
+    c->end_ns = r->end;
+    c->correlation_id = r->correlationId;
+    c->is_runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    c->name = api_name(c->is_runtime, r->cbid);
+}
+
+/* Convert one record (caller holds the lock). Other kinds are ignored. */
+static void store_record(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        store_kernel((const CUpti_ActivityKernel10 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        store_memcpy((const CUpti_ActivityMemcpy6 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        store_memset((const CUpti_ActivityMemset4 *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+        store_api((const CUpti_ActivityAPI *)r);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- CUPTI buffer callbacks ------------------------------------------------------------ */
+
+static void CUPTIAPI on_buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 8, TRACE_HOST_BUFFER_BYTES) != 0)
+        p = NULL; /* CUPTI then drops records and counts them */
+    *buffer = p;
+    *size = p ? TRACE_HOST_BUFFER_BYTES : 0;
+    *max_records = 0; /* as many as fit */
+}
+
+/* May run on CUPTI's worker thread. Records that arrive outside begin..end are discarded. */
+static void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                        size_t size, size_t valid_bytes)
+{
+    (void)size;
+    pthread_mutex_lock(&g_trace.lock);
+    CUpti_Activity *record = NULL;
+    while (valid_bytes > 0 &&
+           cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+        if (g_trace.collecting)
+            store_record(record);
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
+        g_trace.collecting)
+        g_trace.dropped += dropped;
+    pthread_mutex_unlock(&g_trace.lock);
+    free(buffer);
+}
+
+/* Register the buffer callbacks and enlarge the device buffer, once per process. */
+static int trace_register(char *reason, size_t reason_len)
+{
+    int rc = UF_OK;
+    if (g_trace.registered)
+        return UF_OK;
+    size_t device_buffer_bytes = TRACE_DEVICE_BUFFER_BYTES;
+    size_t value_bytes = sizeof device_buffer_bytes;
+    CUPTI_OR_GOTO(rc,
+                  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+                                            &value_bytes, &device_buffer_bytes),
+                  reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, cuptiActivityRegisterCallbacks(on_buffer_request, on_buffer_complete),
+                  reason, reason_len, out);
+    g_trace.registered = 1;
+out:
+    return rc;
+}
+
+/* ---- the interface --------------------------------------------------------------------- */
+
+uint64_t uf_cupti_now_ns(void)
+{
+    uint64_t t_ns = 0;
+    if (cuptiGetTimestamp(&t_ns) != CUPTI_SUCCESS)
+        return 0;
+    return t_ns;
+}
+
+int uf_trace_begin(char *reason, size_t reason_len)
+{
+    int rc = UF_OK;
+    size_t n_enabled = 0;
+    if (reason && reason_len)
+        reason[0] = '\0';
+    UF_STATUS_OR_GOTO(rc, trace_register(reason, reason_len), out);
+
+    pthread_mutex_lock(&g_trace.lock);
+    g_trace.n_acts = 0;
+    g_trace.n_apis = 0;
+    g_trace.dropped = 0;
+    g_trace.collecting = 1;
+    pthread_mutex_unlock(&g_trace.lock);
+
+    for (n_enabled = 0; n_enabled < N_TRACE_KINDS; n_enabled++)
+        CUPTI_OR_GOTO(rc, cuptiActivityEnable(trace_kinds[n_enabled]), reason, reason_len,
+                      out_disable);
+    return UF_OK;
+
+out_disable:
+    while (n_enabled > 0)
+        cuptiActivityDisable(trace_kinds[--n_enabled]);
+    pthread_mutex_lock(&g_trace.lock);
+    g_trace.collecting = 0;
+    pthread_mutex_unlock(&g_trace.lock);
+out:
+    return rc;
+}
+
+/* Keep the first failure of a sequence that must run to its end. */
+static void keep_first_failure(CUptiResult r, const char *expr, CUptiResult *first,
+                               const char **first_expr)
+{
+    if (r != CUPTI_SUCCESS && *first == CUPTI_SUCCESS) {
+        *first = r;
+        *first_expr = expr;
+    }
+}
+
+/* Flush, disable every kind, flush again (records emitted in between), and add the global
+ * queue's dropped count. Runs every step even after a failure, so that tracing ends off. */
+int uf_trace_end(char *reason, size_t reason_len)
+{
+    CUptiResult first = CUPTI_SUCCESS;
+    const char *first_expr = NULL;
+    if (reason && reason_len)
+        reason[0] = '\0';
+
+    keep_first_failure(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                       "cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", &first,
+                       &first_expr);
+    for (size_t i = 0; i < N_TRACE_KINDS; i++)
+        keep_first_failure(cuptiActivityDisable(trace_kinds[i]),
+                           "cuptiActivityDisable(trace_kinds[i])", &first, &first_expr);
+    keep_first_failure(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                       "cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", &first,
+                       &first_expr);
+
+    /* Never call CUPTI while holding the lock: CUPTI may hold its own while it calls
+     * on_buffer_complete, which takes ours. */
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
+        dropped = 0;
+    pthread_mutex_lock(&g_trace.lock);
+    g_trace.dropped += dropped;
+    g_trace.collecting = 0;
+    pthread_mutex_unlock(&g_trace.lock);
+
+    if (first == CUPTI_SUCCESS)
+        return UF_OK;
+    return uf_cupti_status((int)first, "CUPTI activity", first_expr, __FILE__, __LINE__,
+                           reason, reason_len);
+}
+
+void uf_trace_records(const uf_activity **acts, size_t *n_acts, const uf_api_call **apis,
+                      size_t *n_apis, size_t *dropped)
+{
+    pthread_mutex_lock(&g_trace.lock);
+    *acts = g_trace.acts;
+    *n_acts = g_trace.n_acts;
+    *apis = g_trace.apis;
+    *n_apis = g_trace.n_apis;
+    *dropped = g_trace.dropped;
+    pthread_mutex_unlock(&g_trace.lock);
+}
+
+void uf_trace_release(void)
+{
+    pthread_mutex_lock(&g_trace.lock);
+    g_trace.collecting = 0;
+    free(g_trace.acts);
+    free(g_trace.apis);
+    g_trace.acts = NULL;
+    g_trace.apis = NULL;
+    g_trace.n_acts = g_trace.cap_acts = 0;
+    g_trace.n_apis = g_trace.cap_apis = 0;
+    g_trace.dropped = 0;
+    name_table_free(&g_trace.names);
+    memset(g_trace.runtime_names, 0, sizeof g_trace.runtime_names);
+    memset(g_trace.driver_names, 0, sizeof g_trace.driver_names);
+    pthread_mutex_unlock(&g_trace.lock);
+}

@@ -1,0 +1,81 @@
+/* The harness's instruments on the GPU side: CUPTI Activity tracing, CUPTI PM sampling and
+ * NVML (opened with dlopen). Each degrades to a recorded reason, never a crash: when a feature
+ * is unavailable the call returns UF_SKIP and writes why into `reason`. */
+#ifndef UF_GPU_PROBE_H
+#define UF_GPU_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "timeline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- CUPTI Activity (trace pass) ------------------------------------------------------ */
+
+/* The current CUPTI timestamp (ns, the timebase of every record). */
+uint64_t uf_cupti_now_ns(void);
+
+/* Enable CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER, SYNCHRONIZATION (buffers are
+ * registered once per process). UF_OK, or UF_SKIP/UF_ERR with the reason. */
+int uf_trace_begin(char *reason, size_t reason_len);
+/* Flush all records, disable the kinds. Records stay readable until the next begin. */
+int uf_trace_end(char *reason, size_t reason_len);
+/* The records collected between begin and end; names stay valid until uf_trace_release.
+ * `dropped` gets the number of records CUPTI dropped. */
+void uf_trace_records(const uf_activity **acts, size_t *n_acts, const uf_api_call **apis,
+                      size_t *n_apis, size_t *dropped);
+/* Free all records and interned names (call at exit). */
+void uf_trace_release(void);
+
+/* Shared by the CUPTI modules (defined in cupti_trace.c): turn a failed CUptiResult into a
+ * status and a reason. A result that means "not available here" (no privileges, another
+ * profiler attached, vGPU, MIG, confidential computing, no driver...) gives UF_SKIP and
+ * "<what> unavailable: <enum name> (<meaning>)"; any other result is reported on stderr with
+ * the expression, file and line, and gives UF_ERR. */
+int uf_cupti_status(int cupti_result, const char *what, const char *expr, const char *file,
+                    int line, char *reason, size_t reason_len);
+
+/* ---- CUPTI PM sampling (counters pass) ------------------------------------------------- */
+
+typedef struct uf_pm uf_pm;
+
+/* Initialize the profiler for the device and build the one-pass config of the four metrics
+ * (SM active, occupancy, tensor active, DRAM %). UF_OK, or UF_SKIP with the reason
+ * (insufficient privileges, MIG, vGPU, another profiler attached, unsupported GPU...). */
+int uf_pm_open(int device, uf_pm **out, char *reason, size_t reason_len);
+/* Start sampling every interval_us µs (a decode thread drains the hardware buffer). */
+int uf_pm_start(uf_pm *pm, uint32_t interval_us, char *reason, size_t reason_len);
+/* Stop, decode what is left, and return the samples (the first, which spans the time before
+ * start, is dropped). The array stays valid until the next start or close. */
+int uf_pm_stop(uf_pm *pm, const uf_pm_sample **samples, size_t *n, char *reason,
+               size_t reason_len);
+void uf_pm_close(uf_pm *pm);
+
+/* ---- NVML (dlopen of libnvidia-ml.so.1) ------------------------------------------------ */
+
+typedef struct uf_nvml uf_nvml;
+
+/* Open NVML and find the CUDA device by PCI bus id. UF_OK or UF_SKIP with the reason. */
+int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len);
+void uf_nvml_close(uf_nvml *nv);
+/* Sample nvmlDeviceGetUtilizationRates().gpu every period_ms on a thread until stop; stop
+ * returns the mean of the samples taken (NaN if none) and their count. */
+int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
+int uf_nvml_sampler_stop(uf_nvml *nv, double *mean_util_pct, int *n_samples);
+/* GPM (Hopper and later): take the first sample now; at end take the second (>= 100 ms later
+ * is the caller's job) and evaluate SM_UTIL, SM_OCCUPANCY, ANY_TENSOR_UTIL, DRAM_BW_UTIL.
+ * UF_SKIP with the reason where GPM is unsupported. */
+int uf_gpm_begin(uf_nvml *nv, char *reason, size_t reason_len);
+int uf_gpm_end(uf_nvml *nv, double *sm_active_pct, double *occupancy_pct,
+               double *tensor_active_pct, double *dram_pct, char *reason, size_t reason_len);
+/* Facts for the metadata: driver version, current SM and memory clocks (MHz), power limit (W).
+ * Empty string / NaN where unavailable. */
+void uf_nvml_facts(uf_nvml *nv, char *driver, size_t driver_len, double *sm_clock_mhz,
+                   double *mem_clock_mhz, double *power_limit_w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,444 @@
+/* NVML, opened with dlopen so that the programs start where NVML is missing (CI): the
+ * utilization that nvidia-smi shows, sampled on a thread during the timing pass; the GPM
+ * metrics (Hopper and later) as a cross-check of the CUPTI counters; and a few facts for the
+ * results' metadata. Only the few NVML types used are declared here, with the layouts of
+ * nvml.h (NVML_API_VERSION 13), as the H200 probe used them. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cuda_runtime_api.h>
+#include "gpu_probe.h"
+#include "underfed.h"
+
+/* ---- the NVML declarations used -------------------------------------------------------- */
+
+typedef int nvmlReturn_t;               /* enum nvmlReturn_enum */
+#define NVML_SUCCESS 0
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+typedef struct {
+    unsigned int gpu;                   /* % of the last period in which a kernel ran */
+    unsigned int memory;
+} nvmlUtilization_t;
+
+typedef struct {
+    unsigned int version;               /* NVML_GPM_SUPPORT_VERSION */
+    unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+
+typedef struct {
+    char *shortName, *longName, *unit;
+} nvmlGpmMetricInfo_t;
+
+typedef struct {
+    unsigned int metricId;
+    nvmlReturn_t nvmlReturn;
+    double value;
+    nvmlGpmMetricInfo_t metricInfo;
+} nvmlGpmMetric_t;
+
+#define NVML_GPM_METRIC_MAX 333
+typedef struct {
+    unsigned int version;               /* NVML_GPM_METRICS_GET_VERSION */
+    unsigned int numMetrics;
+    nvmlGpmSample_t sample1, sample2;
+    nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+
+enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+/* GPM metric ids, in the order uf_gpm_end returns them */
+enum {
+    NVML_GPM_METRIC_SM_UTIL = 2,
+    NVML_GPM_METRIC_SM_OCCUPANCY = 3,
+    NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,
+    NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
+};
+#define GPM_N_METRICS 4
+
+typedef nvmlReturn_t (*nvml_init_fn)(void);
+typedef nvmlReturn_t (*nvml_shutdown_fn)(void);
+typedef const char *(*nvml_error_string_fn)(nvmlReturn_t);
+typedef nvmlReturn_t (*nvml_handle_by_bus_id_fn)(const char *, nvmlDevice_t *);
+typedef nvmlReturn_t (*nvml_utilization_fn)(nvmlDevice_t, nvmlUtilization_t *);
+typedef nvmlReturn_t (*nvml_gpm_support_fn)(nvmlDevice_t, nvmlGpmSupport_t *);
+typedef nvmlReturn_t (*nvml_gpm_sample_alloc_fn)(nvmlGpmSample_t *);
+typedef nvmlReturn_t (*nvml_gpm_sample_free_fn)(nvmlGpmSample_t);
+typedef nvmlReturn_t (*nvml_gpm_sample_get_fn)(nvmlDevice_t, nvmlGpmSample_t);
+typedef nvmlReturn_t (*nvml_gpm_metrics_get_fn)(nvmlGpmMetricsGet_t *);
+typedef nvmlReturn_t (*nvml_driver_version_fn)(char *, unsigned int);
+typedef nvmlReturn_t (*nvml_clock_info_fn)(nvmlDevice_t, int, unsigned int *);
+typedef nvmlReturn_t (*nvml_power_limit_fn)(nvmlDevice_t, unsigned int *);
+
+struct uf_nvml {
+    void *lib;
+    nvmlDevice_t device;
+    /* required */
+    nvml_init_fn init;
+    nvml_shutdown_fn shutdown;
+    nvml_error_string_fn error_string;
+    nvml_handle_by_bus_id_fn handle_by_bus_id;
+    nvml_utilization_fn utilization;
+    /* optional: GPM (drivers from R520) and facts; NULL where the library lacks them */
+    nvml_gpm_support_fn gpm_support;
+    nvml_gpm_sample_alloc_fn gpm_sample_alloc;
+    nvml_gpm_sample_free_fn gpm_sample_free;
+    nvml_gpm_sample_get_fn gpm_sample_get;
+    nvml_gpm_metrics_get_fn gpm_metrics_get;
+    nvml_driver_version_fn driver_version;
+    nvml_clock_info_fn clock_info;
+    nvml_power_limit_fn power_limit;
+
+    /* utilization sampler */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_t sampler;
+    int sampler_running;
+    int stop_requested;         /* guarded by lock */
+    unsigned period_ms;
+    double util_sum_pct;        /* written by the sampler until joined */
+    int util_samples;
+
+    /* GPM */
+    nvmlGpmSample_t gpm_first, gpm_second;
+    nvmlGpmMetricsGet_t *gpm_metrics;   /* large (333 metrics): on the heap */
+    int gpm_ready;              /* samples allocated, device supported */
+    int gpm_begun;              /* first sample taken */
+};
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+/* Resolve the symbols; UF_SKIP naming the first required one that is missing. */
+static int resolve_symbols(uf_nvml *nv, char *reason, size_t reason_len)
+{
+    const char *missing = NULL;
+#define NVML_SYMBOL(field, type, name, required)                                          \
+    do {                                                                                   \
+        nv->field = (type)dlsym(nv->lib, name);                                            \
+        if (!nv->field && (required) && !missing)                                          \
+            missing = name;                                                                \
+    } while (0)
+    NVML_SYMBOL(init, nvml_init_fn, "nvmlInit_v2", 1);
+    NVML_SYMBOL(shutdown, nvml_shutdown_fn, "nvmlShutdown", 1);
+    NVML_SYMBOL(error_string, nvml_error_string_fn, "nvmlErrorString", 1);
+    NVML_SYMBOL(handle_by_bus_id, nvml_handle_by_bus_id_fn, "nvmlDeviceGetHandleByPciBusId_v2",
+                1);
+    NVML_SYMBOL(utilization, nvml_utilization_fn, "nvmlDeviceGetUtilizationRates", 1);
+    NVML_SYMBOL(gpm_support, nvml_gpm_support_fn, "nvmlGpmQueryDeviceSupport", 0);
+    NVML_SYMBOL(gpm_sample_alloc, nvml_gpm_sample_alloc_fn, "nvmlGpmSampleAlloc", 0);
+    NVML_SYMBOL(gpm_sample_free, nvml_gpm_sample_free_fn, "nvmlGpmSampleFree", 0);
+    NVML_SYMBOL(gpm_sample_get, nvml_gpm_sample_get_fn, "nvmlGpmSampleGet", 0);
+    NVML_SYMBOL(gpm_metrics_get, nvml_gpm_metrics_get_fn, "nvmlGpmMetricsGet", 0);
+    NVML_SYMBOL(driver_version, nvml_driver_version_fn, "nvmlSystemGetDriverVersion", 0);
+    NVML_SYMBOL(clock_info, nvml_clock_info_fn, "nvmlDeviceGetClockInfo", 0);
+    NVML_SYMBOL(power_limit, nvml_power_limit_fn, "nvmlDeviceGetPowerManagementLimit", 0);
+#undef NVML_SYMBOL
+    if (!missing)
+        return UF_OK;
+    snprintf(reason, reason_len, "NVML unavailable: libnvidia-ml.so.1 has no %s", missing);
+    return UF_SKIP;
+}
+
+/* The sampler's mutex and a condition variable on the monotonic clock. */
+static int init_sync(uf_nvml *nv, char *reason, size_t reason_len)
+{
+    pthread_condattr_t attr;
+    int err = pthread_condattr_init(&attr);
+    if (!err) {
+        err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        if (!err)
+            err = pthread_cond_init(&nv->wake, &attr);
+        pthread_condattr_destroy(&attr);
+    }
+    if (!err) {
+        err = pthread_mutex_init(&nv->lock, NULL);
+        if (err)
+            pthread_cond_destroy(&nv->wake);
+    }
+    if (err)
+        snprintf(reason, reason_len, "NVML sampler: cannot create its lock: %s", strerror(err));
+    return err ? UF_ERR : UF_OK;
+}
+
+int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len)
+{
+    int rc = UF_OK;
+    *out = NULL;
+    if (reason_len)
+        reason[0] = '\0';
+    uf_nvml *nv = calloc(1, sizeof *nv);
+    if (!nv) {
+        snprintf(reason, reason_len, "out of memory for NVML");
+        return UF_ERR;
+    }
+    UF_STATUS_OR_GOTO(rc, init_sync(nv, reason, reason_len), out_free_nv);
+
+    nv->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nv->lib) {
+        snprintf(reason, reason_len, "NVML unavailable: %s", dlerror());
+        rc = UF_SKIP;
+        goto out_destroy_sync;
+    }
+    UF_STATUS_OR_GOTO(rc, resolve_symbols(nv, reason, reason_len), out_close_lib);
+
+    nvmlReturn_t r = nv->init();
+    if (r != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML unavailable: nvmlInit_v2: %s", nv->error_string(r));
+        rc = UF_SKIP;
+        goto out_close_lib;
+    }
+    /* NVML numbers devices its own way: find the CUDA device by its PCI bus id. */
+    char bus_id[64];
+    cudaError_t ce = cudaDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, cuda_device);
+    if (ce != cudaSuccess) {
+        snprintf(reason, reason_len, "NVML not used: cudaDeviceGetPCIBusId(%d): %s",
+                 cuda_device, cudaGetErrorString(ce));
+        rc = UF_SKIP;
+        goto out_shutdown;
+    }
+    r = nv->handle_by_bus_id(bus_id, &nv->device);
+    if (r != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML unavailable: no NVML device at PCI %s: %s", bus_id,
+                 nv->error_string(r));
+        rc = UF_SKIP;
+        goto out_shutdown;
+    }
+    *out = nv;
+    return UF_OK;
+
+out_shutdown:
+    nv->shutdown();
+out_close_lib:
+    dlclose(nv->lib);
+out_destroy_sync:
+    pthread_cond_destroy(&nv->wake);
+    pthread_mutex_destroy(&nv->lock);
+out_free_nv:
+    free(nv);
+    return rc;
+}
+
+void uf_nvml_close(uf_nvml *nv)
+{
+    if (!nv)
+        return;
+    if (nv->sampler_running) {
+        double mean_pct;
+        int n;
+        uf_nvml_sampler_stop(nv, &mean_pct, &n);
+    }
+    if (nv->gpm_first)
+        nv->gpm_sample_free(nv->gpm_first);
+    if (nv->gpm_second)
+        nv->gpm_sample_free(nv->gpm_second);
+    free(nv->gpm_metrics);
+    nv->shutdown();
+    dlclose(nv->lib);
+    pthread_cond_destroy(&nv->wake);
+    pthread_mutex_destroy(&nv->lock);
+    free(nv);
+}
+
+/* ---- utilization sampler --------------------------------------------------------------- */
+
+static void add_ms(struct timespec *t, unsigned ms)
+{
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Every period_ms (the first read one period after start, so that it covers the run), read
+ * the utilization and accumulate it, until stop is requested. */
+static void *sampler_main(void *arg)
+{
+    uf_nvml *nv = arg;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&nv->lock);
+    for (;;) {
+        add_ms(&next, nv->period_ms);
+        int err = 0;
+        while (!nv->stop_requested && err != ETIMEDOUT)
+            err = pthread_cond_timedwait(&nv->wake, &nv->lock, &next);
+        if (nv->stop_requested)
+            break;
+        pthread_mutex_unlock(&nv->lock);
+        nvmlUtilization_t util;
+        nvmlReturn_t r = nv->utilization(nv->device, &util);
+        pthread_mutex_lock(&nv->lock);
+        if (r == NVML_SUCCESS) {
+            nv->util_sum_pct += util.gpu;
+            nv->util_samples++;
+        }
+    }
+    pthread_mutex_unlock(&nv->lock);
+    return NULL;
+}
+
+int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
+{
+    if (nv->sampler_running || period_ms == 0)
+        return UF_ERR;
+    nv->period_ms = period_ms;
+    nv->util_sum_pct = 0.0;
+    nv->util_samples = 0;
+    nv->stop_requested = 0;
+    if (pthread_create(&nv->sampler, NULL, sampler_main, nv) != 0)
+        return UF_ERR;
+    nv->sampler_running = 1;
+    return UF_OK;
+}
+
+int uf_nvml_sampler_stop(uf_nvml *nv, double *mean_util_pct, int *n_samples)
+{
+    *mean_util_pct = NAN;
+    *n_samples = 0;
+    if (!nv->sampler_running)
+        return UF_ERR;
+    pthread_mutex_lock(&nv->lock);
+    nv->stop_requested = 1;
+    pthread_cond_signal(&nv->wake);
+    pthread_mutex_unlock(&nv->lock);
+    pthread_join(nv->sampler, NULL);
+    nv->sampler_running = 0;
+    *n_samples = nv->util_samples;
+    if (nv->util_samples > 0)
+        *mean_util_pct = nv->util_sum_pct / nv->util_samples;
+    return UF_OK;
+}
+
+/* ---- GPM ------------------------------------------------------------------------------- */
+
+/* Check support and allocate the two samples and the metrics struct, once. */
+static int gpm_prepare(uf_nvml *nv, char *reason, size_t reason_len)
+{
+    if (nv->gpm_ready)
+        return UF_OK;
+    if (!nv->gpm_support || !nv->gpm_sample_alloc || !nv->gpm_sample_free ||
+        !nv->gpm_sample_get || !nv->gpm_metrics_get) {
+        snprintf(reason, reason_len, "NVML GPM unavailable: the driver's NVML has no GPM API");
+        return UF_SKIP;
+    }
+    nvmlGpmSupport_t support = {.version = NVML_GPM_SUPPORT_VERSION};
+    nvmlReturn_t r = nv->gpm_support(nv->device, &support);
+    if (r != NVML_SUCCESS || !support.isSupportedDevice) {
+        snprintf(reason, reason_len, "NVML GPM unavailable: %s",
+                 r != NVML_SUCCESS ? nv->error_string(r)
+                                   : "this GPU has no GPM (Hopper or later needed)");
+        return UF_SKIP;
+    }
+    nv->gpm_metrics = calloc(1, sizeof *nv->gpm_metrics);
+    if (!nv->gpm_metrics) {
+        snprintf(reason, reason_len, "out of memory for NVML GPM metrics");
+        return UF_ERR;
+    }
+    r = nv->gpm_sample_alloc(&nv->gpm_first);
+    if (r != NVML_SUCCESS)
+        goto out_free_metrics;
+    r = nv->gpm_sample_alloc(&nv->gpm_second);
+    if (r != NVML_SUCCESS)
+        goto out_free_first;
+    nv->gpm_ready = 1;
+    return UF_OK;
+
+out_free_first:
+    nv->gpm_sample_free(nv->gpm_first);
+    nv->gpm_first = NULL;
+out_free_metrics:
+    free(nv->gpm_metrics);
+    nv->gpm_metrics = NULL;
+    snprintf(reason, reason_len, "NVML GPM unavailable: nvmlGpmSampleAlloc: %s",
+             nv->error_string(r));
+    return UF_SKIP;
+}
+
+int uf_gpm_begin(uf_nvml *nv, char *reason, size_t reason_len)
+{
+    int rc = UF_OK;
+    if (reason_len)
+        reason[0] = '\0';
+    nv->gpm_begun = 0;
+    UF_STATUS_OR_GOTO(rc, gpm_prepare(nv, reason, reason_len), out);
+    nvmlReturn_t r = nv->gpm_sample_get(nv->device, nv->gpm_first);
+    if (r != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML GPM unavailable: nvmlGpmSampleGet: %s",
+                 nv->error_string(r));
+        rc = UF_SKIP;
+        goto out;
+    }
+    nv->gpm_begun = 1;
+out:
+    return rc;
+}
+
+int uf_gpm_end(uf_nvml *nv, double *sm_active_pct, double *occupancy_pct,
+               double *tensor_active_pct, double *dram_pct, char *reason, size_t reason_len)
+{
+    double *out[GPM_N_METRICS] = {sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct};
+    static const unsigned ids[GPM_N_METRICS] = {
+        NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+        NVML_GPM_METRIC_DRAM_BW_UTIL};
+    for (int i = 0; i < GPM_N_METRICS; i++)
+        *out[i] = NAN;
+    if (reason_len)
+        reason[0] = '\0';
+    if (!nv->gpm_begun) {
+        snprintf(reason, reason_len, "uf_gpm_end: uf_gpm_begin did not take a first sample");
+        return UF_ERR;
+    }
+    nv->gpm_begun = 0;
+
+    nvmlReturn_t r = nv->gpm_sample_get(nv->device, nv->gpm_second);
+    nvmlGpmMetricsGet_t *m = nv->gpm_metrics;
+    if (r == NVML_SUCCESS) {
+        memset(m, 0, sizeof *m);
+        m->version = NVML_GPM_METRICS_GET_VERSION;
+        m->numMetrics = GPM_N_METRICS;
+        m->sample1 = nv->gpm_first;
+        m->sample2 = nv->gpm_second;
+        for (int i = 0; i < GPM_N_METRICS; i++)
+            m->metrics[i].metricId = ids[i];
+        r = nv->gpm_metrics_get(m);
+    }
+    if (r != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML GPM unavailable: %s", nv->error_string(r));
+        return UF_SKIP;
+    }
+    for (int i = 0; i < GPM_N_METRICS; i++)
+        if (m->metrics[i].nvmlReturn == NVML_SUCCESS)
+            *out[i] = m->metrics[i].value;
+    return UF_OK;
+}
+
+/* ---- facts ----------------------------------------------------------------------------- */
+
+void uf_nvml_facts(uf_nvml *nv, char *driver, size_t driver_len, double *sm_clock_mhz,
+                   double *mem_clock_mhz, double *power_limit_w)
+{
+    unsigned value = 0;
+    if (driver_len)
+        driver[0] = '\0';
+    *sm_clock_mhz = *mem_clock_mhz = *power_limit_w = NAN;
+    if (!nv)
+        return;
+    if (nv->driver_version && driver_len &&
+        nv->driver_version(driver, (unsigned)driver_len) != NVML_SUCCESS)
+        driver[0] = '\0';
+    if (nv->clock_info && nv->clock_info(nv->device, NVML_CLOCK_SM, &value) == NVML_SUCCESS)
+        *sm_clock_mhz = value;
+    if (nv->clock_info && nv->clock_info(nv->device, NVML_CLOCK_MEM, &value) == NVML_SUCCESS)
+        *mem_clock_mhz = value;
+    if (nv->power_limit && nv->power_limit(nv->device, &value) == NVML_SUCCESS)
+        *power_limit_w = value / 1000.0; /* NVML gives mW */
+}

@@ -1,0 +1,1268 @@
+/* Results: the metric table, rows, metadata, the writers, the strict reader and the ceilings
+ * file. Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
+ * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
+ *
+ * Results CSV (uf_table_write_csv), version 1:
+ *     # underfed-results v1                 magic line; the reader refuses a file without it
+ *     # scenario: NAME
+ *     # KEY: VALUE                          the run's metadata (uf_meta), in order
+ *     # unit.EXTRA: UNIT                    the unit of each scenario-specific column
+ *     variant,role,AXIS...,METRIC...,EXTRA...,skip_reason
+ *     one line per row
+ *   AXIS columns are the sweep axes (the columns between `role` and `step_ms`); METRIC columns
+ *   are every uf_metrics entry in table order (step_ms ... max_rel_err); EXTRA columns are those
+ *   between the last fixed metric and `skip_reason`. Numbers are written with "%.10g"; NaN (not
+ *   measured) is an empty field. Strings containing a comma, a quote or a line break are quoted
+ *   RFC-4180 style ("" inside quotes is one quote).
+ *
+ * Results JSON (uf_table_write_json), the same content:
+ *     {"format":"underfed-results","version":1,"scenario":..,"meta":{KEY:VALUE,..},
+ *      "axes":[NAME,..],"extras":[{"name":..,"unit":..}],"metrics":[{"name":..,"unit":..}],
+ *      "rows":[{"variant":..,"role":..,"axes":{..},"metrics":{..},"extras":{..},
+ *               "skip_reason":..}]}
+ *   NaN and infinities are null.
+ *
+ * Series CSV (uf_table_write_series_csv): `# underfed-series v1`, the metadata, then
+ *     variant,AXIS...,t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct
+ *   one line per PM sample of every row, t_ms from that row's first sample start.
+ *
+ * Ceilings CSV (uf_ceilings_write): `# underfed-ceilings v1`, the metadata, then
+ *     ceiling,value,unit,spread_pct,note
+ *   one line per ceiling; names outside uf_ceiling_descs (e.g. "nccl_busbw_gbs@1048576") are
+ *   allowed and ignored by uf_ceilings_read.
+ *
+ * The readers are strict: a missing magic line, an unknown or missing column, a wrong field
+ * count, an unparsable number, an unterminated quote or a last line without its newline
+ * (a truncated file) is an error naming the file and line. */
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define RESULTS_MAGIC "# underfed-results v1"
+#define SERIES_MAGIC "# underfed-series v1"
+#define CEILINGS_MAGIC "# underfed-ceilings v1"
+
+/* ---- the tables ------------------------------------------------------------------------- */
+
+#define M(field, unit) {#field, unit, offsetof(uf_row, field)}
+const uf_metric_desc uf_metrics[] = {
+    M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M(spread_pct, "%"),
+    M(steps_timed, "count"),
+    M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
+    M(busy_pct, "%"), M(kernels_per_step, "count"), M(kernel_us_mean, "us"),
+    M(launch_us, "us"), M(idle_host_pct, "%"), M(idle_other_pct, "%"),
+    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"),
+    M(sm_active_pct, "%"), M(occupancy_pct, "%"), M(tensor_active_pct, "%"), M(dram_pct, "%"),
+    M(gpm_sm_active_pct, "%"), M(gpm_occupancy_pct, "%"), M(gpm_tensor_active_pct, "%"),
+    M(gpm_dram_pct, "%"),
+    M(nvml_util_pct, "%"),
+    M(useful_flops, "flop"), M(executed_flops, "flop"), M(tflops_useful, "TFLOP/s"),
+    M(pct_of_gemm, "%"),
+    M(min_bytes, "bytes"), M(gbs, "GB/s"), M(pct_of_copy, "%"),
+    M(peak_mem_bytes, "bytes"),
+    M(verified, "1"), M(max_rel_err, "1"),
+};
+#undef M
+const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
+
+#define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
+const uf_ceiling_desc uf_ceiling_descs[] = {
+    C(copy_d2d_gbs, "GB/s"),
+    C(gemm_bf16_tflops, "TFLOP/s"), C(gemm_tf32_tflops, "TFLOP/s"),
+    C(gemm_fp32_tflops, "TFLOP/s"),
+    C(launch_us, "us"), C(graph_node_us, "us"),
+    C(h2d_pinned_gbs, "GB/s"), C(h2d_pageable_gbs, "GB/s"),
+    C(d2h_pinned_gbs, "GB/s"), C(d2h_pageable_gbs, "GB/s"),
+    C(nccl_busbw_gbs, "GB/s"),
+};
+#undef C
+const int uf_n_ceiling_descs = (int)(sizeof uf_ceiling_descs / sizeof uf_ceiling_descs[0]);
+
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Copy with truncation; always terminated. */
+static void copy_str(char *dst, size_t dstlen, const char *src)
+{
+    if (dstlen == 0)
+        return;
+    snprintf(dst, dstlen, "%s", src != NULL ? src : "");
+}
+
+static int metric_index(const char *name)
+{
+    for (int i = 0; i < uf_n_metrics; i++)
+        if (strcmp(uf_metrics[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static double *metric_ptr(uf_row *r, int i)
+{
+    return (double *)((char *)r + uf_metrics[i].offset);
+}
+
+static double metric_get(const uf_row *r, int i)
+{
+    return *(const double *)((const char *)r + uf_metrics[i].offset);
+}
+
+/* ---- metadata ----------------------------------------------------------------------------- */
+
+/* Set (or replace) key; dropped when the table is full. Line breaks in the value become spaces
+ * so that one entry stays one `#` line. */
+void uf_meta_set(uf_meta *m, const char *key, const char *fmt, ...)
+{
+    if (m == NULL || key == NULL || fmt == NULL)
+        return;
+    int i = 0;
+    while (i < m->n && strncmp(m->key[i], key, UF_NAME_LEN - 1) != 0)
+        i++;
+    if (i == m->n) {
+        if (m->n >= UF_MAX_META)
+            return;
+        copy_str(m->key[i], UF_NAME_LEN, key);
+        m->n++;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->value[i], UF_REASON_LEN, fmt, ap);
+    va_end(ap);
+    for (char *c = m->value[i]; *c != '\0'; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+}
+
+const char *uf_meta_get(const uf_meta *m, const char *key)
+{
+    if (m == NULL || key == NULL)
+        return NULL;
+    for (int i = 0; i < m->n; i++)
+        if (strcmp(m->key[i], key) == 0)
+            return m->value[i];
+    return NULL;
+}
+
+/* ---- table and rows --------------------------------------------------------------------- */
+
+void uf_table_init(uf_table *t, const char *scenario)
+{
+    memset(t, 0, sizeof *t);
+    copy_str(t->scenario, sizeof t->scenario, scenario);
+}
+
+/* A name already used by a column of the table (fixed, axis or extra). */
+static int column_taken(const uf_table *t, const char *name)
+{
+    if (strcmp(name, "variant") == 0 || strcmp(name, "role") == 0 ||
+        strcmp(name, "skip_reason") == 0 || metric_index(name) >= 0)
+        return 1;
+    for (int i = 0; i < t->n_axes; i++)
+        if (strcmp(t->axis_names[i], name) == 0)
+            return 1;
+    for (int i = 0; i < t->n_extra; i++)
+        if (strcmp(t->extra_names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* 0, or -1 when full, the name is empty or too long, or the column exists already. */
+int uf_table_add_axis(uf_table *t, const char *name)
+{
+    if (t->n_axes >= UF_MAX_AXES || name == NULL || name[0] == '\0' ||
+        strlen(name) >= UF_NAME_LEN || column_taken(t, name))
+        return -1;
+    copy_str(t->axis_names[t->n_axes++], UF_NAME_LEN, name);
+    return 0;
+}
+
+int uf_table_add_extra(uf_table *t, const char *name, const char *unit)
+{
+    if (t->n_extra >= UF_MAX_EXTRA || name == NULL || name[0] == '\0' ||
+        strlen(name) >= UF_NAME_LEN || column_taken(t, name))
+        return -1;
+    copy_str(t->extra_names[t->n_extra], UF_NAME_LEN, name);
+    copy_str(t->extra_units[t->n_extra], UF_NAME_LEN, unit);
+    t->n_extra++;
+    return 0;
+}
+
+/* Every metric, axis and extra NaN, strings empty, no samples. The samples pointer is reset,
+ * not freed (the row may be uninitialized memory): uf_table_free frees them. */
+void uf_row_clear(uf_row *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < UF_MAX_AXES; i++)
+        r->axis[i] = NAN;
+    for (int i = 0; i < uf_n_metrics; i++)
+        *metric_ptr(r, i) = NAN;
+    for (int i = 0; i < UF_MAX_EXTRA; i++)
+        r->extra[i] = NAN;
+    r->samples = NULL;
+    r->n_samples = 0;
+}
+
+uf_row *uf_table_append(uf_table *t)
+{
+    if (t->n_rows == t->cap_rows) {
+        int cap = t->cap_rows > 0 ? 2 * t->cap_rows : 16;
+        uf_row *rows = realloc(t->rows, (size_t)cap * sizeof *rows);
+        if (rows == NULL)
+            return NULL;
+        t->rows = rows;
+        t->cap_rows = cap;
+    }
+    uf_row *r = &t->rows[t->n_rows++];
+    uf_row_clear(r);
+    return r;
+}
+
+void uf_table_free(uf_table *t)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        free(t->rows[i].samples);
+    free(t->rows);
+    t->rows = NULL;
+    t->n_rows = 0;
+    t->cap_rows = 0;
+}
+
+double *uf_row_metric(const uf_table *t, uf_row *r, const char *name)
+{
+    if (t == NULL || r == NULL || name == NULL)
+        return NULL;
+    int i = metric_index(name);
+    if (i >= 0)
+        return metric_ptr(r, i);
+    for (int e = 0; e < t->n_extra; e++)
+        if (strcmp(t->extra_names[e], name) == 0)
+            return &r->extra[e];
+    return NULL;
+}
+
+double uf_table_value(const uf_table *t, const uf_row *r, const char *name)
+{
+    if (t == NULL || r == NULL || name == NULL)
+        return NAN;
+    int i = metric_index(name);
+    if (i >= 0)
+        return metric_get(r, i);
+    for (int e = 0; e < t->n_extra; e++)
+        if (strcmp(t->extra_names[e], name) == 0)
+            return r->extra[e];
+    for (int a = 0; a < t->n_axes; a++)
+        if (strcmp(t->axis_names[a], name) == 0)
+            return r->axis[a];
+    return NAN;
+}
+
+/* ---- a growable text buffer ------------------------------------------------------------- */
+
+typedef struct strbuf {
+    char *data;
+    size_t len, cap;
+    int failed;     /* an allocation failed: the content is incomplete */
+} strbuf;
+
+static int sb_reserve(strbuf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap > 0 ? b->cap : 4096;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *data = realloc(b->data, cap);
+    if (data == NULL) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static void sb_putn(strbuf *b, const char *s, size_t n)
+{
+    if (sb_reserve(b, n) != 0)
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static void sb_puts(strbuf *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
+}
+
+static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || sb_reserve(b, (size_t)n) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* Write the buffer to path atomically and free it. */
+static int sb_commit(strbuf *b, const char *path, char *err, size_t errlen)
+{
+    int rc;
+    if (b->failed)
+        rc = set_err(err, errlen, "%s: out of memory while formatting", path);
+    else
+        rc = uf_write_file_atomic(path, b->data != NULL ? b->data : "", b->len, err, errlen);
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return rc;
+}
+
+/* ---- CSV and JSON formatting ------------------------------------------------------------ */
+
+static void csv_string(strbuf *b, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        sb_puts(b, s);
+        return;
+    }
+    sb_putn(b, "\"", 1);
+    for (const char *c = s; *c != '\0'; c++) {
+        if (*c == '"')
+            sb_putn(b, "\"", 1);
+        sb_putn(b, c, 1);
+    }
+    sb_putn(b, "\"", 1);
+}
+
+static void csv_number(strbuf *b, double v)
+{
+    if (!isnan(v))
+        sb_printf(b, "%.10g", v);
+}
+
+static void json_string(strbuf *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+        switch (*c) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        default:
+            if (*c < 0x20)
+                sb_printf(b, "\\u%04x", *c);
+            else
+                sb_putn(b, (const char *)c, 1);
+        }
+    }
+    sb_putn(b, "\"", 1);
+}
+
+static void json_number(strbuf *b, double v)
+{
+    if (isfinite(v))
+        sb_printf(b, "%.10g", v);
+    else
+        sb_puts(b, "null");
+}
+
+/* `# KEY: VALUE` with any line break in the value flattened. */
+static void meta_line(strbuf *b, const char *key, const char *value)
+{
+    sb_printf(b, "# %s: ", key);
+    for (const char *c = value; *c != '\0'; c++)
+        sb_putn(b, (*c == '\n' || *c == '\r') ? " " : c, 1);
+    sb_putn(b, "\n", 1);
+}
+
+/* The lines every CSV flavour starts with: magic, scenario (when given), metadata. */
+static void csv_preamble(strbuf *b, const char *magic, const char *scenario, const uf_meta *m)
+{
+    sb_puts(b, magic);
+    sb_putn(b, "\n", 1);
+    if (scenario != NULL)
+        meta_line(b, "scenario", scenario);
+    for (int i = 0; m != NULL && i < m->n; i++)
+        if (scenario == NULL || strcmp(m->key[i], "scenario") != 0)
+            meta_line(b, m->key[i], m->value[i]);
+}
+
+int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen)
+{
+    strbuf b = {0};
+    csv_preamble(&b, RESULTS_MAGIC, t->scenario, &t->meta);
+    for (int e = 0; e < t->n_extra; e++) {
+        char key[UF_NAME_LEN + 8];
+        snprintf(key, sizeof key, "unit.%s", t->extra_names[e]);
+        meta_line(&b, key, t->extra_units[e]);
+    }
+    sb_puts(&b, "variant,role");
+    for (int a = 0; a < t->n_axes; a++) {
+        sb_putn(&b, ",", 1);
+        csv_string(&b, t->axis_names[a]);
+    }
+    for (int i = 0; i < uf_n_metrics; i++)
+        sb_printf(&b, ",%s", uf_metrics[i].name);
+    for (int e = 0; e < t->n_extra; e++) {
+        sb_putn(&b, ",", 1);
+        csv_string(&b, t->extra_names[e]);
+    }
+    sb_puts(&b, ",skip_reason\n");
+    for (int r = 0; r < t->n_rows; r++) {
+        const uf_row *row = &t->rows[r];
+        csv_string(&b, row->variant);
+        sb_putn(&b, ",", 1);
+        csv_string(&b, row->role);
+        for (int a = 0; a < t->n_axes; a++) {
+            sb_putn(&b, ",", 1);
+            csv_number(&b, row->axis[a]);
+        }
+        for (int i = 0; i < uf_n_metrics; i++) {
+            sb_putn(&b, ",", 1);
+            csv_number(&b, metric_get(row, i));
+        }
+        for (int e = 0; e < t->n_extra; e++) {
+            sb_putn(&b, ",", 1);
+            csv_number(&b, row->extra[e]);
+        }
+        sb_putn(&b, ",", 1);
+        csv_string(&b, row->skip_reason);
+        sb_putn(&b, "\n", 1);
+    }
+    return sb_commit(&b, path, err, errlen);
+}
+
+static void json_name_unit(strbuf *b, const char *name, const char *unit)
+{
+    sb_puts(b, "{\"name\":");
+    json_string(b, name);
+    sb_puts(b, ",\"unit\":");
+    json_string(b, unit);
+    sb_putn(b, "}", 1);
+}
+
+static void json_row(strbuf *b, const uf_table *t, const uf_row *row)
+{
+    sb_puts(b, "{\"variant\":");
+    json_string(b, row->variant);
+    sb_puts(b, ",\"role\":");
+    json_string(b, row->role);
+    sb_puts(b, ",\"axes\":{");
+    for (int a = 0; a < t->n_axes; a++) {
+        sb_puts(b, a > 0 ? "," : "");
+        json_string(b, t->axis_names[a]);
+        sb_putn(b, ":", 1);
+        json_number(b, row->axis[a]);
+    }
+    sb_puts(b, "},\"metrics\":{");
+    for (int i = 0; i < uf_n_metrics; i++) {
+        sb_printf(b, "%s\"%s\":", i > 0 ? "," : "", uf_metrics[i].name);
+        json_number(b, metric_get(row, i));
+    }
+    sb_puts(b, "},\"extras\":{");
+    for (int e = 0; e < t->n_extra; e++) {
+        sb_puts(b, e > 0 ? "," : "");
+        json_string(b, t->extra_names[e]);
+        sb_putn(b, ":", 1);
+        json_number(b, row->extra[e]);
+    }
+    sb_puts(b, "},\"skip_reason\":");
+    json_string(b, row->skip_reason);
+    sb_putn(b, "}", 1);
+}
+
+int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen)
+{
+    strbuf b = {0};
+    sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":1,\"scenario\":");
+    json_string(&b, t->scenario);
+    sb_puts(&b, ",\n\"meta\":{");
+    for (int i = 0; i < t->meta.n; i++) {
+        sb_puts(&b, i > 0 ? "," : "");
+        json_string(&b, t->meta.key[i]);
+        sb_putn(&b, ":", 1);
+        json_string(&b, t->meta.value[i]);
+    }
+    sb_puts(&b, "},\n\"axes\":[");
+    for (int a = 0; a < t->n_axes; a++) {
+        sb_puts(&b, a > 0 ? "," : "");
+        json_string(&b, t->axis_names[a]);
+    }
+    sb_puts(&b, "],\n\"extras\":[");
+    for (int e = 0; e < t->n_extra; e++) {
+        sb_puts(&b, e > 0 ? "," : "");
+        json_name_unit(&b, t->extra_names[e], t->extra_units[e]);
+    }
+    sb_puts(&b, "],\n\"metrics\":[");
+    for (int i = 0; i < uf_n_metrics; i++) {
+        sb_puts(&b, i > 0 ? "," : "");
+        json_name_unit(&b, uf_metrics[i].name, uf_metrics[i].unit);
+    }
+    sb_puts(&b, "],\n\"rows\":[");
+    for (int r = 0; r < t->n_rows; r++) {
+        sb_puts(&b, r > 0 ? ",\n" : "\n");
+        json_row(&b, t, &t->rows[r]);
+    }
+    sb_puts(&b, "\n]}\n");
+    return sb_commit(&b, path, err, errlen);
+}
+
+int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen)
+{
+    strbuf b = {0};
+    csv_preamble(&b, SERIES_MAGIC, t->scenario, &t->meta);
+    sb_puts(&b, "variant");
+    for (int a = 0; a < t->n_axes; a++) {
+        sb_putn(&b, ",", 1);
+        csv_string(&b, t->axis_names[a]);
+    }
+    sb_puts(&b, ",t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct\n");
+    for (int r = 0; r < t->n_rows; r++) {
+        const uf_row *row = &t->rows[r];
+        for (size_t s = 0; row->samples != NULL && s < row->n_samples; s++) {
+            const uf_pm_sample *p = &row->samples[s];
+            csv_string(&b, row->variant);
+            for (int a = 0; a < t->n_axes; a++) {
+                sb_putn(&b, ",", 1);
+                csv_number(&b, row->axis[a]);
+            }
+            int64_t dt_ns = (int64_t)(p->start_ns - row->samples[0].start_ns);
+            sb_printf(&b, ",%.10g", (double)dt_ns / 1e6);
+            const double v[4] = {p->sm_active_pct, p->occupancy_pct, p->tensor_active_pct,
+                                 p->dram_pct};
+            for (int k = 0; k < 4; k++) {
+                sb_putn(&b, ",", 1);
+                csv_number(&b, v[k]);
+            }
+            sb_putn(&b, "\n", 1);
+        }
+    }
+    return sb_commit(&b, path, err, errlen);
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, data, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Flush the folder holding path so that the rename itself is durable (best effort). */
+static void sync_parent(const char *path)
+{
+    char *dir = strdup(path);
+    if (dir == NULL)
+        return;
+    char *slash = strrchr(dir, '/');
+    const char *name = ".";
+    if (slash == dir)
+        name = "/";
+    else if (slash != NULL) {
+        *slash = '\0';
+        name = dir;
+    }
+    int fd = open(name, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+int uf_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen)
+{
+    size_t tmplen = strlen(path) + 32;
+    char *tmp = malloc(tmplen);
+    if (tmp == NULL)
+        return set_err(err, errlen, "%s: out of memory", path);
+    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
+    int rc = -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        set_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        goto out_free_tmp;
+    }
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        set_err(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        close(fd);
+        goto out_unlink_tmp;
+    }
+    if (close(fd) != 0) {
+        set_err(err, errlen, "%s: cannot close: %s", tmp, strerror(errno));
+        goto out_unlink_tmp;
+    }
+    if (rename(tmp, path) != 0) {
+        set_err(err, errlen, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+        goto out_unlink_tmp;
+    }
+    sync_parent(path);
+    rc = 0;
+    goto out_free_tmp;
+
+out_unlink_tmp:
+    unlink(tmp);
+out_free_tmp:
+    free(tmp);
+    return rc;
+}
+
+/* One folder: created, or already there as a folder. */
+static int mkdir_one(const char *path, char *err, size_t errlen)
+{
+    if (mkdir(path, 0755) == 0)
+        return 0;
+    int saved = errno;
+    struct stat st;
+    if (saved == EEXIST && stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        return set_err(err, errlen, "%s: exists and is not a folder", path);
+    }
+    return set_err(err, errlen, "%s: cannot create folder: %s", path, strerror(saved));
+}
+
+int uf_mkdirs(const char *path, char *err, size_t errlen)
+{
+    if (path == NULL || path[0] == '\0')
+        return set_err(err, errlen, "mkdir: empty path");
+    char *p = strdup(path);
+    if (p == NULL)
+        return set_err(err, errlen, "%s: out of memory", path);
+    int rc = 0;
+    for (char *c = p + 1; *c != '\0' && rc == 0; c++) {
+        if (*c != '/' || c[-1] == '/')
+            continue;
+        *c = '\0';
+        rc = mkdir_one(p, err, errlen);
+        *c = '/';
+    }
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    if (rc == 0)
+        rc = mkdir_one(p, err, errlen);
+    free(p);
+    return rc;
+}
+
+void uf_slug(const char *name, char *out, size_t outlen)
+{
+    if (out == NULL || outlen == 0)
+        return;
+    size_t n = 0;
+    int pending_dash = 0;
+    for (const char *c = name != NULL ? name : ""; *c != '\0' && n + 1 < outlen; c++) {
+        char ch = *c;
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) {
+            if (pending_dash && n > 0 && n + 2 < outlen)
+                out[n++] = '-';
+            else if (pending_dash && n > 0)
+                break;      /* no room for the dash and a character after it */
+            pending_dash = 0;
+            out[n++] = ch;
+        } else {
+            pending_dash = 1;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* ---- the strict reader ------------------------------------------------------------------ */
+
+typedef struct csv_reader {
+    const char *path;
+    char *buf;          /* the whole file, '\r\n' folded to '\n', NUL-terminated */
+    size_t len, pos;
+    int line;           /* line number of buf[pos] */
+    char **fields;      /* the current record's fields, unescaped in place */
+    int n_fields, cap_fields;
+} csv_reader;
+
+static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+
+static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
+                    ...)
+{
+    if (err == NULL || errlen == 0)
+        return -1;
+    int n = snprintf(err, errlen, "%s:%d: ", r->path, line);
+    if (n >= 0 && (size_t)n < errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int read_whole_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (n < cap - 1)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (bigger == NULL) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    if (buf == NULL)
+        rc = set_err(err, errlen, "%s: out of memory", path);
+    else if (ferror(f)) {
+        rc = set_err(err, errlen, "%s: cannot read", path);
+        free(buf);
+    } else {
+        buf[n] = '\0';
+        *data = buf;
+        *len = n;
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Load path; check that it starts with magic (the file's kind is `what`) and ends with a line
+ * break. */
+static int reader_open(csv_reader *r, const char *path, const char *magic, const char *what,
+                       char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->line = 1;
+    if (read_whole_file(path, &r->buf, &r->len, err, errlen) != 0)
+        return -1;
+    size_t w = 0;   /* fold CR LF into LF */
+    for (size_t i = 0; i < r->len; i++)
+        if (!(r->buf[i] == '\r' && i + 1 < r->len && r->buf[i + 1] == '\n'))
+            r->buf[w++] = r->buf[i];
+    r->len = w;
+    r->buf[w] = '\0';
+
+    size_t mlen = strlen(magic);
+    if (r->len < mlen || memcmp(r->buf, magic, mlen) != 0 ||
+        (r->buf[mlen] != '\n' && r->buf[mlen] != '\0'))
+        return rd_error(r, 1, err, errlen, "not an %s file (the first line is not '%s')", what,
+                        magic);
+    if (r->buf[r->len - 1] != '\n') {
+        int lines = 1;
+        for (size_t i = 0; i < r->len; i++)
+            lines += r->buf[i] == '\n';
+        return rd_error(r, lines, err, errlen, "truncated: the last line has no line break");
+    }
+    r->pos = mlen + 1;
+    r->line = 2;
+    return 0;
+}
+
+static void reader_close(csv_reader *r)
+{
+    free(r->buf);
+    free(r->fields);
+    r->buf = NULL;
+    r->fields = NULL;
+}
+
+/* The next `#` line as key and value ("# KEY: VALUE"); *key NULL for a comment without ": ".
+ * Returns 1 when a `#` line was consumed, 0 when the next line is not one. */
+static int reader_meta(csv_reader *r, char **key, char **value)
+{
+    if (r->pos >= r->len || r->buf[r->pos] != '#')
+        return 0;
+    char *line = r->buf + r->pos;
+    char *nl = strchr(line, '\n');   /* present: the file ends with one */
+    *nl = '\0';
+    r->pos = (size_t)(nl + 1 - r->buf);
+    r->line++;
+    *key = *value = NULL;
+    char *text = line + 1;
+    while (*text == ' ')
+        text++;
+    char *sep = strstr(text, ": ");
+    if (sep == NULL)
+        return 1;
+    *sep = '\0';
+    *key = text;
+    *value = sep + 2;
+    return 1;
+}
+
+static int add_field(csv_reader *r, char *field)
+{
+    if (r->n_fields == r->cap_fields) {
+        int cap = r->cap_fields > 0 ? 2 * r->cap_fields : 64;
+        char **fields = realloc(r->fields, (size_t)cap * sizeof *fields);
+        if (fields == NULL)
+            return -1;
+        r->fields = fields;
+        r->cap_fields = cap;
+    }
+    r->fields[r->n_fields++] = field;
+    return 0;
+}
+
+/* One field starting at *pp; unescaped in place into w. Leaves *pp on its delimiter. */
+static int parse_field(csv_reader *r, char **pp, int start_line, char *err, size_t errlen)
+{
+    char *p = *pp, *end = r->buf + r->len, *w = p;
+    if (*p == '"') {
+        for (p++;; p++) {
+            if (p >= end)
+                return rd_error(r, start_line, err, errlen, "unterminated quote");
+            if (*p == '"') {
+                if (p + 1 < end && p[1] == '"') {
+                    *w++ = '"';
+                    p++;
+                    continue;
+                }
+                p++;
+                break;
+            }
+            if (*p == '\n')
+                r->line++;
+            *w++ = *p;
+        }
+        if (*p != ',' && *p != '\n')
+            return rd_error(r, r->line, err, errlen, "text after a closing quote");
+    } else {
+        for (; *p != ',' && *p != '\n'; p++) {
+            if (*p == '"')
+                return rd_error(r, r->line, err, errlen, "quote inside an unquoted field");
+            *w++ = *p;
+        }
+    }
+    *pp = p;
+    char delim = *p;    /* w <= p: read the delimiter before terminating the field */
+    *w = '\0';
+    return delim == '\n' ? 1 : 0;
+}
+
+/* The next record into r->fields. Returns 1 with the record's first line in *line, 0 at the
+ * end of the file, -1 on a format error. */
+static int reader_record(csv_reader *r, int *line, char *err, size_t errlen)
+{
+    r->n_fields = 0;
+    if (r->pos >= r->len)
+        return 0;
+    *line = r->line;
+    char *p = r->buf + r->pos;
+    for (;;) {
+        char *field = p;
+        int last = parse_field(r, &p, *line, err, errlen);
+        if (last < 0)
+            return -1;
+        if (add_field(r, field) != 0)
+            return rd_error(r, *line, err, errlen, "out of memory");
+        p++;    /* past the delimiter */
+        if (last) {
+            r->line++;
+            break;
+        }
+    }
+    r->pos = (size_t)(p - r->buf);
+    return 1;
+}
+
+/* A number field: empty is NaN; otherwise the whole text must be a number. */
+static int parse_value(const char *s, double *out)
+{
+    if (s[0] == '\0') {
+        *out = NAN;
+        return 0;
+    }
+    if (s[0] == ' ' || s[0] == '\t')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || (errno == ERANGE && fabs(v) > 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- the results reader ----------------------------------------------------------------- */
+
+typedef enum { COL_VARIANT, COL_ROLE, COL_AXIS, COL_METRIC, COL_EXTRA, COL_SKIP } col_kind;
+
+typedef struct col_map {
+    col_kind kind;
+    int index;      /* axis, metric or extra index */
+} col_map;
+
+/* Units from `# unit.NAME: UNIT` lines, matched to extras once the header is known. */
+typedef struct unit_list {
+    int n;
+    char name[UF_MAX_META][UF_NAME_LEN];
+    char unit[UF_MAX_META][UF_NAME_LEN];
+} unit_list;
+
+static int read_results_meta(csv_reader *r, uf_table *t, unit_list *units, char *err,
+                             size_t errlen)
+{
+    char *key, *value;
+    while (reader_meta(r, &key, &value)) {
+        if (key == NULL)
+            continue;
+        if (strcmp(key, "scenario") == 0) {
+            copy_str(t->scenario, sizeof t->scenario, value);
+        } else if (strncmp(key, "unit.", 5) == 0 && units->n < UF_MAX_META) {
+            copy_str(units->name[units->n], UF_NAME_LEN, key + 5);
+            copy_str(units->unit[units->n], UF_NAME_LEN, value);
+            units->n++;
+        } else {
+            if (t->meta.n >= UF_MAX_META && uf_meta_get(&t->meta, key) == NULL)
+                return rd_error(r, r->line - 1, err, errlen, "more than %d metadata lines",
+                                UF_MAX_META);
+            uf_meta_set(&t->meta, key, "%s", value);
+        }
+    }
+    return 0;
+}
+
+/* Map the header's columns: variant, role, axes, every fixed metric, extras, skip_reason. */
+static int map_header(csv_reader *r, int line, uf_table *t, col_map *cols, char *err,
+                      size_t errlen)
+{
+    char **f = r->fields;
+    int n = r->n_fields;
+    if (strcmp(f[0], "variant") != 0)
+        return rd_error(r, line, err, errlen, "missing required column 'variant' (first)");
+    if (n < 2 || strcmp(f[1], "role") != 0)
+        return rd_error(r, line, err, errlen, "missing required column 'role' (second)");
+    if (strcmp(f[n - 1], "skip_reason") != 0)
+        return rd_error(r, line, err, errlen, "missing required column 'skip_reason' (last)");
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(f[i], f[j]) == 0)
+                return rd_error(r, line, err, errlen, "column '%s' appears twice", f[i]);
+    /* Axes run from `role` to the first fixed metric (step_ms); extras from the last fixed
+     * metric to skip_reason. */
+    int first = -1, last = -1;
+    for (int i = 2; i < n - 1; i++) {
+        if (first < 0 && strcmp(f[i], uf_metrics[0].name) == 0)
+            first = i;
+        if (metric_index(f[i]) >= 0)
+            last = i;
+    }
+    if (first < 0)
+        return rd_error(r, line, err, errlen, "missing required column '%s'",
+                        uf_metrics[0].name);
+    cols[0].kind = COL_VARIANT;
+    cols[1].kind = COL_ROLE;
+    cols[n - 1].kind = COL_SKIP;
+    if (first - 2 > UF_MAX_AXES)
+        return rd_error(r, line, err, errlen, "too many axes (%d, at most %d)", first - 2,
+                        UF_MAX_AXES);
+    for (int i = 2; i < first; i++) {
+        if (f[i][0] == '\0' || uf_table_add_axis(t, f[i]) != 0)
+            return rd_error(r, line, err, errlen, "bad axis column '%s'", f[i]);
+        cols[i].kind = COL_AXIS;
+        cols[i].index = i - 2;
+    }
+    int seen = 0;
+    for (int i = first; i <= last; i++) {
+        int m = metric_index(f[i]);
+        if (m < 0)
+            return rd_error(r, line, err, errlen, "unknown column '%s'", f[i]);
+        cols[i].kind = COL_METRIC;
+        cols[i].index = m;
+        seen++;
+    }
+    if (seen != uf_n_metrics) {
+        for (int m = 0; m < uf_n_metrics; m++) {
+            int found = 0;
+            for (int i = first; i <= last && !found; i++)
+                found = strcmp(f[i], uf_metrics[m].name) == 0;
+            if (!found)
+                return rd_error(r, line, err, errlen, "missing required column '%s'",
+                                uf_metrics[m].name);
+        }
+    }
+    if (n - 2 - last > UF_MAX_EXTRA)
+        return rd_error(r, line, err, errlen, "too many extra columns (%d, at most %d)",
+                        n - 2 - last, UF_MAX_EXTRA);
+    for (int i = last + 1; i < n - 1; i++) {
+        if (f[i][0] == '\0' || uf_table_add_extra(t, f[i], "") != 0)
+            return rd_error(r, line, err, errlen, "bad extra column '%s'", f[i]);
+        cols[i].kind = COL_EXTRA;
+        cols[i].index = i - last - 1;
+    }
+    return 0;
+}
+
+/* Extra units from the unit list; unit lines naming no extra stay metadata. */
+static void attach_units(uf_table *t, const unit_list *units)
+{
+    for (int u = 0; u < units->n; u++) {
+        int matched = 0;
+        for (int e = 0; e < t->n_extra; e++) {
+            if (strcmp(t->extra_names[e], units->name[u]) == 0) {
+                copy_str(t->extra_units[e], UF_NAME_LEN, units->unit[u]);
+                matched = 1;
+            }
+        }
+        if (!matched) {
+            char key[UF_NAME_LEN + 8];
+            snprintf(key, sizeof key, "unit.%s", units->name[u]);
+            uf_meta_set(&t->meta, key, "%s", units->unit[u]);
+        }
+    }
+}
+
+static int read_string_field(const csv_reader *r, int line, const char *col, const char *s,
+                             char *dst, size_t dstlen, char *err, size_t errlen)
+{
+    if (strlen(s) >= dstlen)
+        return rd_error(r, line, err, errlen, "column '%s': longer than %zu characters", col,
+                        dstlen - 1);
+    copy_str(dst, dstlen, s);
+    return 0;
+}
+
+static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, char **header,
+                    int n_cols, char *err, size_t errlen)
+{
+    if (r->n_fields != n_cols)
+        return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
+                        n_cols);
+    uf_row *row = uf_table_append(t);
+    if (row == NULL)
+        return rd_error(r, line, err, errlen, "out of memory");
+    for (int i = 0; i < n_cols; i++) {
+        const char *s = r->fields[i];
+        double *dst = NULL;
+        switch (cols[i].kind) {
+        case COL_VARIANT:
+            if (read_string_field(r, line, header[i], s, row->variant, sizeof row->variant, err,
+                                  errlen) != 0)
+                return -1;
+            break;
+        case COL_ROLE:
+            if (read_string_field(r, line, header[i], s, row->role, sizeof row->role, err,
+                                  errlen) != 0)
+                return -1;
+            break;
+        case COL_SKIP:
+            if (read_string_field(r, line, header[i], s, row->skip_reason,
+                                  sizeof row->skip_reason, err, errlen) != 0)
+                return -1;
+            break;
+        case COL_AXIS: dst = &row->axis[cols[i].index]; break;
+        case COL_METRIC: dst = metric_ptr(row, cols[i].index); break;
+        case COL_EXTRA: dst = &row->extra[cols[i].index]; break;
+        }
+        if (dst != NULL && parse_value(s, dst) != 0)
+            return rd_error(r, line, err, errlen, "column '%s': '%s' is not a number",
+                            header[i], s);
+    }
+    return 0;
+}
+
+int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
+{
+    if (t->n_axes != 0 || t->n_extra != 0 || t->n_rows != 0)
+        return set_err(err, errlen, "%s: the reader fills an empty table", path);
+    csv_reader r;
+    if (reader_open(&r, path, RESULTS_MAGIC, "underfed results", err, errlen) != 0) {
+        reader_close(&r);
+        return -1;
+    }
+    int rc = -1, line = r.line;
+    char **header = NULL;
+    col_map *cols = NULL;
+    unit_list *units = calloc(1, sizeof *units);
+    if (units == NULL) {
+        set_err(err, errlen, "%s: out of memory", path);
+        goto out_close;
+    }
+    if (read_results_meta(&r, t, units, err, errlen) != 0)
+        goto out_close;
+    int got = reader_record(&r, &line, err, errlen);
+    if (got < 0)
+        goto out_close;
+    if (got == 0) {
+        rd_error(&r, r.line, err, errlen, "missing header line");
+        goto out_close;
+    }
+    int n_cols = r.n_fields;
+    header = malloc((size_t)n_cols * sizeof *header);
+    cols = calloc((size_t)n_cols, sizeof *cols);
+    if (header == NULL || cols == NULL) {
+        rd_error(&r, line, err, errlen, "out of memory");
+        goto out_close;
+    }
+    memcpy(header, r.fields, (size_t)n_cols * sizeof *header);   /* in r.buf: stays valid */
+    if (map_header(&r, line, t, cols, err, errlen) != 0)
+        goto out_close;
+    attach_units(t, units);
+    while ((got = reader_record(&r, &line, err, errlen)) > 0)
+        if (read_row(&r, line, t, cols, header, n_cols, err, errlen) != 0)
+            goto out_close;
+    if (got == 0)
+        rc = 0;
+
+out_close:
+    free(units);
+    free(cols);
+    free(header);
+    reader_close(&r);
+    return rc;
+}
+
+/* ---- ceilings --------------------------------------------------------------------------- */
+
+static const char *const ceiling_columns[] = {"ceiling", "value", "unit", "spread_pct", "note"};
+enum { N_CEILING_COLUMNS = 5 };
+
+void uf_ceilings_clear(uf_ceilings *c)
+{
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        *(double *)((char *)c + uf_ceiling_descs[i].offset) = NAN;
+}
+
+int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_row *rows, int n,
+                      char *err, size_t errlen)
+{
+    strbuf b = {0};
+    csv_preamble(&b, CEILINGS_MAGIC, NULL, meta);
+    for (int i = 0; i < N_CEILING_COLUMNS; i++)
+        sb_printf(&b, "%s%s", i > 0 ? "," : "", ceiling_columns[i]);
+    sb_putn(&b, "\n", 1);
+    for (int i = 0; i < n; i++) {
+        csv_string(&b, rows[i].name);
+        sb_putn(&b, ",", 1);
+        csv_number(&b, rows[i].value);
+        sb_putn(&b, ",", 1);
+        csv_string(&b, rows[i].unit);
+        sb_putn(&b, ",", 1);
+        csv_number(&b, rows[i].spread_pct);
+        sb_putn(&b, ",", 1);
+        csv_string(&b, rows[i].note);
+        sb_putn(&b, "\n", 1);
+    }
+    return sb_commit(&b, path, err, errlen);
+}
+
+static int check_ceiling_header(const csv_reader *r, int line, char *err, size_t errlen)
+{
+    for (int i = 0; i < r->n_fields && i < N_CEILING_COLUMNS; i++)
+        if (strcmp(r->fields[i], ceiling_columns[i]) != 0)
+            return rd_error(r, line, err, errlen, "unknown column '%s' (expected '%s')",
+                            r->fields[i], ceiling_columns[i]);
+    if (r->n_fields < N_CEILING_COLUMNS)
+        return rd_error(r, line, err, errlen, "missing required column '%s'",
+                        ceiling_columns[r->n_fields]);
+    if (r->n_fields > N_CEILING_COLUMNS)
+        return rd_error(r, line, err, errlen, "unknown column '%s'",
+                        r->fields[N_CEILING_COLUMNS]);
+    return 0;
+}
+
+/* One data line: the value goes into the struct when the name is a known ceiling. */
+static int read_ceiling_row(const csv_reader *r, int line, uf_ceilings *c, char *err,
+                            size_t errlen)
+{
+    if (r->n_fields != N_CEILING_COLUMNS)
+        return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
+                        N_CEILING_COLUMNS);
+    const char *name = r->fields[0];
+    if (name[0] == '\0')
+        return rd_error(r, line, err, errlen, "empty ceiling name");
+    double value, spread;
+    if (parse_value(r->fields[1], &value) != 0)
+        return rd_error(r, line, err, errlen, "column 'value': '%s' is not a number",
+                        r->fields[1]);
+    if (parse_value(r->fields[3], &spread) != 0)
+        return rd_error(r, line, err, errlen, "column 'spread_pct': '%s' is not a number",
+                        r->fields[3]);
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        if (strcmp(uf_ceiling_descs[i].name, name) == 0)
+            *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
+    return 0;
+}
+
+int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
+{
+    uf_ceilings_clear(c);
+    csv_reader r;
+    int rc = -1, line = 0;
+    if (reader_open(&r, path, CEILINGS_MAGIC, "underfed ceilings", err, errlen) != 0)
+        goto out_close;
+    char *key, *value;
+    while (reader_meta(&r, &key, &value))
+        ;
+    int got = reader_record(&r, &line, err, errlen);
+    if (got < 0)
+        goto out_close;
+    if (got == 0) {
+        rd_error(&r, r.line, err, errlen, "missing header line");
+        goto out_close;
+    }
+    if (check_ceiling_header(&r, line, err, errlen) != 0)
+        goto out_close;
+    while ((got = reader_record(&r, &line, err, errlen)) > 0)
+        if (read_ceiling_row(&r, line, c, err, errlen) != 0)
+            goto out_close;
+    if (got == 0)
+        rc = 0;
+
+out_close:
+    reader_close(&r);
+    if (rc != 0)
+        uf_ceilings_clear(c);
+    return rc;
+}

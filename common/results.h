@@ -1,0 +1,165 @@
+/* Results: one row per (variant, sweep point), the metric table that names every column once,
+ * the CSV/JSON writers (atomic: temporary name, then rename), the strict CSV reader, run
+ * metadata, and the machine's ceilings file. Plain C: no CUDA here, unit-tested with Criterion. */
+#ifndef UF_RESULTS_H
+#define UF_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UF_NAME_LEN 64
+#define UF_REASON_LEN 256
+#define UF_MAX_AXES 4
+#define UF_MAX_EXTRA 12
+#define UF_MAX_META 64
+#define UF_META_VALUE_LEN 512
+
+/* One PM-sampling sample (counters pass), percentages as CUPTI evaluates them. */
+typedef struct uf_pm_sample {
+    uint64_t start_ns, end_ns;  /* cuptiGetTimestamp timebase */
+    double sm_active_pct;       /* sm__cycles_active.avg.pct_of_peak_sustained_elapsed */
+    double occupancy_pct;       /* sm__warps_active.avg.pct_of_peak_sustained_elapsed */
+    double tensor_active_pct;   /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed */
+    double dram_pct;            /* dram__throughput.avg.pct_of_peak_sustained_elapsed */
+} uf_pm_sample;
+
+/* Every metric is a double; NaN means "not measured" and is written as an empty field. */
+typedef struct uf_row {
+    char variant[UF_NAME_LEN];
+    char role[16];                  /* "broken" or "fixed" */
+    double axis[UF_MAX_AXES];       /* the sweep point, in the table's axis order */
+
+    /* timing pass (events, no CUPTI) */
+    double step_ms, step_ms_min, step_ms_max, spread_pct, steps_timed;
+    /* trace pass (CUPTI Activity) */
+    double trace_step_ms, trace_overhead;
+    double busy_pct, kernels_per_step, kernel_us_mean, launch_us, idle_host_pct, idle_other_pct;
+    double comm_overlap_pct, comm_exposed_ms;
+    /* counters pass (CUPTI PM sampling), and the NVML GPM cross-check */
+    double sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct;
+    double gpm_sm_active_pct, gpm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_pct;
+    /* NVML view during the timing pass */
+    double nvml_util_pct;
+    /* counted by the scenario (describe callback), derived by the harness */
+    double useful_flops, executed_flops, tflops_useful, pct_of_gemm;
+    double min_bytes, gbs, pct_of_copy;
+    double peak_mem_bytes;
+    double verified, max_rel_err;
+    double extra[UF_MAX_EXTRA];     /* scenario-specific, named in the table */
+
+    char skip_reason[UF_REASON_LEN];  /* why something was not measured; "" when all was */
+
+    /* PM-sampled time series of the counters pass (owned by the row; not in the CSV) */
+    uf_pm_sample *samples;
+    size_t n_samples;
+} uf_row;
+
+/* The column table: name, unit and place of every fixed metric, in CSV order. */
+typedef struct uf_metric_desc {
+    const char *name;
+    const char *unit;
+    size_t offset;                  /* offsetof(uf_row, ...) */
+} uf_metric_desc;
+
+extern const uf_metric_desc uf_metrics[];
+extern const int uf_n_metrics;
+
+typedef struct uf_meta {
+    int n;
+    char key[UF_MAX_META][UF_NAME_LEN];
+    char value[UF_MAX_META][UF_META_VALUE_LEN];
+} uf_meta;
+
+void uf_meta_set(uf_meta *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *uf_meta_get(const uf_meta *m, const char *key); /* NULL when absent */
+
+typedef struct uf_table {
+    char scenario[UF_NAME_LEN];
+    int n_axes;
+    char axis_names[UF_MAX_AXES][UF_NAME_LEN];
+    int n_extra;
+    char extra_names[UF_MAX_EXTRA][UF_NAME_LEN];
+    char extra_units[UF_MAX_EXTRA][UF_NAME_LEN];
+    uf_meta meta;
+    uf_row *rows;
+    int n_rows, cap_rows;
+} uf_table;
+
+void uf_table_init(uf_table *t, const char *scenario);
+int uf_table_add_axis(uf_table *t, const char *name);                      /* 0 ok, -1 full */
+int uf_table_add_extra(uf_table *t, const char *name, const char *unit);   /* 0 ok, -1 full */
+uf_row *uf_table_append(uf_table *t);    /* a new row, every metric NaN; NULL on OOM */
+void uf_table_free(uf_table *t);         /* frees rows and their samples */
+void uf_row_clear(uf_row *r);            /* every metric NaN, strings empty, no samples */
+
+/* Value of a metric by column name: fixed metrics, extras, or an axis name. NaN when the
+ * name is unknown or the value is empty. */
+double uf_table_value(const uf_table *t, const uf_row *r, const char *name);
+/* Address of a metric by name (fixed or extra); NULL when unknown. */
+double *uf_row_metric(const uf_table *t, uf_row *r, const char *name);
+
+/* Writers: CSV (`#` metadata lines, a header line, one row per line), JSON (same content),
+ * series CSV (one line per PM sample: variant, axes, t_ms from the first sample, 4 metrics).
+ * Each writes to PATH.tmp.PID then renames: a reader never sees half a file.
+ * Return 0, or -1 with a message in err. */
+int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen);
+int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
+int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
+
+/* Strict reader of a file written by uf_table_write_csv: unknown columns, wrong field counts,
+ * unparsable numbers, a missing header or a truncated last line are errors naming the file and
+ * line. Fills an initialized table. Return 0, or -1 with a message in err. */
+int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);
+/* Strict reader of a series file written by uf_table_write_series_csv: attaches each sample
+ * to the row of t with the same variant and axes (start_ns = t_ms × 1e6). A sample whose row
+ * is absent is an error. Return 0, or -1 with a message naming file and line. */
+int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen);
+
+/* Write a whole file atomically (temporary name + rename). 0 or -1 with err. */
+int uf_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
+/* mkdir -p. 0 or -1 with err. */
+int uf_mkdirs(const char *path, char *err, size_t errlen);
+/* "NVIDIA H200" -> "nvidia-h200": lower case, runs of other characters become one '-'. */
+void uf_slug(const char *name, char *out, size_t outlen);
+
+/* The machine's ceilings (benches/ceilings writes them). NaN where not measured. */
+typedef struct uf_ceilings {
+    double copy_d2d_gbs;        /* device-to-device copy, bytes read + written per second / 1e9 */
+    double gemm_bf16_tflops, gemm_tf32_tflops, gemm_fp32_tflops;
+    double launch_us;           /* empty-kernel launch cost, back-to-back launches */
+    double graph_node_us;       /* cost per kernel node of a replayed graph */
+    double h2d_pinned_gbs, h2d_pageable_gbs, d2h_pinned_gbs, d2h_pageable_gbs;
+    double nccl_busbw_gbs;      /* all-reduce bus bandwidth at the largest size measured */
+} uf_ceilings;
+
+typedef struct uf_ceiling_desc {
+    const char *name;           /* column "ceiling" in ceilings.csv, e.g. "copy_d2d_gbs" */
+    const char *unit;
+    size_t offset;              /* offsetof(uf_ceilings, ...) */
+} uf_ceiling_desc;
+
+extern const uf_ceiling_desc uf_ceiling_descs[];
+extern const int uf_n_ceiling_descs;
+
+void uf_ceilings_clear(uf_ceilings *c);   /* all NaN */
+/* ceilings.csv: `#` metadata lines, then "ceiling,value,unit,spread_pct,note" rows. Extra rows
+ * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct. */
+int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen);
+typedef struct uf_ceiling_row {
+    char name[UF_NAME_LEN];
+    double value, spread_pct;
+    char unit[UF_NAME_LEN];
+    char note[UF_REASON_LEN];
+} uf_ceiling_row;
+int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_row *rows, int n,
+                      char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,425 @@
+/* Timeline analysis over plain records (DESIGN.md, "Metrics"):
+ *
+ * - The analysed activities are those of the chosen device whose launch counts as measured
+ *   (uf_timeline_analyze's comment in timeline.h). The window is [earliest start, latest end]
+ *   of those activities.
+ * - busy_pct: |union of their intervals| / window.
+ * - Idle gaps are the holes between the merged busy intervals. A gap is host wait when an
+ *   activity starting at the gap's end was launched by an API call (same correlation id; the
+ *   runtime record preferred over the driver one) that had not yet returned when the gap
+ *   began: the work was not yet submitted, so the device ran dry waiting for the host. (This
+ *   departs from DESIGN.md's "started after": in a launch storm the CPU enters the next launch
+ *   call while the previous tiny kernel still runs, but the call takes longer than the kernel,
+ *   so the device idles with the call still in flight — host-bound, yet "started before".)
+ *   Otherwise (the call had returned: the work was queued; no call matched; or the activity
+ *   is a later node of a graph whose single launch returned before the gap) the gap counts as
+ *   other idle time. idle_other_pct = 100 − busy − host.
+ * - launch_us: per correlation id with kernels and an API record, earliest kernel start − API
+ *   start; the median over ids.
+ * - Communication: kernels flagged is_comm against compute kernels (all other kernels; memcpy
+ *   and memset are neither).
+ *
+ * Correlation lookups sort once and binary-search, so 100k-record passes stay O(n log n). */
+#include "timeline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* ---- intervals ------------------------------------------------------------------------- */
+
+static int cmp_interval(const void *pa, const void *pb)
+{
+    const uf_interval *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
+}
+
+/* Next merged interval of a sorted array from *i on, skipping empty ones. 0 when none is left. */
+static int next_merged(const uf_interval *iv, size_t n, size_t *i, uf_interval *out)
+{
+    while (*i < n && iv[*i].end_ns <= iv[*i].start_ns)
+        (*i)++;
+    if (*i >= n)
+        return 0;
+    *out = iv[(*i)++];
+    while (*i < n && iv[*i].start_ns <= out->end_ns) {
+        if (iv[*i].end_ns > out->end_ns)
+            out->end_ns = iv[*i].end_ns;
+        (*i)++;
+    }
+    return 1;
+}
+
+uint64_t uf_interval_union_ns(uf_interval *iv, size_t n)
+{
+    if (iv == NULL || n == 0)
+        return 0;
+    qsort(iv, n, sizeof *iv, cmp_interval);
+    uint64_t total = 0;
+    size_t i = 0;
+    uf_interval m;
+    while (next_merged(iv, n, &i, &m))
+        total += m.end_ns - m.start_ns;
+    return total;
+}
+
+uint64_t uf_interval_overlap_ns(uf_interval *a, size_t na, uf_interval *b, size_t nb)
+{
+    if (a == NULL || b == NULL || na == 0 || nb == 0)
+        return 0;
+    qsort(a, na, sizeof *a, cmp_interval);
+    qsort(b, nb, sizeof *b, cmp_interval);
+    size_t ia = 0, ib = 0;
+    uf_interval ma, mb;
+    int has_a = next_merged(a, na, &ia, &ma);
+    int has_b = next_merged(b, nb, &ib, &mb);
+    uint64_t total = 0;
+    while (has_a && has_b) {
+        uint64_t lo = ma.start_ns > mb.start_ns ? ma.start_ns : mb.start_ns;
+        uint64_t hi = ma.end_ns < mb.end_ns ? ma.end_ns : mb.end_ns;
+        if (hi > lo)
+            total += hi - lo;
+        /* Advance whichever merged interval ends first. */
+        if (ma.end_ns <= mb.end_ns)
+            has_a = next_merged(a, na, &ia, &ma);
+        else
+            has_b = next_merged(b, nb, &ib, &mb);
+    }
+    return total;
+}
+
+/* ---- API lookup by correlation id ------------------------------------------------------- */
+
+typedef struct api_key {
+    uint32_t correlation_id;
+    uint8_t is_runtime;
+    uint64_t start_ns, end_ns;
+} api_key;
+
+/* By correlation id, the runtime record first, then the earliest. */
+static int cmp_api_key(const void *pa, const void *pb)
+{
+    const api_key *a = pa, *b = pb;
+    if (a->correlation_id != b->correlation_id)
+        return a->correlation_id < b->correlation_id ? -1 : 1;
+    if (a->is_runtime != b->is_runtime)
+        return a->is_runtime > b->is_runtime ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+typedef struct api_index {
+    api_key *keys;
+    size_t n;
+} api_index;
+
+static int api_index_build(api_index *ix, const uf_api_call *apis, size_t n)
+{
+    ix->keys = NULL;
+    ix->n = 0;
+    if (apis == NULL || n == 0)
+        return 0;
+    ix->keys = malloc(n * sizeof *ix->keys);
+    if (ix->keys == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        ix->keys[i].correlation_id = apis[i].correlation_id;
+        ix->keys[i].is_runtime = apis[i].is_runtime ? 1 : 0;
+        ix->keys[i].start_ns = apis[i].start_ns;
+        ix->keys[i].end_ns = apis[i].end_ns;
+    }
+    qsort(ix->keys, n, sizeof *ix->keys, cmp_api_key);
+    ix->n = n;
+    return 0;
+}
+
+/* The launching call of a correlation id (runtime preferred), or NULL. */
+static const api_key *api_find(const api_index *ix, uint32_t correlation_id)
+{
+    size_t lo = 0, hi = ix->n;   /* first key with id >= correlation_id */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->keys[mid].correlation_id < correlation_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ix->n && ix->keys[lo].correlation_id == correlation_id)
+        return &ix->keys[lo];
+    return NULL;
+}
+
+/* ---- the analysis ----------------------------------------------------------------------- */
+
+/* One counted activity with the start and end of its launching call (has_api 0: none). */
+typedef struct counted_act {
+    uint64_t start_ns, end_ns;
+    uint64_t api_start_ns, api_end_ns;
+    uint32_t correlation_id;
+    uint8_t kind, is_comm, has_api;
+} counted_act;
+
+static int cmp_counted_start(const void *pa, const void *pb)
+{
+    const counted_act *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
+}
+
+static int cmp_counted_corr(const void *pa, const void *pb)
+{
+    const counted_act *a = pa, *b = pb;
+    if (a->correlation_id != b->correlation_id)
+        return a->correlation_id < b->correlation_id ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static void metrics_nan(uf_timeline_metrics *m)
+{
+    m->window_ms = m->busy_pct = m->kernels_per_step = m->kernel_us_mean = NAN;
+    m->launch_us = m->idle_host_pct = m->idle_other_pct = NAN;
+    m->comm_ms_per_step = m->comm_overlap_pct = m->comm_exposed_ms = NAN;
+    m->n_activities = 0;
+}
+
+/* An activity counts when its launch (the API call, or itself without one) is at or after
+ * measure_begin_ns and, when measure_end_ns is set after it, not after measure_end_ns. */
+static int launch_is_measured(const uf_timeline *tl, uint64_t launch_ns)
+{
+    if (launch_ns < tl->measure_begin_ns)
+        return 0;
+    if (tl->measure_end_ns > tl->measure_begin_ns && launch_ns > tl->measure_end_ns)
+        return 0;
+    return 1;
+}
+
+/* The activities of the analysed device that count, with their launch call. */
+static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counted_act *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tl->n_acts; i++) {
+        const uf_activity *a = &tl->acts[i];
+        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
+            continue;
+        const api_key *k = api_find(ix, a->correlation_id);
+        if (!launch_is_measured(tl, k != NULL ? k->start_ns : a->start_ns))
+            continue;
+        counted_act *c = &out[n++];
+        c->start_ns = a->start_ns;
+        c->end_ns = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+        c->api_start_ns = k != NULL ? k->start_ns : 0;
+        c->api_end_ns = k != NULL ? k->end_ns : 0;
+        c->has_api = k != NULL;
+        c->correlation_id = a->correlation_id;
+        c->kind = a->kind;
+        c->is_comm = a->is_comm ? 1 : 0;
+    }
+    return n;
+}
+
+/* Busy time and host-wait idle time over activities sorted by start. A gap [g0, g1) is host
+ * wait when some activity starting at g1 was launched by a call that began after g0. */
+static void busy_and_host_wait(const counted_act *c, size_t n, uint64_t *busy_ns,
+                               uint64_t *host_ns)
+{
+    *busy_ns = 0;
+    *host_ns = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t lo = c[i].start_ns, hi = c[i].end_ns;
+        for (i++; i < n && c[i].start_ns <= hi; i++)
+            if (c[i].end_ns > hi)
+                hi = c[i].end_ns;
+        *busy_ns += hi - lo;
+        if (i >= n)
+            break;
+        uint64_t gap_end = c[i].start_ns;
+        int host_wait = 0;
+        for (size_t j = i; j < n && c[j].start_ns == gap_end; j++)
+            if (c[j].has_api && c[j].api_end_ns > hi)
+                host_wait = 1;
+        if (host_wait)
+            *host_ns += gap_end - hi;
+    }
+}
+
+/* Median over correlation ids of (earliest kernel start − launch call start), in µs. Sorts c
+ * by correlation id. */
+static double launch_median_us(counted_act *c, size_t n)
+{
+    qsort(c, n, sizeof *c, cmp_counted_corr);
+    double *lat_us = malloc((n > 0 ? n : 1) * sizeof *lat_us);
+    if (lat_us == NULL)
+        return NAN;
+    int m = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        const counted_act *first_kernel = NULL;
+        for (; j < n && c[j].correlation_id == c[i].correlation_id; j++)
+            if (first_kernel == NULL && c[j].kind == UF_ACT_KERNEL)
+                first_kernel = &c[j];   /* sorted by start within the id */
+        if (first_kernel != NULL && first_kernel->has_api)
+            lat_us[m++] = ((double)first_kernel->start_ns - (double)first_kernel->api_start_ns)
+                          / 1e3;
+        i = j;
+    }
+    double med = uf_median(lat_us, m);
+    free(lat_us);
+    return med;
+}
+
+/* Kernel counts and mean duration, and the communication/compute unions. */
+static int kernel_metrics(const counted_act *c, size_t n, double steps,
+                          uf_timeline_metrics *out)
+{
+    uf_interval *comm = malloc((n > 0 ? n : 1) * sizeof *comm);
+    uf_interval *compute = malloc((n > 0 ? n : 1) * sizeof *compute);
+    if (comm == NULL || compute == NULL) {
+        free(comm);
+        free(compute);
+        return -1;
+    }
+    size_t n_comm = 0, n_compute = 0, n_kernels = 0;
+    double kernel_ns_sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].kind != UF_ACT_KERNEL)
+            continue;
+        n_kernels++;
+        kernel_ns_sum += (double)(c[i].end_ns - c[i].start_ns);
+        uf_interval iv = {c[i].start_ns, c[i].end_ns};
+        if (c[i].is_comm)
+            comm[n_comm++] = iv;
+        else
+            compute[n_compute++] = iv;
+    }
+    out->kernels_per_step = (double)n_kernels / steps;
+    out->kernel_us_mean = n_kernels > 0 ? kernel_ns_sum / (double)n_kernels / 1e3 : NAN;
+    uint64_t comm_ns = uf_interval_union_ns(comm, n_comm);
+    out->comm_ms_per_step = (double)comm_ns / 1e6 / steps;
+    if (comm_ns > 0) {
+        uint64_t ov_ns = uf_interval_overlap_ns(comm, n_comm, compute, n_compute);
+        out->comm_overlap_pct = (double)ov_ns / (double)comm_ns * 100.0;
+        out->comm_exposed_ms = (double)(comm_ns - ov_ns) / 1e6 / steps;
+    } else {
+        out->comm_overlap_pct = NAN;
+        out->comm_exposed_ms = NAN;
+    }
+    free(comm);
+    free(compute);
+    return 0;
+}
+
+int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
+{
+    metrics_nan(out);
+    if (tl == NULL || tl->acts == NULL || tl->n_acts == 0)
+        return -1;
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    int rc = -1;
+    counted_act *c = malloc(tl->n_acts * sizeof *c);
+    if (c == NULL)
+        goto out_free_index;
+    size_t n = collect_counted(tl, &ix, c);
+    if (n == 0)
+        goto out_free_counted;
+
+    qsort(c, n, sizeof *c, cmp_counted_start);
+    uint64_t first_ns = c[0].start_ns, last_ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].end_ns > last_ns)
+            last_ns = c[i].end_ns;
+    uint64_t window_ns = last_ns - first_ns;
+    double steps = tl->n_steps >= 1 ? (double)tl->n_steps : 1.0;
+
+    uint64_t busy_ns, host_ns;
+    busy_and_host_wait(c, n, &busy_ns, &host_ns);
+    out->n_activities = n;
+    out->window_ms = (double)window_ns / 1e6;
+    if (window_ns > 0) {
+        out->busy_pct = (double)busy_ns / (double)window_ns * 100.0;
+        out->idle_host_pct = (double)host_ns / (double)window_ns * 100.0;
+        out->idle_other_pct = 100.0 - out->busy_pct - out->idle_host_pct;
+        if (out->idle_other_pct < 0.0)
+            out->idle_other_pct = 0.0;
+    }
+    if (kernel_metrics(c, n, steps, out) != 0)
+        goto out_free_counted;
+    out->launch_us = launch_median_us(c, n);
+    rc = 0;
+
+out_free_counted:
+    free(c);
+out_free_index:
+    free(ix.keys);
+    if (rc != 0) {
+        size_t counted = out->n_activities;
+        metrics_nan(out);
+        out->n_activities = counted;
+    }
+    return rc;
+}
+
+int uf_timeline_step_index(const uint64_t *step_begin_ns, int n_steps, uint64_t t_ns)
+{
+    if (step_begin_ns == NULL || n_steps <= 0 || t_ns < step_begin_ns[0])
+        return -1;
+    int lo = 0, hi = n_steps - 1;   /* invariant: step_begin_ns[lo] <= t_ns */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (step_begin_ns[mid] <= t_ns)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Overlap-weighted mean of one metric; NaN values carry no weight. */
+typedef struct weighted_mean {
+    double sum, weight;
+} weighted_mean;
+
+static void wm_add(weighted_mean *w, double value, double weight)
+{
+    if (isnan(value))
+        return;
+    w->sum += value * weight;
+    w->weight += weight;
+}
+
+static double wm_value(const weighted_mean *w)
+{
+    return w->weight > 0.0 ? w->sum / w->weight : NAN;
+}
+
+size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64_t t1_ns,
+                         uf_pm_sample *mean)
+{
+    weighted_mean sm = {0, 0}, occ = {0, 0}, tensor = {0, 0}, dram = {0, 0};
+    size_t used = 0;
+    for (size_t i = 0; s != NULL && i < n; i++) {
+        uint64_t lo = s[i].start_ns > t0_ns ? s[i].start_ns : t0_ns;
+        uint64_t hi = s[i].end_ns < t1_ns ? s[i].end_ns : t1_ns;
+        if (hi <= lo)
+            continue;
+        double w = (double)(hi - lo);
+        wm_add(&sm, s[i].sm_active_pct, w);
+        wm_add(&occ, s[i].occupancy_pct, w);
+        wm_add(&tensor, s[i].tensor_active_pct, w);
+        wm_add(&dram, s[i].dram_pct, w);
+        used++;
+    }
+    mean->start_ns = t0_ns;
+    mean->end_ns = t1_ns;
+    mean->sm_active_pct = wm_value(&sm);
+    mean->occupancy_pct = wm_value(&occ);
+    mean->tensor_active_pct = wm_value(&tensor);
+    mean->dram_pct = wm_value(&dram);
+    return used;
+}

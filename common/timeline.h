@@ -1,0 +1,94 @@
+/* Timeline analysis over plain records: interval union, idle gaps and their host-wait
+ * classification, launch latency by correlation id, communication/compute overlap, per-step
+ * grouping, and the PM-sample window mean. Plain C: no CUDA here, unit-tested on hand-made
+ * timelines. The metric definitions are DESIGN.md's; each function's comment restates its own. */
+#ifndef UF_TIMELINE_H
+#define UF_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "results.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { UF_ACT_KERNEL = 0, UF_ACT_MEMCPY = 1, UF_ACT_MEMSET = 2 } uf_act_kind;
+
+/* One interval of device work (kernel, memcpy or memset), CUPTI timestamps in ns. */
+typedef struct uf_activity {
+    uint64_t start_ns, end_ns;
+    uint32_t correlation_id;    /* equals the launching API record's correlationId */
+    uint32_t device_id, stream_id;
+    uint32_t graph_id;          /* != 0 for a kernel node of a replayed graph */
+    uint8_t kind;               /* uf_act_kind */
+    uint8_t is_comm;            /* a communication kernel (NCCL) */
+    const char *name;           /* kernel name (owned by the trace session), may be NULL */
+} uf_activity;
+
+/* One host API call (runtime or driver), CUPTI timestamps in ns. */
+typedef struct uf_api_call {
+    uint64_t start_ns, end_ns;
+    uint32_t correlation_id;
+    uint8_t is_runtime;         /* 1 runtime API, 0 driver API */
+    const char *name;           /* e.g. "cudaLaunchKernel_v7000", may be NULL */
+} uf_api_call;
+
+typedef struct uf_interval {
+    uint64_t start_ns, end_ns;
+} uf_interval;
+
+/* Length of the union of the intervals, in ns. Sorts iv in place; empty or inverted intervals
+ * count zero. */
+uint64_t uf_interval_union_ns(uf_interval *iv, size_t n);
+
+/* Length of union(a) ∩ union(b), in ns. Sorts both arrays in place. */
+uint64_t uf_interval_overlap_ns(uf_interval *a, size_t na, uf_interval *b, size_t nb);
+
+/* The trace of one measured run: activities and API calls (any order), the host timestamps
+ * that bracket the measured steps, and which device to analyse. */
+typedef struct uf_timeline {
+    const uf_activity *acts;
+    size_t n_acts;
+    const uf_api_call *apis;
+    size_t n_apis;
+    uint64_t measure_begin_ns;  /* host time taken just before the first measured step */
+    uint64_t measure_end_ns;    /* host time taken after the last measured step completed */
+    const uint64_t *step_begin_ns; /* host time before each measured step, n_steps entries, or NULL */
+    int n_steps;                /* measured steps (>= 1) */
+    int device_id;              /* analyse this device only; -1 for all devices */
+} uf_timeline;
+
+typedef struct uf_timeline_metrics {
+    double window_ms;           /* first device activity of the first measured step → end of last */
+    double busy_pct;            /* |union(kernel, memcpy, memset)| / window */
+    double kernels_per_step;    /* kernel records in the window / n_steps */
+    double kernel_us_mean;      /* mean kernel duration in the window */
+    double launch_us;           /* median over correlation ids of (first kernel start − launch API start) */
+    double idle_host_pct;       /* gaps whose next activity's launch API started after the gap began */
+    double idle_other_pct;      /* the remaining idle share: 100 − busy − idle_host */
+    double comm_ms_per_step;    /* |union(comm kernels)| / n_steps */
+    double comm_overlap_pct;    /* |union(comm) ∩ union(compute kernels)| / |union(comm)|; NaN without comm */
+    double comm_exposed_ms;     /* (|union(comm)| − overlap) / n_steps; NaN without comm */
+    size_t n_activities;        /* activities counted as measured */
+} uf_timeline_metrics;
+
+/* Which activities count: those whose launching API call (same correlation id, runtime or
+ * driver) started at or after measure_begin_ns; an activity with no matching API call counts
+ * when it starts at or after measure_begin_ns. Returns 0, or -1 when no activity counts (the
+ * metrics are then NaN). */
+int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
+
+/* Index of the step whose begin time is the last one <= t_ns (step_begin_ns ascending), or -1
+ * when t_ns is before the first step. */
+int uf_timeline_step_index(const uint64_t *step_begin_ns, int n_steps, uint64_t t_ns);
+
+/* Mean of each PM metric over [t0_ns, t1_ns], each sample weighted by its overlap with the
+ * window. Returns the number of samples that overlapped (0: outputs NaN). */
+size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64_t t1_ns,
+                         uf_pm_sample *mean);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

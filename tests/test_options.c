@@ -1,0 +1,351 @@
+/* Unit tests of options.c: every flag in both syntaxes, number suffixes, every error. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int parse(int argc, const char **argv, uf_options *opt, char *err, size_t errlen)
+{
+    return uf_parse_options(argc, (char **)argv, opt, err, errlen);
+}
+
+/* The parse must fail with 2 and a message naming `needle`. */
+static void expect_error(int argc, const char **argv, const char *needle)
+{
+    uf_options opt;
+    char err[256] = "";
+    int rc = parse(argc, argv, &opt, err, sizeof err);
+    cr_assert_eq(rc, 2, "'%s' should be refused", argv[argc - 1]);
+    cr_assert(strstr(err, needle) != NULL, "message '%s' should name '%s'", err, needle);
+}
+
+Test(options, defaults)
+{
+    const char *argv[] = {"prog"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(opt.n_variants, 0);
+    cr_assert_eq(opt.quick, 0);
+    cr_assert_eq(opt.repeat, 0);
+    cr_assert_eq(opt.warmup, -1);
+    cr_assert_eq(opt.n_sweeps, 0);
+    cr_assert_str_eq(opt.out_dir, "");
+    cr_assert_str_eq(opt.trace_path, "");
+    cr_assert_eq(opt.counters, 1);
+    cr_assert_eq(opt.trace_pass, 1);
+    cr_assert_eq(opt.expect, 1);
+    cr_assert_eq(opt.seed, 1);
+    cr_assert_eq(opt.device, 0);
+    cr_assert_eq(opt.gpus, 0);
+    cr_assert_eq(opt.list + opt.explain + opt.help, 0);
+}
+
+static void check_all_flags(const uf_options *opt)
+{
+    cr_assert_eq(opt->n_variants, 2);
+    cr_assert_str_eq(opt->variants[0], "eager");
+    cr_assert_str_eq(opt->variants[1], "graph");
+    cr_assert_eq(opt->quick, 1);
+    cr_assert_eq(opt->repeat, 5);
+    cr_assert_eq(opt->warmup, 0);
+    cr_assert_eq(opt->n_sweeps, 2);
+    cr_assert_str_eq(opt->sweeps[0].axis, "elems");
+    cr_assert_eq(opt->sweeps[0].n, 3);
+    cr_assert_float_eq(opt->sweeps[0].values[0], 4096.0, 0.0);
+    cr_assert_float_eq(opt->sweeps[0].values[1], 64.0 * 1024 * 1024, 0.0);
+    cr_assert_float_eq(opt->sweeps[0].values[2], 1024.0 * 1024 * 1024, 0.0);
+    cr_assert_str_eq(opt->sweeps[1].axis, "ops");
+    cr_assert_eq(opt->sweeps[1].n, 1);
+    cr_assert_float_eq(opt->sweeps[1].values[0], 64.0, 0.0);
+    cr_assert_str_eq(opt->out_dir, "/tmp/out dir");
+    cr_assert_str_eq(opt->trace_path, "trace.json");
+    cr_assert_eq(opt->counters, 0);
+    cr_assert_eq(opt->trace_pass, 0);
+    cr_assert_eq(opt->expect, 0);
+    cr_assert_eq(opt->seed, 18446744073709551615ULL);
+    cr_assert_eq(opt->device, 3);
+    cr_assert_eq(opt->gpus, 2);
+    cr_assert_eq(opt->list, 1);
+    cr_assert_eq(opt->explain, 1);
+    cr_assert_eq(opt->help, 1);
+}
+
+Test(options, every_flag_separate_values)
+{
+    const char *argv[] = {"prog", "--variant", "eager", "--variant", "graph", "--quick",
+                          "--repeat", "5", "--warmup", "0", "--sweep", "elems=4K,64M,1G",
+                          "--sweep", "ops=64", "--out", "/tmp/out dir", "--trace", "trace.json",
+                          "--no-counters", "--no-trace", "--no-expect",
+                          "--seed", "18446744073709551615", "--device", "3", "--gpus", "2",
+                          "--list", "--explain", "--help"};
+    uf_options opt;
+    char err[256] = "";
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0, "%s", err);
+    check_all_flags(&opt);
+}
+
+Test(options, every_flag_equals_values)
+{
+    const char *argv[] = {"prog", "--variant=eager", "--variant=graph", "--quick",
+                          "--repeat=5", "--warmup=0", "--sweep=elems=4K,64M,1G",
+                          "--sweep=ops=64", "--out=/tmp/out dir", "--trace=trace.json",
+                          "--no-counters", "--no-trace", "--no-expect",
+                          "--seed=18446744073709551615", "--device=3", "--gpus=2",
+                          "--list", "--explain", "-h"};
+    uf_options opt;
+    char err[256] = "";
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0, "%s", err);
+    check_all_flags(&opt);
+}
+
+Test(options, variant_named_twice_runs_once)
+{
+    const char *argv[] = {"prog", "--variant", "eager", "--variant=eager"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(opt.n_variants, 1);
+}
+
+Test(options, counts_accept_suffixes)
+{
+    const char *argv[] = {"prog", "--repeat", "1K", "--warmup", "2k"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(opt.repeat, 1024);
+    cr_assert_eq(opt.warmup, 2048);
+}
+
+Test(options, parse_number)
+{
+    double v;
+    cr_assert_eq(uf_parse_number("4096", &v), 0);
+    cr_assert_float_eq(v, 4096.0, 0.0);
+    cr_assert_eq(uf_parse_number("4K", &v), 0);
+    cr_assert_float_eq(v, 4096.0, 0.0);
+    cr_assert_eq(uf_parse_number("4k", &v), 0);
+    cr_assert_float_eq(v, 4096.0, 0.0);
+    cr_assert_eq(uf_parse_number("64M", &v), 0);
+    cr_assert_float_eq(v, 67108864.0, 0.0);
+    cr_assert_eq(uf_parse_number("1G", &v), 0);
+    cr_assert_float_eq(v, 1073741824.0, 0.0);
+    cr_assert_eq(uf_parse_number("0.5", &v), 0);
+    cr_assert_float_eq(v, 0.5, 0.0);
+    cr_assert_eq(uf_parse_number("1e6", &v), 0);
+    cr_assert_float_eq(v, 1e6, 0.0);
+    cr_assert_eq(uf_parse_number("1.5K", &v), 0);
+    cr_assert_float_eq(v, 1536.0, 0.0);
+    cr_assert_eq(uf_parse_number("-3", &v), 0, "the sign is the caller's business");
+    cr_assert_float_eq(v, -3.0, 0.0);
+
+    const char *bad[] = {"", "12x", "K", "4KB", "4KK", " 4", "4 ", "nan", "inf", "1e999",
+                         "abc", "1,5"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(uf_parse_number(bad[i], &v), -1, "'%s' should be refused", bad[i]);
+    cr_assert_eq(uf_parse_number(NULL, &v), -1);
+}
+
+Test(options, unknown_flag)
+{
+    const char *a[] = {"prog", "--bogus"};
+    expect_error(ARGC(a), a, "--bogus");
+    const char *b[] = {"prog", "--bogus=3"};
+    expect_error(ARGC(b), b, "--bogus");
+    const char *c[] = {"prog", "-x"};
+    expect_error(ARGC(c), c, "-x");
+    const char *d[] = {"prog", "stray"};
+    expect_error(ARGC(d), d, "stray");
+    const char *e[] = {"prog", "--quic"};
+    expect_error(ARGC(e), e, "--quic");
+}
+
+Test(options, missing_value)
+{
+    const char *a[] = {"prog", "--repeat"};
+    expect_error(ARGC(a), a, "--repeat");
+    const char *b[] = {"prog", "--repeat", "--quick"};
+    expect_error(ARGC(b), b, "--repeat");
+    const char *c[] = {"prog", "--out"};
+    expect_error(ARGC(c), c, "--out");
+    const char *d[] = {"prog", "--variant="};
+    expect_error(ARGC(d), d, "--variant");
+    const char *e[] = {"prog", "--trace="};
+    expect_error(ARGC(e), e, "--trace");
+    const char *f[] = {"prog", "--sweep"};
+    expect_error(ARGC(f), f, "--sweep");
+    const char *g[] = {"prog", "--seed"};
+    expect_error(ARGC(g), g, "--seed");
+}
+
+Test(options, flag_without_value_refuses_one)
+{
+    const char *a[] = {"prog", "--quick=1"};
+    expect_error(ARGC(a), a, "--quick");
+    const char *b[] = {"prog", "--no-trace=yes"};
+    expect_error(ARGC(b), b, "--no-trace");
+}
+
+Test(options, bad_numbers)
+{
+    const char *a[] = {"prog", "--repeat", "12x"};
+    expect_error(ARGC(a), a, "--repeat");
+    const char *b[] = {"prog", "--repeat=99999999999"};
+    expect_error(ARGC(b), b, "--repeat");
+    const char *c[] = {"prog", "--warmup", "1.5"};
+    expect_error(ARGC(c), c, "--warmup");
+    const char *d[] = {"prog", "--device", "one"};
+    expect_error(ARGC(d), d, "--device");
+    const char *e[] = {"prog", "--seed", "99999999999999999999999"};
+    expect_error(ARGC(e), e, "--seed");
+    const char *f[] = {"prog", "--seed", "12x"};
+    expect_error(ARGC(f), f, "--seed");
+    const char *g[] = {"prog", "--gpus", "1e99"};
+    expect_error(ARGC(g), g, "--gpus");
+}
+
+Test(options, zero_or_negative_counts)
+{
+    const char *a[] = {"prog", "--repeat", "0"};
+    expect_error(ARGC(a), a, "--repeat");
+    const char *b[] = {"prog", "--repeat=-3"};
+    expect_error(ARGC(b), b, "--repeat");
+    const char *c[] = {"prog", "--warmup", "-1"};
+    expect_error(ARGC(c), c, "--warmup");
+    const char *d[] = {"prog", "--gpus", "0"};
+    expect_error(ARGC(d), d, "--gpus");
+    const char *e[] = {"prog", "--device", "-1"};
+    expect_error(ARGC(e), e, "--device");
+    const char *f[] = {"prog", "--seed", "-1"};
+    expect_error(ARGC(f), f, "--seed");
+    const char *g[] = {"prog", "--sweep", "elems=4K,0"};
+    expect_error(ARGC(g), g, "elems");
+    const char *h[] = {"prog", "--sweep", "elems=-8"};
+    expect_error(ARGC(h), h, "elems");
+}
+
+Test(options, sweep_errors)
+{
+    const char *a[] = {"prog", "--sweep", "elems=4K", "--sweep", "elems=8K"};
+    expect_error(ARGC(a), a, "twice");
+    const char *b[] = {"prog", "--sweep", "elems"};
+    expect_error(ARGC(b), b, "--sweep");
+    const char *c[] = {"prog", "--sweep", "=4,5"};
+    expect_error(ARGC(c), c, "--sweep");
+    const char *d[] = {"prog", "--sweep", "elems=4,,5"};
+    expect_error(ARGC(d), d, "elems");
+    const char *e[] = {"prog", "--sweep", "elems="};
+    expect_error(ARGC(e), e, "elems");
+    const char *f[] = {"prog", "--sweep", "elems=4,5x"};
+    expect_error(ARGC(f), f, "5x");
+    const char *g[] = {"prog", "--sweep=a=1", "--sweep=b=1", "--sweep=c=1", "--sweep=d=1",
+                       "--sweep=e=1"};
+    expect_error(ARGC(g), g, "axes");
+}
+
+Test(options, sweep_too_many_values)
+{
+    char list[512] = "elems=";
+    for (int i = 1; i <= UF_MAX_SWEEP + 1; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "%s%d", i > 1 ? "," : "", i);
+        strcat(list, item);
+    }
+    const char *a[] = {"prog", "--sweep", list};
+    expect_error(ARGC(a), a, "values");
+
+    /* exactly UF_MAX_SWEEP values are fine */
+    char *cut = strrchr(list, ',');
+    *cut = '\0';
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(a), a, &opt, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(opt.sweeps[0].n, UF_MAX_SWEEP);
+}
+
+Test(options, too_many_variants)
+{
+    const char *argv[2 + 2 * (UF_MAX_VARIANTS + 1)];
+    char names[UF_MAX_VARIANTS + 1][8];
+    int argc = 0;
+    argv[argc++] = "prog";
+    for (int i = 0; i <= UF_MAX_VARIANTS; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        argv[argc++] = "--variant";
+        argv[argc++] = names[i];
+    }
+    expect_error(argc, argv, "--variant");
+}
+
+Test(options, values_too_long)
+{
+    char name[UF_NAME_LEN + 8];
+    memset(name, 'a', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    const char *a[] = {"prog", "--variant", name};
+    expect_error(ARGC(a), a, "--variant");
+    static char path[UF_PATH_LEN + 8];
+    memset(path, 'p', sizeof path - 1);
+    path[sizeof path - 1] = '\0';
+    const char *b[] = {"prog", "--out", path};
+    expect_error(ARGC(b), b, "--out");
+}
+
+static const char *const variants[] = {"eager", "graph", "fused"};
+static const char *const axes[] = {"elems", "ops"};
+
+Test(options, validate_accepts_known_names)
+{
+    const char *argv[] = {"prog", "--variant", "graph", "--sweep", "ops=8,64"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(uf_options_validate(&opt, variants, 3, axes, 2, err, sizeof err), 0);
+}
+
+Test(options, validate_unknown_variant_lists_them)
+{
+    const char *argv[] = {"prog", "--variant", "fast"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(uf_options_validate(&opt, variants, 3, axes, 2, err, sizeof err), 2);
+    cr_assert(strstr(err, "fast") != NULL, "%s", err);
+    cr_assert(strstr(err, "eager, graph, fused") != NULL, "%s", err);
+}
+
+Test(options, validate_unknown_axis_lists_them)
+{
+    const char *argv[] = {"prog", "--sweep", "size=8"};
+    uf_options opt;
+    char err[256];
+    cr_assert_eq(parse(ARGC(argv), argv, &opt, err, sizeof err), 0);
+    cr_assert_eq(uf_options_validate(&opt, variants, 3, axes, 2, err, sizeof err), 2);
+    cr_assert(strstr(err, "size") != NULL, "%s", err);
+    cr_assert(strstr(err, "elems, ops") != NULL, "%s", err);
+    cr_assert_eq(uf_options_validate(&opt, variants, 3, NULL, 0, err, sizeof err), 2);
+    cr_assert(strstr(err, "none") != NULL, "%s", err);
+}
+
+Test(options, usage_names_every_flag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    uf_print_usage(f, "launch_storm");
+    fclose(f);
+    const char *flags[] = {"--variant NAME", "--quick", "--repeat N", "--warmup N",
+                           "--sweep AXIS=", "--out DIR", "--trace FILE.json", "--no-counters",
+                           "--no-trace", "--no-expect", "--seed N", "--device N", "--gpus N",
+                           "--list", "--explain", "--help", "-h", "launch_storm"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        cr_assert(strstr(text, flags[i]) != NULL, "usage lacks '%s'", flags[i]);
+    free(text);
+}

@@ -1,0 +1,391 @@
+/* Unit tests of timeline.c on hand-made timelines (ns timestamps). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "timeline.h"
+
+#define EPS 1e-9
+
+static uf_activity kernel(uint64_t start, uint64_t end, uint32_t corr)
+{
+    uf_activity a = {.start_ns = start, .end_ns = end, .correlation_id = corr,
+                     .kind = UF_ACT_KERNEL};
+    return a;
+}
+
+static uf_activity copy_act(uint64_t start, uint64_t end, uint32_t corr)
+{
+    uf_activity a = kernel(start, end, corr);
+    a.kind = UF_ACT_MEMCPY;
+    return a;
+}
+
+static uf_api_call api(uint64_t start, uint32_t corr)
+{
+    uf_api_call c = {.start_ns = start, .end_ns = start + 50, .correlation_id = corr,
+                     .is_runtime = 1, .name = "cudaLaunchKernel_v7000"};
+    return c;
+}
+
+static uf_timeline make_tl(const uf_activity *acts, size_t n_acts, const uf_api_call *apis,
+                           size_t n_apis, uint64_t begin_ns, int n_steps)
+{
+    uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
+                      .measure_begin_ns = begin_ns, .measure_end_ns = 0,
+                      .step_begin_ns = NULL, .n_steps = n_steps, .device_id = -1};
+    return tl;
+}
+
+/* ---- intervals ------------------------------------------------------------------------- */
+
+Test(interval, union_overlapping)
+{
+    uf_interval iv[] = {{5, 15}, {0, 10}};
+    cr_assert_eq(uf_interval_union_ns(iv, 2), 15);
+    cr_assert_eq(iv[0].start_ns, 0, "sorted in place");
+}
+
+Test(interval, union_nested)
+{
+    uf_interval iv[] = {{10, 20}, {0, 100}, {30, 40}};
+    cr_assert_eq(uf_interval_union_ns(iv, 3), 100);
+}
+
+Test(interval, union_disjoint_and_touching)
+{
+    uf_interval iv[] = {{20, 30}, {0, 10}, {10, 12}};
+    cr_assert_eq(uf_interval_union_ns(iv, 3), 22);
+}
+
+Test(interval, union_empty_and_inverted)
+{
+    uf_interval iv[] = {{5, 5}, {10, 3}};
+    cr_assert_eq(uf_interval_union_ns(iv, 2), 0);
+    cr_assert_eq(uf_interval_union_ns(NULL, 0), 0);
+    uf_interval mixed[] = {{10, 3}, {0, 4}, {2, 2}};
+    cr_assert_eq(uf_interval_union_ns(mixed, 3), 4);
+}
+
+Test(interval, overlap)
+{
+    uf_interval a[] = {{20, 30}, {0, 10}};
+    uf_interval b[] = {{5, 25}};
+    cr_assert_eq(uf_interval_overlap_ns(a, 2, b, 1), 10);
+
+    /* overlapping members of one side are merged first: no double counting */
+    uf_interval a2[] = {{0, 10}, {5, 15}};
+    uf_interval b2[] = {{12, 20}, {0, 20}};
+    cr_assert_eq(uf_interval_overlap_ns(a2, 2, b2, 2), 15);
+
+    uf_interval a3[] = {{0, 10}};
+    cr_assert_eq(uf_interval_overlap_ns(a3, 1, NULL, 0), 0);
+    uf_interval b3[] = {{10, 20}};
+    cr_assert_eq(uf_interval_overlap_ns(a3, 1, b3, 1), 0, "touching is not overlapping");
+}
+
+/* ---- busy and idle --------------------------------------------------------------------- */
+
+Test(timeline, busy_pct_of_known_timeline)
+{
+    /* kernels 1000-2000 and 3000-4000, a copy 3500-5000: window 4000 ns, busy 3000 ns */
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(3000, 4000, 2),
+                          copy_act(3500, 5000, 3)};
+    uf_api_call apis[] = {api(100, 1), api(200, 2), api(300, 3)};
+    uf_timeline tl = make_tl(acts, 3, apis, 3, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.window_ms, 4000e-6, EPS);
+    cr_assert_float_eq(m.busy_pct, 75.0, EPS);
+    cr_assert_eq(m.n_activities, 3);
+    cr_assert_float_eq(m.kernels_per_step, 2.0, EPS);
+    cr_assert_float_eq(m.kernel_us_mean, 1.0, EPS);
+    /* every launch was queued long before the gap: not host wait */
+    cr_assert_float_eq(m.idle_host_pct, 0.0, EPS);
+    cr_assert_float_eq(m.idle_other_pct, 25.0, EPS);
+    cr_assert(isnan(m.comm_overlap_pct) && isnan(m.comm_exposed_ms));
+    cr_assert_float_eq(m.comm_ms_per_step, 0.0, EPS);
+}
+
+/* The host asks for kernel B after kernel A has finished: the gap is host wait. */
+Test(timeline, launch_bound_gap_is_host_wait)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(5000, 6000, 2)};
+    uf_api_call apis[] = {api(500, 1), api(3000, 2)};
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.busy_pct, 40.0, EPS);
+    cr_assert_float_eq(m.idle_host_pct, 60.0, EPS);
+    cr_assert_float_eq(m.idle_other_pct, 0.0, EPS);
+}
+
+/* The launch call of B started while A still ran but returned only after A had finished (a
+ * launch storm: the call outlasts the tiny kernel): the device waited for the host. */
+Test(timeline, launch_call_in_flight_is_host_wait)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(5000, 6000, 2)};
+    uf_api_call apis[] = {api(500, 1), api(1500, 2)};
+    apis[1].end_ns = 4000;
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.idle_host_pct, 60.0, EPS);
+    cr_assert_float_eq(m.idle_other_pct, 0.0, EPS);
+}
+
+/* Kernel B's launch call returned while A still ran (queued ahead): the gap is something else. */
+Test(timeline, queued_ahead_gap_is_other)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(5000, 6000, 2)};
+    uf_api_call apis[] = {api(500, 1), api(600, 2)};
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.busy_pct, 40.0, EPS);
+    cr_assert_float_eq(m.idle_host_pct, 0.0, EPS);
+    cr_assert_float_eq(m.idle_other_pct, 60.0, EPS);
+}
+
+/* A gap whose next activity has no API record counts as other idle time. */
+Test(timeline, gap_without_api_is_other)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(5000, 6000, 99)};
+    uf_api_call apis[] = {api(500, 1)};
+    uf_timeline tl = make_tl(acts, 2, apis, 1, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.idle_host_pct, 0.0, EPS);
+    cr_assert_float_eq(m.idle_other_pct, 60.0, EPS);
+}
+
+/* Graph nodes share the correlation id of their one cudaGraphLaunch: the gaps between nodes
+ * are not host wait (the launch came before); the gap before a graph launched late is. */
+Test(timeline, graph_kernels_share_correlation_id)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 7), kernel(3000, 4000, 7), kernel(5000, 6000, 7),
+                          kernel(8000, 9000, 8)};
+    for (int i = 0; i < 4; i++)
+        acts[i].graph_id = 3;
+    uf_api_call apis[] = {api(100, 7), api(7000, 8)};
+    apis[0].name = apis[1].name = "cudaGraphLaunch_v10000";
+    uf_timeline tl = make_tl(acts, 4, apis, 2, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.busy_pct, 50.0, EPS);
+    cr_assert_float_eq(m.idle_host_pct, 25.0, EPS);     /* 6000-8000 of 8000 ns */
+    cr_assert_float_eq(m.idle_other_pct, 25.0, EPS);    /* the two gaps inside graph 7 */
+    cr_assert_float_eq(m.kernels_per_step, 2.0, EPS);
+    /* launch latency per correlation id, from its earliest kernel: 0.9 µs and 1.0 µs */
+    cr_assert_float_eq(m.launch_us, 0.95, EPS);
+}
+
+Test(timeline, launch_latency_median_prefers_runtime_record)
+{
+    /* latencies 2 µs, 5 µs, 100 µs: median 5 */
+    uf_activity acts[] = {kernel(12000, 13000, 1), kernel(25000, 26000, 2),
+                          kernel(130000, 131000, 3)};
+    uf_api_call apis[] = {api(10000, 1), api(20000, 2), api(30000, 3),
+                          /* a driver record of id 2 that started later: not used */
+                          {.start_ns = 24000, .end_ns = 24100, .correlation_id = 2,
+                           .is_runtime = 0, .name = "cuLaunchKernel"}};
+    uf_timeline tl = make_tl(acts, 3, apis, 4, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.launch_us, 5.0, EPS);
+}
+
+Test(timeline, launch_latency_driver_record_alone)
+{
+    uf_activity acts[] = {kernel(12000, 13000, 1)};
+    uf_api_call apis[] = {{.start_ns = 9000, .end_ns = 9100, .correlation_id = 1,
+                           .is_runtime = 0, .name = "cuLaunchKernel"}};
+    uf_timeline tl = make_tl(acts, 1, apis, 1, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.launch_us, 3.0, EPS);
+}
+
+Test(timeline, launch_latency_nan_without_api)
+{
+    uf_activity acts[] = {kernel(12000, 13000, 1)};
+    uf_timeline tl = make_tl(acts, 1, NULL, 0, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert(isnan(m.launch_us));
+    cr_assert_float_eq(m.busy_pct, 100.0, EPS);
+}
+
+/* ---- communication ---------------------------------------------------------------------- */
+
+Test(timeline, comm_compute_overlap_and_exposed)
+{
+    /* compute 0-10000, comm 5000-15000, a copy 10000-15000 (neither comm nor compute) */
+    uf_activity acts[] = {kernel(0, 10000, 1), kernel(5000, 15000, 2), copy_act(10000, 15000, 3)};
+    acts[1].is_comm = 1;
+    acts[1].stream_id = 2;
+    uf_api_call apis[] = {api(0, 1), api(0, 2), api(0, 3)};
+    uf_timeline tl = make_tl(acts, 3, apis, 3, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_ms_per_step, 10000e-6 / 2, EPS);
+    cr_assert_float_eq(m.comm_overlap_pct, 50.0, EPS);
+    cr_assert_float_eq(m.comm_exposed_ms, 5000e-6 / 2, EPS);
+    cr_assert_float_eq(m.busy_pct, 100.0, EPS);
+}
+
+Test(timeline, comm_fully_hidden)
+{
+    uf_activity acts[] = {kernel(0, 10000, 1), kernel(2000, 4000, 2), kernel(6000, 8000, 3)};
+    acts[1].is_comm = acts[2].is_comm = 1;
+    uf_timeline tl = make_tl(acts, 3, NULL, 0, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_overlap_pct, 100.0, EPS);
+    cr_assert_float_eq(m.comm_exposed_ms, 0.0, EPS);
+}
+
+/* ---- which activities count ------------------------------------------------------------- */
+
+Test(timeline, warmup_before_measure_begin_excluded)
+{
+    uf_activity acts[] = {
+        kernel(6000, 7000, 1),      /* warm-up: launched at 5000 */
+        kernel(11000, 11500, 2),    /* launched at 9000 (warm-up), ran after measure_begin */
+        kernel(12000, 13000, 3),    /* measured */
+        kernel(14000, 15000, 4),    /* measured */
+        copy_act(9500, 9800, 50),   /* no API record, started before measure_begin */
+        copy_act(16000, 16500, 51), /* no API record, started after: counts */
+    };
+    uf_api_call apis[] = {api(5000, 1), api(9000, 2), api(10000, 3), api(10100, 4)};
+    uf_timeline tl = make_tl(acts, 6, apis, 4, 10000, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, 3);
+    cr_assert_float_eq(m.window_ms, 4500e-6, EPS);      /* 12000 → 16500 */
+    cr_assert_float_eq(m.busy_pct, 2500.0 / 4500.0 * 100.0, EPS);
+    cr_assert_float_eq(m.kernels_per_step, 1.0, EPS);
+}
+
+Test(timeline, launched_after_measure_end_excluded)
+{
+    uf_activity acts[] = {kernel(12000, 13000, 3), kernel(30000, 31000, 4)};
+    uf_api_call apis[] = {api(10000, 3), api(25000, 4)};
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 10000, 1);
+    tl.measure_end_ns = 20000;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, 1);
+    cr_assert_float_eq(m.busy_pct, 100.0, EPS);
+}
+
+Test(timeline, nothing_counted_is_an_error)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1)};
+    uf_api_call apis[] = {api(500, 1)};
+    uf_timeline tl = make_tl(acts, 1, apis, 1, 10000, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), -1);
+    cr_assert(isnan(m.busy_pct) && isnan(m.window_ms) && isnan(m.launch_us));
+    cr_assert_eq(m.n_activities, 0);
+    uf_timeline empty = make_tl(NULL, 0, NULL, 0, 0, 1);
+    cr_assert_eq(uf_timeline_analyze(&empty, &m), -1);
+}
+
+Test(timeline, device_filter)
+{
+    uf_activity acts[] = {kernel(0, 1000, 1), kernel(5000, 6000, 2), kernel(2000, 2500, 3)};
+    acts[2].device_id = 1;
+    uf_timeline tl = make_tl(acts, 3, NULL, 0, 0, 1);
+    uf_timeline_metrics m;
+
+    tl.device_id = 1;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, 1);
+    cr_assert_float_eq(m.window_ms, 500e-6, EPS);
+
+    tl.device_id = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, 2);
+    cr_assert_float_eq(m.busy_pct, 2000.0 / 6000.0 * 100.0, EPS);
+
+    tl.device_id = -1;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, 3);
+    cr_assert_float_eq(m.busy_pct, 2500.0 / 6000.0 * 100.0, EPS);
+
+    tl.device_id = 5;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), -1);
+}
+
+/* 200k kernels with their launches, shuffled: must finish in well under the timeout. */
+Test(timeline, large_trace_is_fast, .timeout = 20)
+{
+    const size_t n = 200000;
+    uf_activity *acts = malloc(n * sizeof *acts);
+    uf_api_call *apis = malloc(n * sizeof *apis);
+    cr_assert_not_null(acts);
+    cr_assert_not_null(apis);
+    for (size_t i = 0; i < n; i++) {
+        acts[i] = kernel(10000 + i * 2000, 10000 + i * 2000 + 1000, (uint32_t)i + 1);
+        apis[n - 1 - i] = api(10000 + i * 2000 - 500, (uint32_t)i + 1);
+    }
+    uf_timeline tl = make_tl(acts, n, apis, n, 0, 100);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_eq(m.n_activities, n);
+    cr_assert_float_eq(m.launch_us, 0.5, EPS);
+    cr_assert_float_eq(m.kernels_per_step, 2000.0, EPS);
+    /* every gap follows a launch that came 500 ns after the previous kernel ended */
+    cr_assert_float_eq(m.busy_pct + m.idle_host_pct, 100.0, 1e-6);
+    free(acts);
+    free(apis);
+}
+
+/* ---- steps and PM samples --------------------------------------------------------------- */
+
+Test(timeline, step_index)
+{
+    const uint64_t steps[] = {100, 200, 300};
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 50), -1);
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 100), 0);
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 199), 0);
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 250), 1);
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 300), 2);
+    cr_assert_eq(uf_timeline_step_index(steps, 3, 100000), 2);
+    cr_assert_eq(uf_timeline_step_index(NULL, 0, 100), -1);
+    cr_assert_eq(uf_timeline_step_index(steps, 1, 250), 0);
+}
+
+static uf_pm_sample pm(uint64_t start, uint64_t end, double sm)
+{
+    uf_pm_sample s = {.start_ns = start, .end_ns = end, .sm_active_pct = sm,
+                      .occupancy_pct = sm / 2, .tensor_active_pct = 0.0, .dram_pct = sm * 2};
+    return s;
+}
+
+Test(timeline, pm_window_mean_partial_overlap)
+{
+    uf_pm_sample s[] = {pm(0, 100, 10.0), pm(100, 200, 20.0), pm(200, 300, 40.0),
+                        pm(400, 500, 99.0)};
+    uf_pm_sample mean;
+    /* window 50-250: weights 50, 100, 50 */
+    cr_assert_eq(uf_pm_window_mean(s, 4, 50, 250, &mean), 3);
+    cr_assert_float_eq(mean.sm_active_pct, (10.0 * 50 + 20.0 * 100 + 40.0 * 50) / 200, EPS);
+    cr_assert_float_eq(mean.occupancy_pct, 22.5 / 2, EPS);
+    cr_assert_float_eq(mean.dram_pct, 45.0, EPS);
+    cr_assert_float_eq(mean.tensor_active_pct, 0.0, EPS);
+}
+
+Test(timeline, pm_window_mean_skips_nan_and_empty_window)
+{
+    uf_pm_sample s[] = {pm(0, 100, 10.0), pm(100, 200, 30.0)};
+    s[1].dram_pct = NAN;
+    uf_pm_sample mean;
+    cr_assert_eq(uf_pm_window_mean(s, 2, 0, 200, &mean), 2);
+    cr_assert_float_eq(mean.sm_active_pct, 20.0, EPS);
+    cr_assert_float_eq(mean.dram_pct, 20.0, EPS, "the NaN sample carries no weight");
+    cr_assert_eq(uf_pm_window_mean(s, 2, 1000, 2000, &mean), 0);
+    cr_assert(isnan(mean.sm_active_pct) && isnan(mean.dram_pct));
+    cr_assert_eq(uf_pm_window_mean(NULL, 0, 0, 100, &mean), 0);
+}
