@@ -1,0 +1,1278 @@
+/* varlen_attention: attention over a batch of sequences with long-tailed lengths, computed on
+ * padding (pad_global, pad_batch), on length buckets (bucketed), or packed without padding
+ * (varlen). One fused attention kernel serves all four: a sequence is (offset, computed_len,
+ * real_len), so the variants differ only in how much padding they hand the kernel.
+ *
+ * The kernel is FlashAttention-2 style: a block owns VA_BLOCK_M query rows of one
+ * (sequence, head), each warp 16 of them; it walks the key/value tiles of VA_BLOCK_N keys
+ * (double-buffered in shared memory with cp.async), computes S = Q·Kᵀ with mma.sync m16n8k16
+ * (bf16 in, fp32 accumulate), keeps the softmax online in registers (running max and sum per
+ * row, exp2 of log2e-scaled scores), reuses P directly as the A operand of O += P·V and writes
+ * O as bf16 once at the end. Scores never touch memory. Only sm_80+ instructions (mma.sync,
+ * ldmatrix, cp.async): it builds for sm_89 and sm_90 alike.
+ *
+ * Verification: an fp32 reference kernel (one warp per query row and head, two passes over
+ * the keys) compared on real tokens, anchored itself by a host fp64 computation of sampled
+ * rows. Inputs are a hash of their logical coordinates, exactly representable in bf16, so host
+ * and device see the same numbers in every layout. */
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "underfed.h"
+
+/* ---- the shapes the kernel is built for -------------------------------------------------- */
+
+#define VA_HEAD_DIM 128
+#define VA_WARPS 4                                  /* warps per block, 16 query rows each */
+#define VA_THREADS (VA_WARPS * 32)
+#define VA_BLOCK_M (16 * VA_WARPS)                  /* query rows per block */
+#define VA_BLOCK_N 64                               /* keys per tile */
+#define VA_SMEM_STRIDE (VA_HEAD_DIM + 8)            /* bf16 per shared row: 16 bytes of pad */
+#define VA_CHUNKS_PER_ROW (VA_HEAD_DIM / 8)         /* 16-byte chunks per row */
+/* Q tile, then K and V tiles, two buffers each. */
+#define VA_SMEM_BYTES ((VA_BLOCK_M + 4 * VA_BLOCK_N) * VA_SMEM_STRIDE * 2)
+#define VA_MIN_BLOCKS_PER_SM 2
+/* Tensor FLOPs of one warp on one key tile: S (16×BLOCK_N×d) and P·V (16×d×BLOCK_N), 2 each. */
+#define VA_FLOPS_PER_WARP_TILE (4.0 * 16.0 * VA_BLOCK_N * VA_HEAD_DIM)
+
+static_assert(VA_HEAD_DIM % 16 == 0, "head dim is walked in k-steps of 16");
+static_assert(VA_BLOCK_N % 16 == 0, "keys are walked in pairs of 8-key n-tiles");
+static_assert((VA_SMEM_STRIDE * 2) % 16 == 0, "shared rows must stay 16-byte aligned (cp.async, ldmatrix)");
+static_assert((VA_SMEM_STRIDE * 2 / 4) % 32 == 4,
+              "a row stride of 4 banks (mod 32) puts the 8 rows of one ldmatrix matrix on distinct banks");
+static_assert((VA_BLOCK_M * VA_CHUNKS_PER_ROW) % VA_THREADS == 0, "Q tile chunks split evenly");
+static_assert((VA_BLOCK_N * VA_CHUNKS_PER_ROW) % VA_THREADS == 0, "K/V tile chunks split evenly");
+static_assert(VA_SMEM_BYTES <= 99 * 1024, "fits the opt-in shared memory of sm_89 and sm_90");
+
+/* ---- the data set -------------------------------------------------------------------------- */
+
+#define VA_DATASET_MAX_LEN 4096     /* the longest sample of the data set: pad_global pads to it */
+#define VA_MIN_LEN 128
+#define VA_LOGNORMAL_MEDIAN 700.0
+#define VA_LOGNORMAL_SIGMA 0.8      /* ~10 % of samples above 2000 tokens, ~1.5 % at the clip */
+#define VA_WIDE_MIN 200
+#define VA_WIDE_MAX 3000
+#define VA_BUCKET_SIZE 8            /* sequences per length bucket */
+#define VA_VERIFY_TOL 1e-2          /* tiled vs fp32 reference, ‖out−ref‖/‖ref‖ on real tokens */
+#define VA_ANCHOR_TOL 1e-3          /* fp32 reference vs host fp64, sampled rows */
+#define VA_REF_WARPS 8
+#define VA_PI 3.14159265358979323846
+#define VA_LOG2E 1.44269504088896340736
+
+enum { VA_DIST_LOGNORMAL = 1, VA_DIST_WIDE = 2, VA_DIST_FIXED = 3 };
+enum { VA_PAD_GLOBAL = 0, VA_PAD_BATCH = 1, VA_BUCKETED = 2, VA_VARLEN = 3, VA_N_VARIANTS = 4 };
+enum { VA_TENSOR_Q = 0, VA_TENSOR_K = 1, VA_TENSOR_V = 2, VA_TENSOR_PAD_SALT = 4 };
+
+/* One sequence as the kernel sees it: its tokens are rows offset .. offset+computed_len-1 of
+ * the [token, head, VA_HEAD_DIM] tensors; keys at positions >= real_len are masked. */
+typedef struct va_seq {
+    int offset;
+    int computed_len;
+    int real_len;
+    int logical;            /* index in the batch as drawn: names the inputs, and the reference row */
+} va_seq;
+
+/* One block's work: query tile q_tile of sequence seq (an index into the va_seq array). */
+typedef struct va_item {
+    int seq;
+    int q_tile;
+} va_item;
+
+/* ---- the tile count: one function for the kernel's loop bounds and the FLOP count --------- */
+
+/* Key tiles warp `warp` of query tile `q_tile` computes: none when all its 16 rows lie beyond
+ * computed_len; every tile up to computed_len without a causal mask; with it, the tiles that
+ * hold a key <= the warp's last computed row. */
+__host__ __device__ static inline int va_warp_key_tiles(int q_tile, int warp, int computed_len,
+                                                        int causal)
+{
+    const int row0 = q_tile * VA_BLOCK_M + warp * 16;
+    if (row0 >= computed_len)
+        return 0;
+    if (!causal)
+        return (computed_len + VA_BLOCK_N - 1) / VA_BLOCK_N;
+    const int row_last = (row0 + 15 < computed_len) ? row0 + 15 : computed_len - 1;
+    return row_last / VA_BLOCK_N + 1;
+}
+
+/* Key tiles the block walks: the most any of its warps needs (loads are cooperative). */
+__host__ __device__ static inline int va_block_key_tiles(int q_tile, int computed_len, int causal)
+{
+    int n = 0;
+    for (int w = 0; w < VA_WARPS; w++) {
+        const int t = va_warp_key_tiles(q_tile, w, computed_len, causal);
+        n = t > n ? t : n;
+    }
+    return n;
+}
+
+/* ---- inputs: a hash of the logical coordinates ------------------------------------------- */
+
+__host__ __device__ static inline uint64_t va_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* The 8 values of dims 8·chunk .. 8·chunk+7 of tensor (Q, K or V; + VA_TENSOR_PAD_SALT for a
+ * padding position) at (sequence, position, head). Each is a signed byte over 32 (Q) or 128
+ * (K, V): at most 8 significant bits, so exactly a bf16. Q spans [-4, 4) so that softmax rows
+ * are peaked enough to exercise the running max; K and V span [-1, 1). */
+__host__ __device__ static inline void va_chunk_values(uint64_t seed, int tensor, int logical,
+                                                       int pos, int head, int chunk, float out[8])
+{
+    uint64_t x = va_mix64(seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(tensor + 1)));
+    x = va_mix64(x ^ (((uint64_t)(uint32_t)logical << 32) | (uint32_t)pos));
+    x = va_mix64(x ^ (((uint64_t)(uint32_t)head << 8) | (uint32_t)chunk));
+    const float scale = (tensor % VA_TENSOR_PAD_SALT == VA_TENSOR_Q) ? 1.0f / 32 : 1.0f / 128;
+    for (int i = 0; i < 8; i++)
+        out[i] = (float)(int8_t)(uint8_t)(x >> (8 * i)) * scale;
+}
+
+/* Fill the stored rows of every sequence: real positions from the logical coordinates, padding
+ * positions with other random values (so that a missing mask shows as a wrong answer). One
+ * thread writes one 16-byte chunk of Q, K and V. grid.y = sequence. */
+__global__ void va_fill_kernel(__nv_bfloat16 *q, __nv_bfloat16 *k, __nv_bfloat16 *v,
+                               const va_seq *seqs, int heads, uint64_t seed)
+{
+    const va_seq seq = seqs[blockIdx.y];
+    const long long chunks_per_token = (long long)heads * VA_CHUNKS_PER_ROW;
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)seq.computed_len * chunks_per_token)
+        return;
+    const int pos = (int)(idx / chunks_per_token);
+    const int head = (int)((idx % chunks_per_token) / VA_CHUNKS_PER_ROW);
+    const int chunk = (int)(idx % VA_CHUNKS_PER_ROW);
+    const int salt = pos >= seq.real_len ? VA_TENSOR_PAD_SALT : 0;
+    const size_t at = ((size_t)(seq.offset + pos) * heads + head) * VA_HEAD_DIM + chunk * 8;
+    __nv_bfloat16 *dst[3] = {q + at, k + at, v + at};
+    for (int t = 0; t < 3; t++) {
+        float val[8];
+        va_chunk_values(seed, t + salt, seq.logical, pos, head, chunk, val);
+        __nv_bfloat162 packed[4];
+        for (int i = 0; i < 4; i++)
+            packed[i] = __floats2bfloat162_rn(val[2 * i], val[2 * i + 1]);
+        uint4 word;
+        memcpy(&word, packed, sizeof word);
+        *(uint4 *)dst[t] = word;
+    }
+}
+
+/* ---- fragment layouts (PTX ISA, mma.m16n8k16 with .bf16, and ldmatrix) --------------------
+ *
+ * lane = 0..31, g = lane / 4 (groupID), t = lane % 4 (threadID_in_group). A 32-bit register
+ * holds two bf16: the lower column (or k) index in the low 16 bits.
+ *
+ *   A (16×16, row-major), 4 registers: a0 = (row g,   cols 2t, 2t+1)    a1 = (row g+8, cols 2t, 2t+1)
+ *                                      a2 = (row g,   cols 2t+8, 2t+9)  a3 = (row g+8, cols 2t+8, 2t+9)
+ *   B (16×8, k×n, "col"), 2 registers: b0 = (k 2t, 2t+1; n g)          b1 = (k 2t+8, 2t+9; n g)
+ *   C/D (16×8, fp32), 4 floats:        c0 = (g, 2t)  c1 = (g, 2t+1)  c2 = (g+8, 2t)  c3 = (g+8, 2t+1)
+ *
+ *   ldmatrix.x4: lanes 8i..8i+7 give the addresses of rows 0..7 of matrix i (16 bytes each);
+ *   register i of lane receives matrix i's (row g, cols 2t, 2t+1); with .trans it receives
+ *   (rows 2t, 2t+1; col g), i.e. the transposed matrix's fragment.
+ *
+ * Derivations used below:
+ *  - Q (A of S = Q·Kᵀ), 16 rows × 16 dims at (row r0, dim k0): a0..a3 are the 8×8 blocks
+ *    (rows 0-7, dims 0-7), (rows 8-15, dims 0-7), (rows 0-7, dims 8-15), (rows 8-15, dims 8-15),
+ *    so lane l points at row r0 + l%8 + 8·((l/8)%2), dim k0 + 8·(l/16).
+ *  - K (B of S: B[k=dim][n=key] = K[key][dim]): for fixed n a lane needs 2 consecutive dims of
+ *    one key = one K row in shared memory, so no transpose. Matrices (keys 0-7, dims 0-7),
+ *    (keys 0-7, dims 8-15), (keys 8-15, dims 0-7), (keys 8-15, dims 8-15) give b0,b1 of n-tile
+ *    j and b0,b1 of n-tile j+1: lane l points at key n0 + l%8 + 8·(l/16), dim k0 + 8·((l/8)%2).
+ *  - V (B of O += P·V: B[k=key][n=dim] = V[key][dim]): a lane needs 2 consecutive keys of one
+ *    dim, so .trans over V rows. Matrices (keys 0-7, dims 0-7), (keys 8-15, dims 0-7),
+ *    (keys 0-7, dims 8-15), (keys 8-15, dims 8-15) give b0,b1 of dim-tile n and b0,b1 of
+ *    dim-tile n+1: lane l points at key k0 + l%8 + 8·((l/8)%2), dim n0 + 8·(l/16).
+ *  - P as A: the C fragments of the S n-tiles 2kk and 2kk+1 (keys 16kk..16kk+7 and
+ *    16kk+8..16kk+15) hold (g, 2t..2t+1), (g+8, 2t..2t+1) of each; A's a0..a3 for k-step kk are
+ *    (g, 2t..), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..): so a0 = {c0,c1} of n-tile 2kk,
+ *    a1 = {c2,c3} of 2kk, a2 = {c0,c1} of 2kk+1, a3 = {c2,c3} of 2kk+1, with no data movement.
+ */
+
+/* Row and column of element e (0..3) of a lane's C fragment. */
+__host__ __device__ static inline int va_c_row(int lane, int e) { return (lane >> 2) + 8 * (e >> 1); }
+__host__ __device__ static inline int va_c_col(int lane, int e) { return 2 * (lane & 3) + (e & 1); }
+/* The row (of the 16) and the column offset (0 or 8) a lane points ldmatrix.x4 at. */
+__host__ __device__ static inline int va_ldsm_q_row(int lane) { return (lane & 7) + 8 * ((lane >> 3) & 1); }
+__host__ __device__ static inline int va_ldsm_q_col(int lane) { return 8 * (lane >> 4); }
+__host__ __device__ static inline int va_ldsm_k_key(int lane) { return (lane & 7) + 8 * (lane >> 4); }
+__host__ __device__ static inline int va_ldsm_k_col(int lane) { return 8 * ((lane >> 3) & 1); }
+__host__ __device__ static inline int va_ldsm_v_key(int lane) { return (lane & 7) + 8 * ((lane >> 3) & 1); }
+__host__ __device__ static inline int va_ldsm_v_col(int lane) { return 8 * (lane >> 4); }
+
+/* ---- the instructions ---------------------------------------------------------------------- */
+
+__device__ __forceinline__ uint32_t va_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global → shared, asynchronously; src_bytes = 0 writes 16 zero bytes (src unread). */
+__device__ __forceinline__ void va_cp_async_16(void *smem_dst, const void *gmem_src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(va_smem_addr(smem_dst)),
+                 "l"(gmem_src), "r"(src_bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void va_cp_async_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Wait until at most one committed group is still in flight. */
+__device__ __forceinline__ void va_cp_async_wait_all_but_one(void)
+{
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void va_ldmatrix_x4(uint32_t r[4], const __nv_bfloat16 *smem_row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(va_smem_addr(smem_row))
+                 : "memory");
+}
+
+__device__ __forceinline__ void va_ldmatrix_x4_trans(uint32_t r[4], const __nv_bfloat16 *smem_row)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(va_smem_addr(smem_row))
+                 : "memory");
+}
+
+/* c += A·B, m16n8k16, bf16 inputs, fp32 accumulators. */
+__device__ __forceinline__ void va_mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* 2^x, one MUFU instruction; inputs below −126 flush to 0 (a probability < 2^-126 is 0 to
+ * softmax), −inf gives 0. exp2f would add denormal handling around every call. */
+__device__ __forceinline__ float va_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Two floats → bf16x2, `lo` in the low 16 bits (the lower column index). */
+__device__ __forceinline__ uint32_t va_pack_bf16(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* ---- the fused attention kernel ------------------------------------------------------------ */
+
+/* Stage rows row_begin .. row_begin+n_rows-1 of one head of a sequence into shared memory
+ * (row stride VA_SMEM_STRIDE); rows at or beyond computed_len are zero-filled, never read. */
+__device__ __forceinline__ void va_load_rows(__nv_bfloat16 *dst, const __nv_bfloat16 *src,
+                                             int offset, int computed_len, int row_begin,
+                                             int n_rows, int heads, int head)
+{
+    for (int c = threadIdx.x; c < n_rows * VA_CHUNKS_PER_ROW; c += VA_THREADS) {
+        const int r = c / VA_CHUNKS_PER_ROW, chunk = c % VA_CHUNKS_PER_ROW;
+        const int row = row_begin + r;
+        const bool inside = row < computed_len;
+        const __nv_bfloat16 *from =
+            inside ? src + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM + chunk * 8
+                   : src;
+        va_cp_async_16(dst + r * VA_SMEM_STRIDE + chunk * 8, from, inside ? 16 : 0);
+    }
+}
+
+/* One warp, one key tile: S = Q·Kᵀ for its 16 rows × VA_BLOCK_N keys, mask, online softmax
+ * update of (m_run, l_run, o_acc), then O += P·V. Row r = 0 is the lane's row g, r = 1 its
+ * row g+8. m_run is in the log2 domain (score · scale_log2); l_run is the lane's partial sum
+ * over its own columns (the 4 lanes of a group are summed once, at the end). */
+__device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __nv_bfloat16 *s_v,
+                                             const uint32_t (*q_frag)[4], float (*o_acc)[4],
+                                             float m_run[2], float l_run[2], int lane, int row0,
+                                             int key0, int real_len, int causal, float scale_log2)
+{
+    float s[VA_BLOCK_N / 8][4];
+#pragma unroll
+    for (int j = 0; j < VA_BLOCK_N / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            s[j][e] = 0.0f;
+
+    /* S = Q·Kᵀ: k-steps over the head dim, key n-tiles in pairs. */
+#pragma unroll
+    for (int kk = 0; kk < VA_HEAD_DIM / 16; kk++) {
+#pragma unroll
+        for (int jp = 0; jp < VA_BLOCK_N / 16; jp++) {
+            uint32_t b[4];
+            va_ldmatrix_x4(b, s_k + (16 * jp + va_ldsm_k_key(lane)) * VA_SMEM_STRIDE + 16 * kk +
+                                  va_ldsm_k_col(lane));
+            va_mma_bf16(s[2 * jp], q_frag[kk], b[0], b[1]);
+            va_mma_bf16(s[2 * jp + 1], q_frag[kk], b[2], b[3]);
+        }
+    }
+
+    /* Mask keys beyond the real length (padding) and, causal, keys after the query. Only the
+     * tiles that can hold such a key pay for it; the test is uniform across the warp. */
+    const bool needs_mask =
+        key0 + VA_BLOCK_N > real_len || (causal && key0 + VA_BLOCK_N - 1 > row0);
+    if (needs_mask) {
+#pragma unroll
+        for (int j = 0; j < VA_BLOCK_N / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int key = key0 + 8 * j + va_c_col(lane, e);
+                const int row = row0 + va_c_row(lane, e);
+                if (key >= real_len || (causal && key > row))
+                    s[j][e] = -INFINITY;
+            }
+    }
+
+    /* Online softmax: new running max per row (over the 4 lanes of the group), rescale what
+     * was accumulated by 2^(m_old − m_new), then P = 2^(s·scale_log2 − m_new). */
+    float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int j = 0; j < VA_BLOCK_N / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[j][e]);
+    float m_use[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        const float m_new = fmaxf(m_run[r], tile_max[r] * scale_log2);
+        /* A row with every key masked so far keeps m = −inf: exponentiate against 0 instead,
+         * so that −inf − (−inf) never makes a NaN (every p and alpha is then 0). */
+        m_use[r] = (m_new == -INFINITY) ? 0.0f : m_new;
+        const float alpha = va_exp2(m_run[r] - m_use[r]);
+        m_run[r] = m_new;
+        l_run[r] *= alpha;
+#pragma unroll
+        for (int n = 0; n < VA_HEAD_DIM / 8; n++) {
+            o_acc[n][2 * r] *= alpha;
+            o_acc[n][2 * r + 1] *= alpha;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < VA_BLOCK_N / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const float p = va_exp2(fmaf(s[j][e], scale_log2, -m_use[e >> 1]));
+            l_run[e >> 1] += p;
+            s[j][e] = p;
+        }
+
+    /* O += P·V: P's C fragments of n-tiles 2kk, 2kk+1 are the A fragment of k-step kk. */
+#pragma unroll
+    for (int kk = 0; kk < VA_BLOCK_N / 16; kk++) {
+        const uint32_t p_frag[4] = {
+            va_pack_bf16(s[2 * kk][0], s[2 * kk][1]), va_pack_bf16(s[2 * kk][2], s[2 * kk][3]),
+            va_pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+            va_pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int dp = 0; dp < VA_HEAD_DIM / 16; dp++) {
+            uint32_t b[4];
+            va_ldmatrix_x4_trans(b, s_v + (16 * kk + va_ldsm_v_key(lane)) * VA_SMEM_STRIDE +
+                                        16 * dp + va_ldsm_v_col(lane));
+            va_mma_bf16(o_acc[2 * dp], p_frag, b[0], b[1]);
+            va_mma_bf16(o_acc[2 * dp + 1], p_frag, b[2], b[3]);
+        }
+    }
+}
+
+/* Normalize and write the warp's rows below computed_len as bf16. */
+__device__ __forceinline__ void va_warp_store(__nv_bfloat16 *o, int offset, int computed_len,
+                                              int heads, int head, float (*o_acc)[4],
+                                              const float l_run[2], int lane, int row0)
+{
+    float inv_l[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        float l = l_run[r];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        inv_l[r] = l > 0.0f ? 1.0f / l : 0.0f;
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int row = row0 + va_c_row(lane, 2 * r);
+        if (row >= computed_len)
+            continue;
+        __nv_bfloat16 *dst = o + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM;
+#pragma unroll
+        for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+            *(__nv_bfloat162 *)(dst + 8 * n + va_c_col(lane, 2 * r)) = __floats2bfloat162_rn(
+                o_acc[n][2 * r] * inv_l[r], o_acc[n][2 * r + 1] * inv_l[r]);
+    }
+}
+
+/* Block = one item (sequence, query tile) × one head; blockIdx.x = item · heads + head, items
+ * sorted by cost, most expensive first. Q, K, V, O: [token, head, VA_HEAD_DIM] bf16. */
+__global__ void __launch_bounds__(VA_THREADS, VA_MIN_BLOCKS_PER_SM)
+va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
+                    const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
+                    const va_seq *__restrict__ seqs, const va_item *__restrict__ items, int heads,
+                    int causal, float scale_log2)
+{
+    extern __shared__ __align__(16) unsigned char va_smem[];
+    __nv_bfloat16 *s_q = (__nv_bfloat16 *)va_smem;                  /* [BLOCK_M][STRIDE] */
+    __nv_bfloat16 *s_k = s_q + VA_BLOCK_M * VA_SMEM_STRIDE;         /* [2][BLOCK_N][STRIDE] */
+    __nv_bfloat16 *s_v = s_k + 2 * VA_BLOCK_N * VA_SMEM_STRIDE;     /* [2][BLOCK_N][STRIDE] */
+
+    const int head = (int)(blockIdx.x % (unsigned)heads);
+    const va_item item = items[blockIdx.x / (unsigned)heads];
+    const va_seq seq = seqs[item.seq];
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const int q_begin = item.q_tile * VA_BLOCK_M;
+    const int row0 = q_begin + 16 * warp;
+    const int block_tiles = va_block_key_tiles(item.q_tile, seq.computed_len, causal);
+    const int warp_tiles = va_warp_key_tiles(item.q_tile, warp, seq.computed_len, causal);
+
+    /* Group 1: the Q tile. Group 2: key/value tile 0 into buffer 0. */
+    va_load_rows(s_q, q, seq.offset, seq.computed_len, q_begin, VA_BLOCK_M, heads, head);
+    va_cp_async_commit();
+    va_load_rows(s_k, k, seq.offset, seq.computed_len, 0, VA_BLOCK_N, heads, head);
+    va_load_rows(s_v, v, seq.offset, seq.computed_len, 0, VA_BLOCK_N, heads, head);
+    va_cp_async_commit();
+    va_cp_async_wait_all_but_one(); /* the Q group is complete */
+    __syncthreads();
+
+    /* Q fragments of the warp's 16 rows, all head-dim k-steps, kept in registers. The warp
+     * reads only its own rows of s_q, which nothing writes again. */
+    uint32_t q_frag[VA_HEAD_DIM / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < VA_HEAD_DIM / 16; kk++)
+        va_ldmatrix_x4(q_frag[kk], s_q + (16 * warp + va_ldsm_q_row(lane)) * VA_SMEM_STRIDE +
+                                       16 * kk + va_ldsm_q_col(lane));
+
+    float o_acc[VA_HEAD_DIM / 8][4];
+#pragma unroll
+    for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            o_acc[n][e] = 0.0f;
+    float m_run[2] = {-INFINITY, -INFINITY};
+    float l_run[2] = {0.0f, 0.0f};
+
+    for (int kt = 0; kt < block_tiles; kt++) {
+        const int buf = kt & 1;
+        /* Prefetch tile kt+1 into the other buffer: its last readers finished tile kt-1 and
+         * passed the barrier at the end of that iteration. An empty group keeps the count. */
+        if (kt + 1 < block_tiles) {
+            va_load_rows(s_k + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, k, seq.offset,
+                         seq.computed_len, (kt + 1) * VA_BLOCK_N, VA_BLOCK_N, heads, head);
+            va_load_rows(s_v + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, v, seq.offset,
+                         seq.computed_len, (kt + 1) * VA_BLOCK_N, VA_BLOCK_N, heads, head);
+        }
+        va_cp_async_commit();
+        va_cp_async_wait_all_but_one(); /* tile kt's group is complete (only kt+1's may fly) */
+        __syncthreads();                 /* ... for every thread's copies */
+        if (kt < warp_tiles)
+            va_warp_tile(s_k + buf * VA_BLOCK_N * VA_SMEM_STRIDE,
+                         s_v + buf * VA_BLOCK_N * VA_SMEM_STRIDE, q_frag, o_acc, m_run, l_run,
+                         lane, row0, kt * VA_BLOCK_N, seq.real_len, causal, scale_log2);
+        __syncthreads(); /* buffer `buf` is refilled by the next iteration's prefetch */
+    }
+
+    if (warp_tiles > 0)
+        va_warp_store(o, seq.offset, seq.computed_len, heads, head, o_acc, l_run, lane, row0);
+}
+
+/* ---- the fp32 reference --------------------------------------------------------------------- */
+
+/* Four consecutive bf16 (8 bytes, aligned) as floats. */
+__device__ __forceinline__ void va_load4(const __nv_bfloat16 *p, float out[4])
+{
+    const uint2 raw = *(const uint2 *)p;
+    __nv_bfloat162 pair[2];
+    memcpy(pair, &raw, sizeof raw);
+    out[0] = __low2float(pair[0]);
+    out[1] = __high2float(pair[0]);
+    out[2] = __low2float(pair[1]);
+    out[3] = __high2float(pair[1]);
+}
+
+/* q·k over the warp: each lane's 4 dims, then a butterfly sum (every lane gets the total). */
+__device__ __forceinline__ float va_warp_dot(const float qv[4], const __nv_bfloat16 *k_row)
+{
+    float kv[4], dot = 0.0f;
+    va_load4(k_row, kv);
+    for (int d = 0; d < 4; d++)
+        dot = fmaf(qv[d], kv[d], dot);
+    for (int off = 16; off > 0; off >>= 1)
+        dot += __shfl_xor_sync(0xffffffffu, dot, off);
+    return dot;
+}
+
+/* One warp per (sequence, real query row i, head); lane owns dims 4·lane .. 4·lane+3. Two
+ * passes over the keys (max, then sum and P·V), fp32 throughout, from the same bf16 inputs.
+ * Writes the reference row (packed by logical sequence, for the host check) and adds
+ * Σ(out−ref)², Σref² and the count of non-finite outputs of the tiled kernel into sums[0..2]. */
+__global__ void __launch_bounds__(VA_REF_WARPS * 32)
+va_reference_kernel(const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v,
+                    const __nv_bfloat16 *o, const va_seq *seqs, const int *cu_real, int heads,
+                    int causal, float scale, float *ref_out, double *sums)
+{
+    const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
+    const va_seq seq = seqs[blockIdx.z];
+    const int head = (int)blockIdx.y;
+    const int i = (int)blockIdx.x * VA_REF_WARPS + warp;
+    if (i >= seq.real_len)
+        return; /* the whole warp */
+    const int d0 = 4 * lane;
+    /* Dim d0 of this head: in query row i, and in key/value row 0 (row j is + j·row_stride). */
+    const __nv_bfloat16 *q_row = q + ((size_t)(seq.offset + i) * heads + head) * VA_HEAD_DIM + d0;
+    const __nv_bfloat16 *k_col = k + (size_t)seq.offset * heads * VA_HEAD_DIM +
+                                 (size_t)head * VA_HEAD_DIM + d0;
+    const __nv_bfloat16 *v_col = v + (size_t)seq.offset * heads * VA_HEAD_DIM +
+                                 (size_t)head * VA_HEAD_DIM + d0;
+    const size_t row_stride = (size_t)heads * VA_HEAD_DIM;
+    const int n_keys = causal ? i + 1 : seq.real_len;
+
+    float qv[4];
+    va_load4(q_row, qv);
+    float m = -INFINITY;
+    for (int j = 0; j < n_keys; j++)
+        m = fmaxf(m, va_warp_dot(qv, k_col + j * row_stride) * scale);
+    float l = 0.0f, acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < n_keys; j++) {
+        const float p = expf(va_warp_dot(qv, k_col + j * row_stride) * scale - m);
+        float vv[4];
+        va_load4(v_col + j * row_stride, vv);
+        l += p;
+        for (int d = 0; d < 4; d++)
+            acc[d] = fmaf(p, vv[d], acc[d]);
+    }
+
+    float out[4];
+    va_load4(o + ((size_t)(seq.offset + i) * heads + head) * VA_HEAD_DIM + d0, out);
+    float *ref_row = ref_out + ((size_t)(cu_real[seq.logical] + i) * heads + head) * VA_HEAD_DIM + d0;
+    double err2 = 0.0, ref2 = 0.0, nonfinite = 0.0;
+    for (int d = 0; d < 4; d++) {
+        const float ref = acc[d] / l;
+        ref_row[d] = ref;
+        nonfinite += isfinite(out[d]) ? 0.0 : 1.0;
+        err2 += ((double)out[d] - ref) * ((double)out[d] - ref);
+        ref2 += (double)ref * ref;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        err2 += __shfl_xor_sync(0xffffffffu, err2, off);
+        ref2 += __shfl_xor_sync(0xffffffffu, ref2, off);
+        nonfinite += __shfl_xor_sync(0xffffffffu, nonfinite, off);
+    }
+    if (lane == 0) {
+        atomicAdd(&sums[0], err2);
+        atomicAdd(&sums[1], ref2);
+        atomicAdd(&sums[2], nonfinite);
+    }
+}
+
+/* ---- host side: lengths, layouts, counts ------------------------------------------------------ */
+
+/* The layout of one variant: its sequences as the kernel sees them and its blocks' work list. */
+typedef struct va_plan {
+    int n_seqs;
+    va_seq *seqs;
+    int n_items;
+    va_item *items;
+    long long stored_tokens;    /* rows of Q/K/V/O the variant allocates */
+    double executed_flops;      /* tensor FLOPs the kernel issues, counted tile by tile */
+} va_plan;
+
+typedef struct va_state {
+    int dist, n_seqs, heads, causal;
+    int *len;                   /* [n_seqs] real lengths, in the order drawn (logical) */
+    int *cu_real;               /* [n_seqs+1] packed offsets by logical sequence */
+    long long real_tokens;
+    int max_len;
+    double useful_flops;
+    float scale_log2;
+    va_plan plan[VA_N_VARIANTS];
+    /* the variant whose buffers are allocated (begin_variant .. end_variant), -1 none */
+    int active;
+    __nv_bfloat16 *d_q, *d_k, *d_v, *d_o;
+    va_seq *d_seqs;
+    va_item *d_items;
+    double variant_bytes;
+    /* reference, shared by the variants */
+    int *d_cu_real;
+    float *d_ref_out;           /* [real_tokens, heads, VA_HEAD_DIM] fp32 */
+    double *d_sums;             /* Σ(out−ref)², Σref², non-finite count */
+} va_state;
+
+static uint64_t va_splitmix64(uint64_t *state)
+{
+    *state += 0x9E3779B97F4A7C15ull;
+    return va_mix64(*state);
+}
+
+/* Uniform in (0, 1]: 53 random bits, never 0 (Box–Muller takes its logarithm). */
+static double va_uniform(uint64_t *state)
+{
+    return ((double)(va_splitmix64(state) >> 11) + 1.0) / 9007199254740992.0;
+}
+
+/* Draw the real lengths of a batch from the seed: dist 1 log-normal (median 700, σ 0.8)
+ * clipped to [128, 4096]; 2 uniform 200..3000; 3 all 4096. */
+static void va_draw_lengths(int dist, uint64_t seed, int n, int *len)
+{
+    uint64_t rng = seed ^ (0xD1B54A32D192ED03ull * (uint64_t)dist);
+    for (int b = 0; b < n; b++) {
+        if (dist == VA_DIST_LOGNORMAL) {
+            const double u1 = va_uniform(&rng), u2 = va_uniform(&rng);
+            const double z = sqrt(-2.0 * log(u1)) * cos(2.0 * VA_PI * u2);
+            double x = VA_LOGNORMAL_MEDIAN * exp(VA_LOGNORMAL_SIGMA * z);
+            x = x < VA_MIN_LEN ? VA_MIN_LEN : (x > VA_DATASET_MAX_LEN ? VA_DATASET_MAX_LEN : x);
+            len[b] = (int)lround(x);
+        } else if (dist == VA_DIST_WIDE) {
+            len[b] = VA_WIDE_MIN + (int)(va_splitmix64(&rng) % (VA_WIDE_MAX - VA_WIDE_MIN + 1));
+        } else {
+            len[b] = VA_DATASET_MAX_LEN;
+        }
+    }
+}
+
+typedef struct va_item_cost {
+    va_item item;
+    int cost;                   /* warp-tiles: Σ over the block's warps of their key tiles */
+} va_item_cost;
+
+/* Most expensive first, then by sequence and tile: a deterministic longest-first order. */
+static int va_item_cmp(const void *pa, const void *pb)
+{
+    const va_item_cost *a = (const va_item_cost *)pa, *b = (const va_item_cost *)pb;
+    if (a->cost != b->cost)
+        return a->cost > b->cost ? -1 : 1;
+    if (a->item.seq != b->item.seq)
+        return a->item.seq < b->item.seq ? -1 : 1;
+    return a->item.q_tile < b->item.q_tile ? -1 : (a->item.q_tile > b->item.q_tile);
+}
+
+/* A sequence's length and logical id: sorted by length, ascending (ties by id), they give the
+ * bucketing order. */
+typedef struct va_len_id {
+    int len, id;
+} va_len_id;
+
+static int va_len_id_cmp(const void *pa, const void *pb)
+{
+    const va_len_id *a = (const va_len_id *)pa, *b = (const va_len_id *)pb;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return a->id < b->id ? -1 : (a->id > b->id);
+}
+
+/* The sequence layout of a variant: where each sequence's rows live and how many the kernel
+ * computes. */
+static void va_layout(const va_state *st, int variant, const int *by_length, va_seq *seqs)
+{
+    const int n = st->n_seqs;
+    long long offset = 0;
+    if (variant == VA_PAD_GLOBAL || variant == VA_PAD_BATCH) {
+        const int pad_to = variant == VA_PAD_GLOBAL ? VA_DATASET_MAX_LEN : st->max_len;
+        for (int b = 0; b < n; b++)
+            seqs[b] = (va_seq){.offset = b * pad_to, .computed_len = pad_to,
+                               .real_len = st->len[b], .logical = b};
+    } else if (variant == VA_BUCKETED) {
+        for (int first = 0; first < n; first += VA_BUCKET_SIZE) {
+            const int last = (first + VA_BUCKET_SIZE < n ? first + VA_BUCKET_SIZE : n) - 1;
+            const int pad_to = st->len[by_length[last]];
+            for (int s = first; s <= last; s++) {
+                seqs[s] = (va_seq){.offset = (int)offset, .computed_len = pad_to,
+                                   .real_len = st->len[by_length[s]], .logical = by_length[s]};
+                offset += pad_to;
+            }
+        }
+    } else {
+        for (int b = 0; b < n; b++)
+            seqs[b] = (va_seq){.offset = st->cu_real[b], .computed_len = st->len[b],
+                               .real_len = st->len[b], .logical = b};
+    }
+}
+
+/* Build a variant's plan: layout, the block list sorted longest-first, the executed FLOPs. */
+static int va_build_plan(uf_ctx *ctx, va_state *st, int variant, const int *by_length)
+{
+    va_plan *p = &st->plan[variant];
+    p->n_seqs = st->n_seqs;
+    p->seqs = (va_seq *)calloc((size_t)p->n_seqs, sizeof *p->seqs);
+    if (!p->seqs)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the sequence table");
+    va_layout(st, variant, by_length, p->seqs);
+
+    long long stored = 0, n_items = 0;
+    for (int s = 0; s < p->n_seqs; s++) {
+        stored += p->seqs[s].computed_len;
+        n_items += (p->seqs[s].computed_len + VA_BLOCK_M - 1) / VA_BLOCK_M;
+    }
+    if (stored > INT32_MAX / 2 || n_items * st->heads > INT32_MAX)
+        return uf_fail(ctx, UF_USAGE, "batch too large: %lld stored tokens, %lld blocks", stored,
+                       n_items * st->heads);
+    p->stored_tokens = stored;
+    p->n_items = (int)n_items;
+
+    va_item_cost *costed = (va_item_cost *)calloc((size_t)n_items, sizeof *costed);
+    p->items = (va_item *)calloc((size_t)n_items, sizeof *p->items);
+    if (!costed || !p->items) {
+        free(costed);
+        return uf_fail(ctx, UF_ERR, "out of host memory for the block list");
+    }
+    long long warp_tiles = 0;
+    int at = 0;
+    for (int s = 0; s < p->n_seqs; s++) {
+        const int tiles = (p->seqs[s].computed_len + VA_BLOCK_M - 1) / VA_BLOCK_M;
+        for (int t = 0; t < tiles; t++) {
+            int cost = 0;
+            for (int w = 0; w < VA_WARPS; w++)
+                cost += va_warp_key_tiles(t, w, p->seqs[s].computed_len, st->causal);
+            costed[at++] = (va_item_cost){.item = {.seq = s, .q_tile = t}, .cost = cost};
+            warp_tiles += cost;
+        }
+    }
+    qsort(costed, (size_t)n_items, sizeof *costed, va_item_cmp);
+    for (long long i = 0; i < n_items; i++)
+        p->items[i] = costed[i].item;
+    free(costed);
+    p->executed_flops = (double)warp_tiles * st->heads * VA_FLOPS_PER_WARP_TILE;
+    return UF_OK;
+}
+
+/* ---- axes, variants, extras ------------------------------------------------------------------- */
+
+static const double va_dist_values[] = {VA_DIST_LOGNORMAL, VA_DIST_WIDE, VA_DIST_FIXED};
+static const double va_dist_quick[] = {VA_DIST_LOGNORMAL, VA_DIST_FIXED};
+static const double va_batch_values[] = {32};
+static const double va_batch_quick[] = {16};
+static const double va_heads_values[] = {16};
+static const double va_heads_quick[] = {8};
+static const double va_causal_values[] = {0, 1};
+static const double va_causal_quick[] = {0};
+
+static const uf_axis_desc va_axes[] = {
+    {.name = "dist", .unit = "code",
+     .summary = "length distribution: 1 log-normal (median 700, sigma 0.8, clipped 128..4096), "
+                "2 uniform 200..3000, 3 fixed 4096 (with batch/2 sequences)",
+     .default_value = VA_DIST_LOGNORMAL, .values = va_dist_values, .n_values = 3,
+     .quick_values = va_dist_quick, .n_quick_values = 2},
+    {.name = "batch", .unit = "sequences",
+     .summary = "sequences per step (dist 3 uses half as many: 32 -> the 16 x 4096 reference)",
+     .default_value = 32, .values = va_batch_values, .n_values = 1,
+     .quick_values = va_batch_quick, .n_quick_values = 1},
+    {.name = "heads", .unit = "heads", .summary = "attention heads (head dim 128)",
+     .default_value = 16, .values = va_heads_values, .n_values = 1,
+     .quick_values = va_heads_quick, .n_quick_values = 1},
+    {.name = "causal", .unit = "bool", .summary = "0 full attention, 1 causal mask",
+     .default_value = 0, .values = va_causal_values, .n_values = 2,
+     .quick_values = va_causal_quick, .n_quick_values = 1},
+};
+
+static const uf_variant_desc va_variants[VA_N_VARIANTS] = {
+    {.name = "pad_global", .role = UF_BROKEN,
+     .summary = "every sequence padded to the data set's longest (4096 tokens)"},
+    {.name = "pad_batch", .role = UF_BROKEN,
+     .summary = "dynamic padding: every sequence padded to the batch's longest"},
+    {.name = "bucketed", .role = UF_FIXED,
+     .summary = "sorted by length in buckets of 8, each padded to its own longest"},
+    {.name = "varlen", .role = UF_FIXED,
+     .summary = "packed tokens with cumulative offsets: no padding computed"},
+};
+
+enum { VA_X_PADDING, VA_X_TOKEN_PADDING, VA_X_EXEC_RATIO, VA_X_TFLOPS_EXEC, VA_X_SEQS,
+       VA_X_REAL_TOKENS, VA_X_STORED_TOKENS, VA_N_EXTRAS };
+
+static const uf_extra_desc va_extras[VA_N_EXTRAS] = {
+    {.name = "padding_pct", .unit = "%",
+     .summary = "share of executed attention FLOPs that are not useful (padding, tile remainders)"},
+    {.name = "token_padding_pct", .unit = "%", .summary = "share of stored tokens that are padding"},
+    {.name = "exec_useful_ratio", .unit = "x", .summary = "executed / useful attention FLOPs"},
+    {.name = "tflops_executed", .unit = "TFLOP/s", .summary = "executed FLOPs / step time"},
+    {.name = "seqs", .unit = "sequences", .summary = "sequences in the step"},
+    {.name = "real_tokens", .unit = "tokens", .summary = "tokens of the sequences"},
+    {.name = "stored_tokens", .unit = "tokens", .summary = "tokens the variant stores and computes"},
+};
+
+/* ---- callbacks --------------------------------------------------------------------------------- */
+
+/* Read and check the point's axes. */
+static int va_read_axes(uf_ctx *ctx, va_state *st)
+{
+    const double dist = uf_axis(ctx, "dist"), batch = uf_axis(ctx, "batch");
+    const double heads = uf_axis(ctx, "heads"), causal = uf_axis(ctx, "causal");
+    if (!(dist >= 1 && dist <= 3 && dist == floor(dist))) /* VA_DIST_LOGNORMAL .. VA_DIST_FIXED */
+        return uf_fail(ctx, UF_USAGE, "dist must be 1 (log-normal), 2 (wide) or 3 (fixed), not %g", dist);
+    if (!(batch >= 1 && batch <= 4096 && batch == floor(batch)))
+        return uf_fail(ctx, UF_USAGE, "batch must be a whole number in 1..4096, not %g", batch);
+    if (!(heads >= 1 && heads <= 256 && heads == floor(heads)))
+        return uf_fail(ctx, UF_USAGE, "heads must be a whole number in 1..256, not %g", heads);
+    if (!(causal == 0 || causal == 1))
+        return uf_fail(ctx, UF_USAGE, "causal must be 0 or 1, not %g", causal);
+    st->dist = (int)dist;
+    st->n_seqs = st->dist == VA_DIST_FIXED ? ((int)batch + 1) / 2 : (int)batch;
+    st->heads = (int)heads;
+    st->causal = (int)causal;
+    return UF_OK;
+}
+
+/* Lengths, the packed offsets and the useful FLOPs (attention on real (query, key) pairs). */
+static int va_make_batch(uf_ctx *ctx, va_state *st)
+{
+    st->len = (int *)calloc((size_t)st->n_seqs, sizeof *st->len);
+    st->cu_real = (int *)calloc((size_t)st->n_seqs + 1, sizeof *st->cu_real);
+    if (!st->len || !st->cu_real)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the lengths");
+    va_draw_lengths(st->dist, ctx->seed, st->n_seqs, st->len);
+    st->max_len = 0;
+    st->useful_flops = 0.0;
+    for (int b = 0; b < st->n_seqs; b++) {
+        const double n = st->len[b];
+        const double pairs = st->causal ? n * (n + 1) / 2 : n * n;
+        st->useful_flops += 4.0 * st->heads * VA_HEAD_DIM * pairs;
+        st->cu_real[b + 1] = st->cu_real[b] + st->len[b];
+        st->max_len = st->len[b] > st->max_len ? st->len[b] : st->max_len;
+    }
+    st->real_tokens = st->cu_real[st->n_seqs];
+    return UF_OK;
+}
+
+static int va_alloc_reference(uf_ctx *ctx, va_state *st)
+{
+    int rc = UF_OK;
+    const size_t ref_bytes = (size_t)st->real_tokens * st->heads * VA_HEAD_DIM * sizeof(float);
+    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, ref_bytes, "the fp32 reference output"), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_ref_out, ref_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_sums, 3 * sizeof(double)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_cu_real, ((size_t)st->n_seqs + 1) * sizeof(int)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_cu_real, st->cu_real, ((size_t)st->n_seqs + 1) * sizeof(int),
+                                   cudaMemcpyHostToDevice), out);
+out:
+    return rc; /* partial allocations are freed by teardown */
+}
+
+static void va_free_variant(va_state *st)
+{
+    cudaFree(st->d_q);
+    cudaFree(st->d_k);
+    cudaFree(st->d_v);
+    cudaFree(st->d_o);
+    cudaFree(st->d_seqs);
+    cudaFree(st->d_items);
+    st->d_q = st->d_k = st->d_v = st->d_o = NULL;
+    st->d_seqs = NULL;
+    st->d_items = NULL;
+    st->active = -1;
+}
+
+static void va_teardown(uf_ctx *ctx)
+{
+    va_state *st = (va_state *)ctx->state;
+    if (!st)
+        return;
+    va_free_variant(st);
+    cudaFree(st->d_ref_out);
+    cudaFree(st->d_sums);
+    cudaFree(st->d_cu_real);
+    for (int v = 0; v < VA_N_VARIANTS; v++) {
+        free(st->plan[v].seqs);
+        free(st->plan[v].items);
+    }
+    free(st->len);
+    free(st->cu_real);
+    free(st);
+    ctx->state = NULL;
+}
+
+/* The bucketing order: logical ids sorted by length, ascending. */
+static int va_order_by_length(uf_ctx *ctx, const va_state *st, int *by_length)
+{
+    va_len_id *sorted = (va_len_id *)calloc((size_t)st->n_seqs, sizeof *sorted);
+    if (!sorted)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the bucketing order");
+    for (int b = 0; b < st->n_seqs; b++)
+        sorted[b] = (va_len_id){.len = st->len[b], .id = b};
+    qsort(sorted, (size_t)st->n_seqs, sizeof *sorted, va_len_id_cmp);
+    for (int b = 0; b < st->n_seqs; b++)
+        by_length[b] = sorted[b].id;
+    free(sorted);
+    return UF_OK;
+}
+
+/* The kernel's shared memory: refused (skip) where the GPU cannot give a block that much. */
+static int va_prepare_kernel(uf_ctx *ctx)
+{
+    int rc = UF_OK, smem_optin = 0;
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                               ctx->device), out);
+    if (smem_optin < VA_SMEM_BYTES)
+        return uf_fail(ctx, UF_SKIP, "the kernel needs %d bytes of shared memory per block, the "
+                       "GPU allows %d", VA_SMEM_BYTES, smem_optin);
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute(va_attention_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             VA_SMEM_BYTES), out);
+    /* Ask for the largest shared-memory carve-out, so that two blocks fit on an SM. */
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute(va_attention_kernel,
+                                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared), out);
+out:
+    return rc;
+}
+
+static int va_setup(uf_ctx *ctx)
+{
+    int rc = UF_OK;
+    int *by_length = NULL;
+    va_state *st = (va_state *)calloc(1, sizeof *st);
+    if (!st)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the state");
+    st->active = -1;
+    ctx->state = st;
+
+    UF_STATUS_OR_GOTO(rc, va_prepare_kernel(ctx), out_teardown);
+    UF_STATUS_OR_GOTO(rc, va_read_axes(ctx, st), out_teardown);
+    UF_STATUS_OR_GOTO(rc, va_make_batch(ctx, st), out_teardown);
+    st->scale_log2 = (float)(1.0 / sqrt((double)VA_HEAD_DIM) * VA_LOG2E);
+
+    by_length = (int *)calloc((size_t)st->n_seqs, sizeof *by_length);
+    if (!by_length) {
+        rc = uf_fail(ctx, UF_ERR, "out of host memory for the bucketing order");
+        goto out_teardown;
+    }
+    UF_STATUS_OR_GOTO(rc, va_order_by_length(ctx, st, by_length), out_free_order);
+    for (int v = 0; v < VA_N_VARIANTS; v++)
+        UF_STATUS_OR_GOTO(rc, va_build_plan(ctx, st, v, by_length), out_free_order);
+    UF_STATUS_OR_GOTO(rc, va_alloc_reference(ctx, st), out_free_order);
+    free(by_length);
+    return UF_OK;
+out_free_order:
+    free(by_length);
+out_teardown:
+    va_teardown(ctx); /* frees whatever was made; a second teardown by the harness is a no-op */
+    return rc;
+}
+
+/* Write fresh inputs (real and padding positions) into the active variant's Q, K, V. */
+static int va_fill_inputs(uf_ctx *ctx, va_state *st, int variant, uint64_t seed)
+{
+    int rc = UF_OK, max_computed = 0;
+    const va_plan *p = &st->plan[variant];
+    for (int s = 0; s < p->n_seqs; s++)
+        max_computed = p->seqs[s].computed_len > max_computed ? p->seqs[s].computed_len : max_computed;
+    const long long chunks = (long long)max_computed * st->heads * VA_CHUNKS_PER_ROW;
+    const dim3 grid((unsigned)((chunks + 255) / 256), (unsigned)p->n_seqs);
+    va_fill_kernel<<<grid, 256, 0, ctx->stream>>>(st->d_q, st->d_k, st->d_v, st->d_seqs, st->heads,
+                                                  seed);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+static int va_begin_variant(uf_ctx *ctx, int variant)
+{
+    int rc = UF_OK;
+    va_state *st = (va_state *)ctx->state;
+    const va_plan *p = &st->plan[variant];
+    const size_t tensor_bytes = (size_t)p->stored_tokens * st->heads * VA_HEAD_DIM * 2;
+    const size_t seqs_bytes = (size_t)p->n_seqs * sizeof(va_seq);
+    const size_t items_bytes = (size_t)p->n_items * sizeof(va_item);
+    va_free_variant(st);
+    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, 4 * tensor_bytes + seqs_bytes + items_bytes,
+                                        "Q, K, V and O of the variant"), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_q, tensor_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_k, tensor_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_v, tensor_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_o, tensor_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_seqs, seqs_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_items, items_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_seqs, p->seqs, seqs_bytes, cudaMemcpyHostToDevice,
+                                        ctx->stream), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_items, p->items, items_bytes, cudaMemcpyHostToDevice,
+                                        ctx->stream), out_free);
+    UF_STATUS_OR_GOTO(rc, va_fill_inputs(ctx, st, variant, ctx->seed), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_o, 0, tensor_bytes, ctx->stream), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out_free);
+    st->active = variant;
+    st->variant_bytes = (double)(4 * tensor_bytes + seqs_bytes + items_bytes);
+    return UF_OK;
+out_free:
+    va_free_variant(st);
+out:
+    return rc;
+}
+
+static int va_end_variant(uf_ctx *ctx, int variant)
+{
+    va_state *st = (va_state *)ctx->state;
+    (void)variant;
+    va_free_variant(st);
+    return UF_OK;
+}
+
+/* One step: the attention forward of the whole batch, one launch. */
+static int va_run_step(uf_ctx *ctx, int variant)
+{
+    int rc = UF_OK;
+    va_state *st = (va_state *)ctx->state;
+    const va_plan *p = &st->plan[variant];
+    if (st->active != variant)
+        return uf_fail(ctx, UF_ERR, "run_step of %s before its begin_variant",
+                       va_variants[variant].name);
+    const unsigned blocks = (unsigned)p->n_items * (unsigned)st->heads;
+    va_attention_kernel<<<blocks, VA_THREADS, VA_SMEM_BYTES, ctx->stream>>>(
+        st->d_q, st->d_k, st->d_v, st->d_o, st->d_seqs, st->d_items, st->heads, st->causal,
+        st->scale_log2);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+/* Host fp64 attention of one row (sequence `logical`, query pos, head) from the generator. */
+static void va_host_row(const va_state *st, uint64_t seed, int logical, int pos, int head,
+                        double out[VA_HEAD_DIM])
+{
+    float qv[VA_HEAD_DIM], kv[VA_HEAD_DIM], vv[VA_HEAD_DIM];
+    const int n_keys = st->causal ? pos + 1 : st->len[logical];
+    const double scale = 1.0 / sqrt((double)VA_HEAD_DIM);
+    for (int c = 0; c < VA_CHUNKS_PER_ROW; c++)
+        va_chunk_values(seed, VA_TENSOR_Q, logical, pos, head, c, qv + 8 * c);
+    double m = -INFINITY, l = 0.0;
+    double *scores = (double *)malloc((size_t)n_keys * sizeof(double));
+    for (int d = 0; d < VA_HEAD_DIM; d++)
+        out[d] = 0.0;
+    if (!scores) {
+        for (int d = 0; d < VA_HEAD_DIM; d++)
+            out[d] = NAN; /* reported as a failed check */
+        return;
+    }
+    for (int j = 0; j < n_keys; j++) {
+        for (int c = 0; c < VA_CHUNKS_PER_ROW; c++)
+            va_chunk_values(seed, VA_TENSOR_K, logical, j, head, c, kv + 8 * c);
+        double dot = 0.0;
+        for (int d = 0; d < VA_HEAD_DIM; d++)
+            dot += (double)qv[d] * kv[d];
+        scores[j] = dot * scale;
+        m = scores[j] > m ? scores[j] : m;
+    }
+    for (int j = 0; j < n_keys; j++) {
+        for (int c = 0; c < VA_CHUNKS_PER_ROW; c++)
+            va_chunk_values(seed, VA_TENSOR_V, logical, j, head, c, vv + 8 * c);
+        const double p = exp(scores[j] - m);
+        l += p;
+        for (int d = 0; d < VA_HEAD_DIM; d++)
+            out[d] += p * vv[d];
+    }
+    for (int d = 0; d < VA_HEAD_DIM; d++)
+        out[d] /= l;
+    free(scores);
+}
+
+static double va_rel_err(const double *want, const double *got, int n)
+{
+    double e2 = 0.0, r2 = 0.0;
+    for (int i = 0; i < n; i++) {
+        e2 += (got[i] - want[i]) * (got[i] - want[i]);
+        r2 += want[i] * want[i];
+    }
+    return sqrt(e2 / r2);
+}
+
+/* Anchor the fp32 reference kernel (and the tiled output) on a few rows computed on the host in
+ * fp64: the first row of the first sequence, the last row of the last, the middle of the
+ * middle one, in the variant's sequence order, with heads first, last and middle. */
+static int va_check_sampled_rows(uf_ctx *ctx, va_state *st, int variant, uint64_t seed)
+{
+    int rc = UF_OK;
+    const va_plan *p = &st->plan[variant];
+    const int pick[3] = {0, p->n_seqs - 1, p->n_seqs / 2};
+    const int heads_at[3] = {0, st->heads - 1, st->heads / 2};
+    for (int s = 0; s < 3; s++) {
+        const va_seq *seq = &p->seqs[pick[s]];
+        const int pos = s == 0 ? 0 : (s == 1 ? seq->real_len - 1 : seq->real_len / 2);
+        const int head = heads_at[s];
+        float ref_f[VA_HEAD_DIM];
+        __nv_bfloat16 out_b[VA_HEAD_DIM];
+        double want[VA_HEAD_DIM], ref[VA_HEAD_DIM], out[VA_HEAD_DIM];
+        const size_t ref_at = ((size_t)(st->cu_real[seq->logical] + pos) * st->heads + head) * VA_HEAD_DIM;
+        const size_t out_at = ((size_t)(seq->offset + pos) * st->heads + head) * VA_HEAD_DIM;
+        UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(ref_f, st->d_ref_out + ref_at, sizeof ref_f,
+                                            cudaMemcpyDeviceToHost, ctx->stream), out);
+        UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(out_b, st->d_o + out_at, sizeof out_b,
+                                            cudaMemcpyDeviceToHost, ctx->stream), out);
+        UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
+        va_host_row(st, seed, seq->logical, pos, head, want);
+        for (int d = 0; d < VA_HEAD_DIM; d++) {
+            ref[d] = ref_f[d];
+            out[d] = __bfloat162float(out_b[d]);
+        }
+        const double ref_err = va_rel_err(want, ref, VA_HEAD_DIM);
+        const double out_err = va_rel_err(want, out, VA_HEAD_DIM);
+        if (!(ref_err <= VA_ANCHOR_TOL))
+            return uf_fail(ctx, UF_ERR, "%s: the fp32 reference differs from host fp64 by %.3g "
+                           "(> %g) at sequence %d row %d head %d", va_variants[variant].name,
+                           ref_err, VA_ANCHOR_TOL, seq->logical, pos, head);
+        if (!(out_err <= VA_VERIFY_TOL))
+            return uf_fail(ctx, UF_ERR, "%s: output differs from host fp64 by %.3g (> %g) at "
+                           "sequence %d row %d head %d", va_variants[variant].name, out_err,
+                           VA_VERIFY_TOL, seq->logical, pos, head);
+    }
+out:
+    return rc;
+}
+
+/* Fresh inputs, poisoned output (bf16 0xFFFF is a NaN: an unwritten element fails), one step,
+ * then ‖out−ref‖/‖ref‖ over every real token against the fp32 reference. Tolerance 1e-2: P is
+ * rounded to bf16 before P·V and O to bf16 at the end (2^-9 relative each); fp32 accumulation
+ * adds far less. */
+static int va_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+{
+    int rc = UF_OK;
+    va_state *st = (va_state *)ctx->state;
+    const va_plan *p = &st->plan[variant];
+    const size_t tensor_bytes = (size_t)p->stored_tokens * st->heads * VA_HEAD_DIM * 2;
+    double sums[3] = {0.0, 0.0, 0.0};
+    if (st->active != variant)
+        return uf_fail(ctx, UF_ERR, "verify of %s before its begin_variant", va_variants[variant].name);
+    UF_STATUS_OR_GOTO(rc, va_fill_inputs(ctx, st, variant, seed), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_o, 0xFF, tensor_bytes, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, va_run_step(ctx, variant), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_sums, 0, sizeof sums, ctx->stream), out);
+    {
+        const dim3 grid((unsigned)((st->max_len + VA_REF_WARPS - 1) / VA_REF_WARPS),
+                        (unsigned)st->heads, (unsigned)p->n_seqs);
+        va_reference_kernel<<<grid, VA_REF_WARPS * 32, 0, ctx->stream>>>(
+            st->d_q, st->d_k, st->d_v, st->d_o, st->d_seqs, st->d_cu_real, st->heads, st->causal,
+            (float)(1.0 / sqrt((double)VA_HEAD_DIM)), st->d_ref_out, st->d_sums);
+    }
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(sums, st->d_sums, sizeof sums, cudaMemcpyDeviceToHost,
+                                        ctx->stream), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
+    *max_rel_err = sqrt(sums[0] / sums[1]);
+    if (sums[2] > 0)
+        return uf_fail(ctx, UF_ERR, "%s: %.0f output elements of real tokens are not finite "
+                       "(unwritten or overflowed)", va_variants[variant].name, sums[2]);
+    if (!(*max_rel_err <= VA_VERIFY_TOL))
+        return uf_fail(ctx, UF_ERR, "%s: |out-ref|/|ref| = %.3g over real tokens (> %g)",
+                       va_variants[variant].name, *max_rel_err, VA_VERIFY_TOL);
+    UF_STATUS_OR_GOTO(rc, va_check_sampled_rows(ctx, st, variant, seed), out);
+out:
+    return rc;
+}
+
+static int va_describe(uf_ctx *ctx, int variant, uf_row *row)
+{
+    const va_state *st = (const va_state *)ctx->state;
+    const va_plan *p = &st->plan[variant];
+    row->useful_flops = st->useful_flops;
+    row->executed_flops = p->executed_flops;
+    /* At least Q, K, V of the real tokens read and O written once. */
+    row->min_bytes = 4.0 * (double)st->real_tokens * st->heads * VA_HEAD_DIM * 2;
+    row->peak_mem_bytes = st->variant_bytes;
+    row->extra[VA_X_PADDING] = 100.0 * (1.0 - st->useful_flops / p->executed_flops);
+    row->extra[VA_X_TOKEN_PADDING] =
+        100.0 * (1.0 - (double)st->real_tokens / (double)p->stored_tokens);
+    row->extra[VA_X_EXEC_RATIO] = p->executed_flops / st->useful_flops;
+    row->extra[VA_X_TFLOPS_EXEC] = p->executed_flops / (row->step_ms * 1e-3) / 1e12;
+    row->extra[VA_X_SEQS] = st->n_seqs;
+    row->extra[VA_X_REAL_TOKENS] = (double)st->real_tokens;
+    row->extra[VA_X_STORED_TOKENS] = (double)p->stored_tokens;
+    return UF_OK;
+}
+
+/* ---- the expectation ------------------------------------------------------------------------- */
+
+/* The points the claims name: the default long-tail batch and the fixed-length batch, at the
+ * largest batch and head count run (the defaults in a full run, the smaller --quick sizes). */
+#define VA_AT_LONGTAIL "dist=1,batch=max,heads=max,causal=0"
+#define VA_AT_FIXED "dist=3,batch=max,heads=max,causal=0"
+
+static double va_metric(const uf_report *rep, const char *variant, const char *where,
+                        const char *metric)
+{
+    return uf_value(rep, uf_find(rep, variant, where), metric);
+}
+
+static void va_expect(const uf_report *rep, uf_expectations *ex)
+{
+    const double varlen_rate = va_metric(rep, "varlen", VA_AT_LONGTAIL, "tflops_useful");
+    const double fixed_rate = va_metric(rep, "varlen", VA_AT_FIXED, "tflops_useful");
+    uf_expect(ex,
+              "varlen's useful TFLOP/s on the long-tail batch is >= 90% of the kernel's "
+              "fixed-length rate: packed, it computes only tile remainders (< 16 rows, < 64 keys "
+              "per sequence) beyond the real work, and longest-first block order keeps the SMs fed",
+              varlen_rate / fixed_rate, UF_GE, 0.9);
+
+    const double speedup = va_metric(rep, "pad_global", VA_AT_LONGTAIL, "step_ms") /
+                           va_metric(rep, "varlen", VA_AT_LONGTAIL, "step_ms");
+    const double waste = va_metric(rep, "pad_global", VA_AT_LONGTAIL, "exec_useful_ratio");
+    uf_expect(ex,
+              "the pad_global -> varlen speed-up is within 25% of pad_global's executed/useful "
+              "FLOP ratio (|speed-up / ratio - 1| <= 0.25): attention is compute-bound, so time "
+              "follows the FLOPs executed, padding included",
+              fabs(speedup / waste - 1.0), UF_LE, 0.25);
+
+    uf_expect_ratio(ex, rep, "pad_batch", "pad_global", VA_AT_LONGTAIL, "step_ms", UF_LE, 1.02,
+                    "pad_batch is no slower than pad_global: it pads to the batch's longest, at "
+                    "most the data set's (equal work when the batch holds a 4096-token sample; "
+                    "2% is the timing-noise allowance for that case)");
+    uf_expect_ratio(ex, rep, "pad_batch", "varlen", VA_AT_LONGTAIL, "step_ms", UF_GE, 1.0,
+                    "pad_batch is slower than varlen: it still computes every short sequence at "
+                    "the batch's longest length");
+    uf_expect_ratio(ex, rep, "bucketed", "pad_global", VA_AT_LONGTAIL, "step_ms", UF_LE, 1.02,
+                    "bucketed is no slower than pad_global: each bucket pads to its own longest, "
+                    "at most the data set's (2% timing-noise allowance)");
+    uf_expect_ratio(ex, rep, "bucketed", "varlen", VA_AT_LONGTAIL, "step_ms", UF_GE, 1.0,
+                    "bucketed is slower than varlen: the padding inside each bucket is computed");
+
+    uf_expect_metric(ex, rep, "varlen", VA_AT_FIXED, "pct_of_gemm", UF_GE, 40.0,
+                     "the kernel is a real one: on the fixed-length batch it reaches >= 40% of the "
+                     "measured bf16 GEMM ceiling (the issue's aim; mma.sync, not wgmma, so well "
+                     "below the GEMM's own rate)");
+}
+
+/* ---- the scenario ------------------------------------------------------------------------------ */
+
+static const uf_scenario va_scenario = {
+    .name = "varlen_attention",
+    .title = "Padded vs variable-length attention: computing on padding, and the varlen fix",
+    .failure = "Sequences of a long-tailed length distribution are padded to a common length; the "
+               "attention kernel computes every padded query and key, so the tensor cores are "
+               "busy while most of what they compute is thrown away.",
+    .fix = "Pack the real tokens back to back with cumulative offsets (cu_seqlens) and let the "
+           "kernel walk each sequence at its own length: no padding computed.",
+    .variants = va_variants,
+    .n_variants = VA_N_VARIANTS,
+    .axes = va_axes,
+    .n_axes = 4,
+    .extras = va_extras,
+    .n_extras = VA_N_EXTRAS,
+    .min_gpus = 1,
+    .repeat = 20,
+    .quick_repeat = 5,
+    .warmup = 3,
+    .setup = va_setup,
+    .begin_variant = va_begin_variant,
+    .end_variant = va_end_variant,
+    .run_step = va_run_step,
+    .verify = va_verify,
+    .describe = va_describe,
+    .teardown = va_teardown,
+    .expect = va_expect,
+};
+
+int main(int argc, char **argv)
+{
+    return uf_main(&va_scenario, argc, argv);
+}
