@@ -1266,3 +1266,118 @@ out_close:
         uf_ceilings_clear(c);
     return rc;
 }
+
+/* ---- the series reader ------------------------------------------------------------------ */
+
+static const char *const series_metrics[] = {"t_ms", "sm_active_pct", "occupancy_pct",
+                                             "tensor_active_pct", "dram_pct"};
+enum { N_SERIES_METRICS = 5 };
+
+/* The header must be: variant, the table's axes in its order, then the series metrics. */
+static int check_series_header(const csv_reader *r, int line, const uf_table *t, char *err,
+                               size_t errlen)
+{
+    int want = 1 + t->n_axes + N_SERIES_METRICS;
+    for (int i = 0; i < r->n_fields && i < want; i++) {
+        const char *expected = i == 0 ? "variant"
+                               : i <= t->n_axes ? t->axis_names[i - 1]
+                                                : series_metrics[i - 1 - t->n_axes];
+        if (strcmp(r->fields[i], expected) != 0)
+            return rd_error(r, line, err, errlen, "column %d is '%s', expected '%s'", i + 1,
+                            r->fields[i], expected);
+    }
+    if (r->n_fields != want)
+        return rd_error(r, line, err, errlen, "%d columns, expected %d (variant, %d axes, %d "
+                        "series columns)", r->n_fields, want, t->n_axes, N_SERIES_METRICS);
+    return 0;
+}
+
+/* The row of t with this variant and these axis values; NULL when there is none. */
+static uf_row *series_row(uf_table *t, const char *variant, const double *axis)
+{
+    for (int i = 0; i < t->n_rows; i++) {
+        uf_row *row = &t->rows[i];
+        int same = strcmp(row->variant, variant) == 0;
+        for (int a = 0; a < t->n_axes && same; a++)
+            same = row->axis[a] == axis[a];
+        if (same)
+            return row;
+    }
+    return NULL;
+}
+
+/* One more sample on the row. The row's array may have been sized exactly by someone else
+ * (the harness), so it grows by one each time: realloc keeps that cheap. */
+static int append_sample(uf_row *row, const uf_pm_sample *s)
+{
+    size_t n = row->n_samples;
+    uf_pm_sample *bigger = realloc(row->samples, (n + 1) * sizeof *bigger);
+    if (bigger == NULL)
+        return -1;
+    row->samples = bigger;
+    row->samples[n] = *s;
+    row->n_samples = n + 1;
+    return 0;
+}
+
+static int read_series_line(csv_reader *r, int line, uf_table *t, char *err, size_t errlen)
+{
+    int want = 1 + t->n_axes + N_SERIES_METRICS;
+    if (r->n_fields != want)
+        return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields, want);
+    double axis[UF_MAX_AXES], v[N_SERIES_METRICS];
+    for (int i = 1; i < want; i++) {
+        double *dst = i <= t->n_axes ? &axis[i - 1] : &v[i - 1 - t->n_axes];
+        if (parse_value(r->fields[i], dst) != 0)
+            return rd_error(r, line, err, errlen, "column %d: '%s' is not a number", i + 1,
+                            r->fields[i]);
+    }
+    if (isnan(v[0]) || v[0] < 0)
+        return rd_error(r, line, err, errlen, "column 't_ms': '%s' is not a time >= 0",
+                        r->fields[1 + t->n_axes]);
+    uf_row *row = series_row(t, r->fields[0], axis);
+    if (row == NULL)
+        return rd_error(r, line, err, errlen, "no row of the results for variant '%s' at this "
+                        "sweep point", r->fields[0]);
+    uint64_t start_ns = (uint64_t)llround(v[0] * 1e6);
+    uf_pm_sample s = {.start_ns = start_ns, .end_ns = start_ns, .sm_active_pct = v[1],
+                      .occupancy_pct = v[2], .tensor_active_pct = v[3], .dram_pct = v[4]};
+    if (append_sample(row, &s) != 0)
+        return rd_error(r, line, err, errlen, "out of memory");
+    return 0;
+}
+
+int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen)
+{
+    csv_reader r;
+    int rc = -1, line = 0;
+    if (reader_open(&r, path, SERIES_MAGIC, "underfed series", err, errlen) != 0)
+        goto out_close;
+    char *key, *value;
+    while (reader_meta(&r, &key, &value)) {
+        if (key != NULL && strcmp(key, "scenario") == 0 && t->scenario[0] != '\0' &&
+            strcmp(value, t->scenario) != 0) {
+            rd_error(&r, r.line - 1, err, errlen, "series of scenario '%s', the results are "
+                     "of '%s'", value, t->scenario);
+            goto out_close;
+        }
+    }
+    int got = reader_record(&r, &line, err, errlen);
+    if (got < 0)
+        goto out_close;
+    if (got == 0) {
+        rd_error(&r, r.line, err, errlen, "missing header line");
+        goto out_close;
+    }
+    if (check_series_header(&r, line, t, err, errlen) != 0)
+        goto out_close;
+    while ((got = reader_record(&r, &line, err, errlen)) > 0)
+        if (read_series_line(&r, line, t, err, errlen) != 0)
+            goto out_close;
+    if (got == 0)
+        rc = 0;
+
+out_close:
+    reader_close(&r);
+    return rc;
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The plots and the run comparison, end to end on the fixture result folders of tests/data
+# (made for the tests, not measurements):
+#   - plots/render.sh on copies of gpu-a and gpu-b in the build tree (REPORT.md is written into
+#     the copies, never into tests/data): PNG and SVG of every ladder, series and sweep, the
+#     comparison across the two folders, and each folder's REPORT.md;
+#   - every scenario-specific plots/NAME.gp on a file without its columns: it must still draw;
+#   - `underfed compare`: 1 on a regression beyond the noise, 0 for a folder against itself,
+#     2 naming file and line for a truncated file; render.sh fails on that file too.
+#   tests/render_test.sh SOURCE_DIR BUILD_DIR
+# gnuplot is required (CI installs gnuplot-nox); UNDERFED_ALLOW_NO_GNUPLOT=1 lets it be missing
+# (the images are then not checked).
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/render_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+tool=$build/tools/underfed
+work=$build/render-test
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+[ -x "$tool" ] || { echo "FAIL: $tool is not built (cmake --build BUILD --target underfed)" >&2; exit 1; }
+images=1
+if ! command -v gnuplot >/dev/null 2>&1; then
+  if [ "${UNDERFED_ALLOW_NO_GNUPLOT:-0}" = 1 ]; then
+    echo "note: gnuplot not found and UNDERFED_ALLOW_NO_GNUPLOT=1: images are not checked" >&2
+    images=0
+  else
+    echo "FAIL: gnuplot not found: install it (Debian/Ubuntu: apt-get install gnuplot-nox)," \
+         "or set UNDERFED_ALLOW_NO_GNUPLOT=1 to skip the image checks" >&2
+    exit 1
+  fi
+fi
+
+# A PNG starts with \x89PNG; an SVG holds an <svg element.
+is_png() { [ -s "$1" ] && [ "$(head -c 4 "$1" | tail -c 3)" = PNG ]; }
+is_svg() { [ -s "$1" ] && grep -q '<svg' "$1"; }
+check_image() {  # check_image PREFIX: PREFIX.png and PREFIX.svg
+  if is_png "$1.png" && is_svg "$1.svg"; then pass "${1#"$work"/} .png .svg"; else fail "${1#"$work"/}: no valid .png and .svg"; fi
+}
+
+rm -rf "$work"
+mkdir -p "$work/results" || exit 1
+for fixture in gpu-a gpu-b gpu-truncated; do
+  cp -R "$src/tests/data/$fixture" "$work/results/$fixture" || exit 1
+done
+results=$work/results
+plots=$work/plots
+
+# ---- render ---------------------------------------------------------------------------------
+PLOTS_DIR=$plots BUILD_DIR=$build bash "$src/plots/render.sh" "$results/gpu-a" "$results/gpu-b" \
+  > "$work/render.log" 2>&1
+status=$?
+if [ $status = 0 ]; then pass "render.sh on gpu-a gpu-b"; else fail "render.sh exited $status:"; cat "$work/render.log" >&2; fi
+if [ $images = 1 ]; then
+  for gpu in gpu-a gpu-b; do
+    for plot in ladder series sweep_elems sweep_ops; do
+      check_image "$plots/$gpu/launch_storm_$plot"
+    done
+  done
+  check_image "$plots/compare/launch_storm_across"
+fi
+for gpu in gpu-a gpu-b; do
+  for data in ladder series sweep_elems sweep_ops; do
+    [ -s "$plots/$gpu/data/launch_storm_$data.dat" ] || fail "no plot data $gpu/data/launch_storm_$data.dat"
+  done
+  report=$results/$gpu/REPORT.md
+  letter=${gpu#gpu-}
+  if [ -s "$report" ] && grep -q "Test GPU ${letter^^}" "$report" && grep -q '^## launch_storm' "$report" &&
+     grep -q 'fixture made for the tests, not a measurement' "$report"; then
+    pass "$gpu/REPORT.md"
+  else
+    fail "$gpu/REPORT.md missing or without its GPU, scenario section and fixture note"
+  fi
+  if [ $images = 1 ]; then
+    grep -q "](../../plots/$gpu/launch_storm_ladder.png)" "$report" ||
+      fail "$gpu/REPORT.md does not link its ladder plot"
+  fi
+  [ ! -e "$src/tests/data/$gpu/REPORT.md" ] || fail "render wrote into tests/data/$gpu"
+done
+
+# ---- the scenario-specific plots degrade on a file without their columns -------------------
+if [ $images = 1 ]; then
+  for script in "$src"/plots/*.gp; do
+    name=$(basename "$script" .gp)
+    case $name in ladder|series|sweep|across) continue ;; esac
+    out=$work/degrade/$name
+    mkdir -p "$work/degrade"
+    if gnuplot -e "csv='$results/gpu-a/launch_storm.csv'; dir='$results/gpu-a'; out='$out'; tool='$tool'; gpu='Test GPU A'" \
+         "$script" > "$work/degrade/$name.log" 2>&1; then
+      made=("$out"_*.png)
+      if [ -e "${made[0]}" ]; then
+        for png in "${made[@]}"; do check_image "${png%.png}"; done
+      else
+        fail "plots/$name.gp drew nothing on a file without its columns"
+      fi
+    else
+      fail "plots/$name.gp failed on a file without its columns:"
+      cat "$work/degrade/$name.log" >&2
+    fi
+  done
+fi
+
+# ---- the run comparison ---------------------------------------------------------------------
+expect_exit() {  # expect_exit STATUS WHAT COMMAND...
+  local want=$1 what=$2; shift 2
+  "$@" > "$work/out.txt" 2> "$work/err.txt"
+  local got=$?
+  if [ $got = "$want" ]; then pass "$what: exit $got"; else
+    fail "$what: exit $got, expected $want"; cat "$work/out.txt" "$work/err.txt" >&2; fi
+}
+expect_exit 1 "compare gpu-a gpu-b (B regressed)" "$tool" compare "$results/gpu-a" "$results/gpu-b" --threshold 5
+grep -qE ' SLOWER$' "$work/out.txt" || fail "compare gpu-a gpu-b printed no SLOWER"
+expect_exit 0 "compare gpu-a gpu-a" "$tool" compare "$results/gpu-a" "$results/gpu-a" --threshold 5
+if grep -qE ' (SLOWER|FASTER|NOISY|MISSING)$' "$work/out.txt" || ! grep -qE ' SAME$' "$work/out.txt"; then
+  fail "gpu-a against itself is not all SAME"
+fi
+expect_exit 2 "compare gpu-a gpu-truncated" "$tool" compare "$results/gpu-a" "$results/gpu-truncated" --threshold 5
+grep -q 'gpu-truncated/launch_storm.csv:50: truncated' "$work/err.txt" ||
+  { fail "compare on the truncated file does not name file and line:"; cat "$work/err.txt" >&2; }
+expect_exit 2 "compare gpu-a (missing folder)" "$tool" compare "$results/gpu-a" "$results/no-such-folder"
+expect_exit 1 "render.sh gpu-truncated" env PLOTS_DIR="$plots" BUILD_DIR="$build" \
+  bash "$src/plots/render.sh" "$results/gpu-truncated"
+grep -q 'gpu-truncated/launch_storm.csv:50: truncated' "$work/err.txt" ||
+  fail "render.sh on the truncated file does not name file and line"
+
+if [ $failures -gt 0 ]; then
+  echo "$failures check(s) failed (files in $work)" >&2
+  exit 1
+fi
+echo "all render and compare checks passed"
