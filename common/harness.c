@@ -477,8 +477,8 @@ static void derive(const run *r, uf_row *row)
         note_append(row->skip_reason, sizeof row->skip_reason, r->ceilings_note);
 }
 
-/* Phase 1 of one variant at the current point: the timing pass (with the NVML view) and
- * verification. No CUPTI has run in the process yet: once CUPTI Activity has been enabled,
+/* Phase 1 of one variant at the current point: the timing pass (with the NVML view),
+ * verification, and what the scenario counts (describe). No CUPTI has run in the process yet: once CUPTI Activity has been enabled,
  * even disabled again, launches stay slower (seen on the H200: 3.4 → 5.6 µs per launch). */
 static int timed_cell(run *r, int variant, uf_row *row)
 {
@@ -505,12 +505,17 @@ static int timed_cell(run *r, int variant, uf_row *row)
         note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
     } else if (vrc != UF_OK) {
         rc = vrc;
+        goto out;
     }
+    /* what the scenario counts, while the state still holds what verify found */
+    if (r->s->describe)
+        UF_STATUS_OR_GOTO(rc, r->s->describe(&r->ctx, variant, row), out);
+    derive(r, row);
 out:
     return rc;
 }
 
-/* Phase 2: the trace pass, the counters pass, and what the scenario counts. */
+/* Phase 2: the trace pass and the counters pass. */
 static int instrumented_cell(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
@@ -527,9 +532,6 @@ static int instrumented_cell(run *r, int variant, uf_row *row)
     } else {
         note_append(row->skip_reason, sizeof row->skip_reason, r->pm_note);
     }
-    if (r->s->describe)
-        UF_STATUS_OR_GOTO(rc, r->s->describe(&r->ctx, variant, row), out);
-    derive(r, row);
 out:
     return rc;
 }
@@ -1057,18 +1059,25 @@ static int sweep_phase(run *r, int instrumented)
     return rc;
 }
 
-/* Every timing pass runs before the first CUPTI pass (see timed_cell); then the trace and
- * counters passes, on the same inputs (setup draws them from the same seed). */
+/* Every timing pass (with verify and describe) runs before the first CUPTI pass (see
+ * timed_cell); then the trace and counters passes, on the same inputs (setup draws them from
+ * the same seed). */
 static int sweep_all(run *r)
 {
     r->cells_total = 2 * r->n_points * r->n_selected;
     r->started_s = wall_s();
     int rc = sweep_phase(r, 0);
-    if (rc == UF_OK && ((r->opt.trace_pass && r->trace_ok) || (r->opt.counters && r->pm) ||
-                        r->s->describe))
+    if (rc == UF_OK && ((r->opt.trace_pass && r->trace_ok) || (r->opt.counters && r->pm))) {
         rc = sweep_phase(r, 1);
-    else
+    } else {
+        for (int i = 0; i < r->table.n_rows; i++) {
+            note_append(r->table.rows[i].skip_reason, sizeof r->table.rows[i].skip_reason,
+                        r->trace_note);
+            note_append(r->table.rows[i].skip_reason, sizeof r->table.rows[i].skip_reason,
+                        r->pm_note);
+        }
         r->cells_done = r->cells_total;
+    }
     return rc;
 }
 

@@ -162,7 +162,9 @@ typedef struct uf_scenario {
      * with the reason otherwise; *max_rel_err gets the error measured. */
     int (*verify)(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err);
     /* Optional: fill what the scenario counts for this variant at this point: useful_flops,
-     * executed_flops, min_bytes, peak_mem_bytes, extra[] (row->step_ms is already measured). */
+     * executed_flops, min_bytes, peak_mem_bytes, extra[]. Called after the timing pass and
+     * verify, between the same begin_variant/end_variant (row->step_ms is measured, and what
+     * verify found is still in the state); the trace and counters passes come later. */
     int (*describe)(uf_ctx *ctx, int variant, uf_row *row);
     void (*teardown)(uf_ctx *ctx);
     /* The expectation: the claims that must hold for the reproduction to count. */
