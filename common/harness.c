@@ -484,10 +484,6 @@ static int timed_cell(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
     const uf_variant_desc *v = &r->s->variants[variant];
-    snprintf(row->variant, sizeof row->variant, "%s", v->name);
-    snprintf(row->role, sizeof row->role, "%s", v->role == UF_BROKEN ? "broken" : "fixed");
-    memcpy(row->axis, r->point, sizeof row->axis);
-
     progress(r, v->name, "timing");
     UF_STATUS_OR_GOTO(rc, timing_pass(r, variant, row), out);
     if (r->nvml_note[0])
@@ -546,9 +542,23 @@ static int measure_cell(run *r, int variant, int row_index, int instrumented)
     snprintf(range, sizeof range, "%s @ %s", v->name, where);
     nvtxRangePushA(range);
 
-    if (r->s->begin_variant)
-        UF_STATUS_OR_GOTO(rc, r->s->begin_variant(&r->ctx, variant), out_pop);
     uf_row *row = &r->table.rows[row_index];
+    if (!instrumented) {
+        snprintf(row->variant, sizeof row->variant, "%s", v->name);
+        snprintf(row->role, sizeof row->role, "%s", v->role == UF_BROKEN ? "broken" : "fixed");
+        memcpy(row->axis, r->point, sizeof row->axis);
+    }
+    if (r->s->begin_variant) {
+        r->ctx.reason[0] = '\0';
+        rc = r->s->begin_variant(&r->ctx, variant);
+        if (rc == UF_SKIP) {            /* the variant does not apply at this point */
+            note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
+            rc = UF_OK;
+            goto out_pop;
+        }
+        if (rc != UF_OK)
+            goto out_pop;
+    }
     rc = instrumented ? instrumented_cell(r, variant, row) : timed_cell(r, variant, row);
     if (r->s->end_variant) {
         int erc = r->s->end_variant(&r->ctx, variant);
@@ -717,7 +727,7 @@ static void print_table(const run *r)
         print_value(row->dram_pct, 6, 1);
         print_value(row->launch_us, 8, 2);
         print_value(row->idle_host_pct, 6, 1);
-        printf(" %6s\n", row->verified == 1 ? "yes" : "WRONG");
+        printf(" %6s\n", isnan(row->verified) ? "n/a" : row->verified == 1 ? "yes" : "WRONG");
     }
     for (int e = 0; e < t->n_extra; e++) {
         printf("# %s (%s):", t->extra_names[e], t->extra_units[e]);
@@ -754,7 +764,8 @@ static void print_lesson(const run *r)
         for (int j = 0; j < t->n_rows; j++) {
             const uf_row *fixed = &t->rows[j];
             if (strcmp(fixed->role, "fixed") != 0 ||
-                memcmp(fixed->axis, broken->axis, sizeof fixed->axis) != 0)
+                memcmp(fixed->axis, broken->axis, sizeof fixed->axis) != 0 ||
+                isnan(broken->step_ms) || isnan(fixed->step_ms))
                 continue;
             char where[200];
             point_label(r, broken->axis, where, sizeof where);

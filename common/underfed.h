@@ -151,7 +151,10 @@ typedef struct uf_scenario {
     /* Allocate and make inputs from ctx->seed for the point ctx->axis; set ctx->state.
      * Check sizes against device memory before allocating (uf_check_fits). */
     int (*setup)(uf_ctx *ctx);
-    /* Optional: before/after all passes of one variant (e.g. capture a graph, start workers). */
+    /* Optional: before/after the passes of one variant at one point (e.g. capture a graph,
+     * start workers). begin_variant may return UF_SKIP with ctx->reason set when the variant
+     * does not apply at this point (e.g. an axis it ignores is not at its default): the row
+     * stays empty with that reason, and nothing is measured twice. */
     int (*begin_variant)(uf_ctx *ctx, int variant);
     int (*end_variant)(uf_ctx *ctx, int variant);
     /* One training-like step of the variant, enqueued on ctx->stream. No host synchronisation

@@ -1581,6 +1581,14 @@ static void text_source(const si_state *st, const si_corpus *corpus, int n_batch
 static int si_begin_variant(uf_ctx *ctx, int variant)
 {
     si_state *st = (si_state *)ctx->state;
+    const double workers_default = ctx->scenario->axes[0].default_value;
+    if (variant != SI_WORKERS && uf_axis(ctx, "workers") != workers_default) {
+        /* sync and pretokenized start no workers: measured once, at the default count */
+        snprintf(ctx->reason, sizeof ctx->reason,
+                 "%s does not use the workers axis: measured at workers=%g only",
+                 ctx->scenario->variants[variant].name, workers_default);
+        return UF_SKIP;
+    }
     char err[UF_REASON_LEN] = "";
     si_source src;
     text_source(st, &st->corpus, st->shape.corpus_batches, &src);
