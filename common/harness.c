@@ -1036,6 +1036,28 @@ fail:
     return UF_ERR;
 }
 
+/* A point the scenario's setup declined: empty rows with the reason. */
+static int skip_point(run *r, int instrumented, int *row_index)
+{
+    for (int v = 0; v < r->s->n_variants; v++) {
+        if (!r->variant_selected[v])
+            continue;
+        if (!instrumented) {
+            uf_row *row = uf_table_append(&r->table);
+            if (!row)
+                return uf_fail(&r->ctx, UF_ERR, "out of host memory for the results table");
+            snprintf(row->variant, sizeof row->variant, "%s", r->s->variants[v].name);
+            snprintf(row->role, sizeof row->role, "%s",
+                     r->s->variants[v].role == UF_BROKEN ? "broken" : "fixed");
+            memcpy(row->axis, r->point, sizeof row->axis);
+            note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
+        }
+        (*row_index)++;
+        r->cells_done++;
+    }
+    return UF_OK;
+}
+
 /* One phase over every point: setup, each selected variant, teardown. Phase 1 appends the
  * rows; phase 2 fills the same rows in the same order. */
 static int sweep_phase(run *r, int instrumented)
@@ -1048,6 +1070,14 @@ static int sweep_phase(run *r, int instrumented)
         r->ctx.state = NULL;
         r->ctx.reason[0] = '\0';
         int src = r->s->setup(&r->ctx);
+        if (src == UF_SKIP_POINT) {
+            if (r->s->teardown)
+                r->s->teardown(&r->ctx);
+            rc = skip_point(r, instrumented, &row_index);
+            if (rc != UF_OK)
+                return rc;
+            continue;
+        }
         if (src != UF_OK) {
             if (r->s->teardown)
                 r->s->teardown(&r->ctx);

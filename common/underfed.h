@@ -22,7 +22,9 @@ enum {
     UF_ERR = 1,     /* error or wrong result */
     UF_USAGE = 2,   /* bad usage: bad flag, size that cannot fit, zero or negative count */
     UF_UNMET = 3,   /* ran and verified, but the expectation did not hold */
-    UF_SKIP = 77    /* not applicable here: no GPU, too few GPUs, a feature unavailable */
+    UF_SKIP = 77,   /* not applicable here: no GPU, too few GPUs, a feature unavailable */
+    UF_SKIP_POINT = 78 /* from setup only: this sweep point does not apply (the reason in
+                        * ctx->reason); its rows stay empty, the run goes on. Never an exit code */
 };
 
 /* Report a failed call (expression, file, line, message) on stderr. */

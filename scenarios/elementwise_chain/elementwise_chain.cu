@@ -129,29 +129,53 @@ __host__ __device__ static inline uint32_t ew_mix32(uint32_t h)
 
 /* The dropout mask: a counter-based hash of (seed, op, element index), so that any kernel
  * (fused, unfused, the checks) draws the same mask for the same element. Tensors have fewer
- * than 2^32 elements (checked in setup). */
-__host__ __device__ static inline int ew_dropout_keep(uint32_t seed, int op_index, size_t e,
+ * than 2^32 elements (checked in setup), so the index is 32-bit. An element is kept when the
+ * top 24 bits of the hash are below keep x 2^24 (an exact scaling); the test is written as
+ * hash < (keep x 2^24) x 2^8, which is the same test without the shift (keep < 1, checked at
+ * compile time on the table, so the threshold does not overflow). */
+__host__ __device__ static inline int ew_dropout_keep(uint32_t seed, int op_index, uint32_t e,
                                                       float keep)
 {
     uint32_t key = seed ^ (0x9e3779b9u * (uint32_t)(op_index + 1));
-    uint32_t threshold = (uint32_t)(keep * 16777216.0f);    /* keep x 2^24: exact scaling */
-    return (ew_mix32((uint32_t)e ^ key) >> 8) < threshold;
+    uint32_t threshold = (uint32_t)(keep * 16777216.0f) << 8;
+    return ew_mix32(e ^ key) < threshold;
 }
 
+/* Dropout keeps a fraction in (0, 1): the threshold above stays below 2^32. */
+#define EW_KEEP_CHECK(i, k, a_, c_)                                                        \
+    static_assert((k) != EW_DROPOUT || ((a_) > 0.0f && (a_) < 1.0f),                       \
+                  "dropout keep must lie in (0, 1)");
+EW_OP_TABLE(EW_KEEP_CHECK)
+#undef EW_KEEP_CHECK
+
 /* ---- device: the ops, in fp32 registers, every rounding explicit ------------------------ */
-/* __fadd_rn/__fmul_rn/__fdiv_rn are never contracted into FMAs, so an op computes the same
- * bits wherever it is inlined (fused chain, single-op kernel, check kernel), and the host
+/* __fadd_rn/__fmul_rn/__fmaf_rn are never contracted or re-associated, so an op computes the
+ * same bits wherever it is inlined (fused chain, single-op kernel, check kernel), and the host
  * reference, written with the same IEEE operations in the same order, computes them too. */
 
+/* 1/d correctly rounded, for d in [27, 108] (the Pade denominator below, by construction):
+ * the hardware's approximate reciprocal, then one Newton step r + r (1 - d r) in two FMAs.
+ * This is the sequence ptxas emits for rcp.rn.f32 (__frcp_rn) on every d whose exponent is
+ * away from the ends of the range, where it is exact; written out, it has none of
+ * __frcp_rn's range test and branch to a slow path, so the lanes of a thread interleave. */
+__device__ __forceinline__ static float ew_rcp_rn_27_108(float d)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+    return __fmaf_rn(r, __fmaf_rn(-d, r, 1.0f), r);
+}
+
 /* tanh(u) ~ u (27 + u^2) / (27 + 9 u^2) on [-3, 3], clamped there (where it reaches +-1 with
- * zero slope): the [3/2] Pade approximant, max error 2.4e-2, monotonic. */
+ * zero slope): the [3/2] Pade approximant, max error 2.4e-2, monotonic. The quotient is
+ * num x (1/den), each correctly rounded: den lies in [27, 108], so the reciprocal needs no
+ * branch (ew_rcp_rn_27_108), and the host computes the same num * (1.0f / den). */
 __device__ __forceinline__ static float ew_tanh_pade(float u)
 {
     float uc = fminf(fmaxf(u, -3.0f), 3.0f);
     float uc2 = __fmul_rn(uc, uc);
     float num = __fmul_rn(uc, __fadd_rn(27.0f, uc2));
     float den = __fadd_rn(27.0f, __fmul_rn(9.0f, uc2));
-    return __fdiv_rn(num, den);
+    return __fmul_rn(num, ew_rcp_rn_27_108(den));
 }
 
 /* GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). 16 flops. */
@@ -163,16 +187,20 @@ __device__ __forceinline__ static float ew_gelu(float x)
     return __fmul_rn(__fmul_rn(0.5f, x), __fadd_rn(1.0f, t));
 }
 
-/* One op on one element. `kind`, `a`, `c` and `op_index` are constants where the table is
- * expanded, so the switch folds away. */
+/* One op on one element (index e). `kind`, `a`, `c` and `op_index` are constants where the
+ * table is expanded, so the switch folds away. */
 __device__ __forceinline__ static float ew_apply(ew_kind kind, float a, float c, int op_index,
-                                                 float x, float r, float b, size_t e,
+                                                 float x, float r, float b, uint32_t e,
                                                  uint32_t seed)
 {
     switch (kind) {
     case EW_BIAS_ADD: return __fadd_rn(x, b);
     case EW_GELU: return ew_gelu(x);
-    case EW_DROPOUT: return ew_dropout_keep(seed, op_index, e, a) ? __fmul_rn(x, c) : 0.0f;
+    case EW_DROPOUT: {
+        /* kept ? x c : +0, as a select (no branch): all-ones or zero mask on the product */
+        uint32_t kept = 0u - (uint32_t)ew_dropout_keep(seed, op_index, e, a);
+        return __uint_as_float(__float_as_uint(__fmul_rn(x, c)) & kept);
+    }
     case EW_SCALE: return __fmul_rn(x, a);
     case EW_RESIDUAL_ADD: return __fadd_rn(x, r);
     case EW_CLAMP: return fminf(fmaxf(x, -a), a);
@@ -182,17 +210,26 @@ __device__ __forceinline__ static float ew_apply(ew_kind kind, float a, float c,
     }
 }
 
-/* Ops [first, end) of the table on `lanes` consecutive elements starting at e0 (x in place;
- * r and b are the residual and bias of each lane). Expanded from the table: one guarded block
- * per row, so no per-op dispatch happens at run time beyond a uniform branch. */
+/* The ops [first, end) of the table as a mask, bit i for row i. */
+__host__ __device__ static inline uint32_t ew_op_mask(int first, int end)
+{
+    return ((1u << end) - 1u) & ~((1u << first) - 1u);
+}
+
+/* The ops in `ops` (ew_op_mask) on `lanes` elements, with indices e[] (x in place; r and b
+ * are the residual and bias of each lane). Expanded from the table: one guarded block per
+ * row, so no per-op dispatch happens at run time beyond a uniform branch, taken once for all
+ * the lanes of a thread. The guard tests a bit of one register: a [first, end) range test
+ * per row would need 16 predicates, more than the hardware has, and they would be rebuilt
+ * in every iteration. */
 __device__ __forceinline__ static void ew_chain(float *x, const float *r, const float *b,
-                                                int lanes, size_t e0, int first, int end,
+                                                const uint32_t *e, int lanes, uint32_t ops,
                                                 uint32_t seed)
 {
 #define EW_DEVICE_ROW(i, k, a_, c_)                                                        \
-    if ((i) >= first && (i) < end) {                                                       \
+    if (ops & (1u << (i))) {                                                               \
         _Pragma("unroll") for (int j = 0; j < lanes; ++j)                                  \
-            x[j] = ew_apply((k), (a_), (c_), (i), x[j], r[j], b[j], e0 + j, seed);         \
+            x[j] = ew_apply((k), (a_), (c_), (i), x[j], r[j], b[j], e[j], seed);           \
     }
     EW_OP_TABLE(EW_DEVICE_ROW)
 #undef EW_DEVICE_ROW
@@ -205,11 +242,43 @@ typedef struct ew_launch {
     void *out;
     const void *residual;       /* read only when load_residual */
     const void *bias;           /* EW_HIDDEN elements, read only when load_bias */
-    size_t n;                   /* elements, a multiple of the vector width (setup checks) */
+    uint32_t rows;              /* of EW_HIDDEN elements; rows x EW_HIDDEN < 2^32 (setup checks) */
     int first, end;
     int load_residual, load_bias;
     uint32_t seed;              /* of the dropout mask */
 } ew_launch;
+
+/* How the chain kernels split the work. A block takes one row of the activation (EW_HIDDEN
+ * elements, one bias vector's worth) per iteration of a grid-stride loop over rows. Thread t
+ * owns vectors t, t + EW_BLOCK, ... of the row (EW_THREAD_ELEMS elements in all):
+ * - every vector load or store of a warp covers 512 contiguous bytes (coalesced);
+ * - a thread issues all its loads of the row (input and residual) before computing any of
+ *   them, so several 16-byte loads per thread are in flight, not one;
+ * - a thread's bias elements are the same in every row: loaded once, before the loop;
+ * - the per-op branches and loop overhead are paid once per EW_THREAD_ELEMS elements.
+ * Element index of lane j of vector k of a thread: row x EW_HIDDEN + t x W (bits from
+ * log2(W) up to log2(EW_BLOCK x W) - 1, and from log2(EW_HIDDEN) up) plus k x EW_BLOCK x W + j
+ * (the other bits: j < W, k x EW_BLOCK x W < EW_HIDDEN). The two parts share no bit, so the
+ * sum is their xor, which is how it is written: the dropout key's xor then folds into one
+ * per row and op. */
+enum {
+    EW_THREAD_ELEMS = EW_HIDDEN / EW_BLOCK,
+    EW_MIN_BLOCKS = 4           /* per SM: caps a chain kernel at 64 registers (no spills) */
+};
+static_assert(EW_HIDDEN % (EW_BLOCK * 8) == 0 && (EW_BLOCK & (EW_BLOCK - 1)) == 0,
+              "a row is a whole number of 8-element vectors per thread; powers of two");
+
+/* Indices of a thread's elements in a row, W elements per vector (see above). */
+__device__ __forceinline__ static void ew_lane_indices(uint32_t *e, uint32_t row, uint32_t t,
+                                                       int w)
+{
+    const uint32_t base = row * EW_HIDDEN + t * (uint32_t)w;
+#pragma unroll
+    for (int k = 0; k < EW_THREAD_ELEMS / w; ++k)
+#pragma unroll
+        for (int j = 0; j < w; ++j)
+            e[k * w + j] = base ^ (uint32_t)(k * EW_BLOCK * w + j);
+}
 
 __device__ __forceinline__ static void ew_unpack_f32(float4 v, float *x)
 {
@@ -219,25 +288,38 @@ __device__ __forceinline__ static void ew_unpack_f32(float4 v, float *x)
     x[3] = v.w;
 }
 
-/* fp32 storage: one float4 (4 elements) per thread per iteration, grid-stride. */
-__global__ void __launch_bounds__(EW_BLOCK) ew_chain_f32(ew_launch p)
+/* fp32 storage: 4 float4 (16 elements) per thread per row. */
+__global__ void __launch_bounds__(EW_BLOCK, EW_MIN_BLOCKS) ew_chain_f32(ew_launch p)
 {
-    const float4 *in = (const float4 *)p.in;
-    const float4 *residual = (const float4 *)p.residual;
-    const float4 *bias = (const float4 *)p.bias;
-    float4 *out = (float4 *)p.out;
-    const size_t n_vec = p.n / 4;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x; v < n_vec; v += stride) {
-        const size_t e0 = v * 4;
-        float x[4], r[4] = {0.0f, 0.0f, 0.0f, 0.0f}, b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        ew_unpack_f32(in[v], x);
-        if (p.load_residual)
-            ew_unpack_f32(residual[v], r);
-        if (p.load_bias)
-            ew_unpack_f32(bias[(e0 % EW_HIDDEN) / 4], b);
-        ew_chain(x, r, b, 4, e0, p.first, p.end, p.seed);
-        out[v] = make_float4(x[0], x[1], x[2], x[3]);
+    enum { W = 4, K = EW_THREAD_ELEMS / W, ROW_VECS = EW_HIDDEN / W };
+    const uint32_t t = threadIdx.x, ops = ew_op_mask(p.first, p.end);
+    float b[EW_THREAD_ELEMS] = {0.0f};
+    if (p.load_bias) {
+        const float4 *bias = (const float4 *)p.bias + t;
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            ew_unpack_f32(bias[k * EW_BLOCK], b + k * W);
+    }
+    for (uint32_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const size_t v0 = (size_t)row * ROW_VECS + t;
+        const float4 *in = (const float4 *)p.in + v0;
+        const float4 *residual = (const float4 *)p.residual + v0;
+        float4 *out = (float4 *)p.out + v0;
+        float x[EW_THREAD_ELEMS], r[EW_THREAD_ELEMS] = {0.0f};
+        uint32_t e[EW_THREAD_ELEMS];
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            ew_unpack_f32(in[k * EW_BLOCK], x + k * W);
+        if (p.load_residual) {
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                ew_unpack_f32(residual[k * EW_BLOCK], r + k * W);
+        }
+        ew_lane_indices(e, row, t, W);
+        ew_chain(x, r, b, e, EW_THREAD_ELEMS, ops, p.seed);
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            out[k * EW_BLOCK] = make_float4(x[k * W], x[k * W + 1], x[k * W + 2], x[k * W + 3]);
     }
 }
 
@@ -259,27 +341,42 @@ __device__ __forceinline__ static uint32_t ew_pack_bf16x2(float lo, float hi)
     return (uint32_t)__bfloat16_as_ushort(h.x) | ((uint32_t)__bfloat16_as_ushort(h.y) << 16);
 }
 
-/* bf16 storage: one uint4 (8 elements) per thread per iteration, grid-stride; math in fp32,
- * rounded to bf16 once, at the store. */
-__global__ void __launch_bounds__(EW_BLOCK) ew_chain_bf16(ew_launch p)
+/* bf16 storage: 2 uint4 (16 elements) per thread per row; math in fp32, rounded to bf16
+ * once, at the store. */
+__global__ void __launch_bounds__(EW_BLOCK, EW_MIN_BLOCKS) ew_chain_bf16(ew_launch p)
 {
-    const uint4 *in = (const uint4 *)p.in;
-    const uint4 *residual = (const uint4 *)p.residual;
-    const uint4 *bias = (const uint4 *)p.bias;
-    uint4 *out = (uint4 *)p.out;
-    const size_t n_vec = p.n / 8;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t v = (size_t)blockIdx.x * blockDim.x + threadIdx.x; v < n_vec; v += stride) {
-        const size_t e0 = v * 8;
-        float x[8], r[8] = {0.0f}, b[8] = {0.0f};
-        ew_unpack_bf16(in[v], x);
-        if (p.load_residual)
-            ew_unpack_bf16(residual[v], r);
-        if (p.load_bias)
-            ew_unpack_bf16(bias[(e0 % EW_HIDDEN) / 8], b);
-        ew_chain(x, r, b, 8, e0, p.first, p.end, p.seed);
-        out[v] = make_uint4(ew_pack_bf16x2(x[0], x[1]), ew_pack_bf16x2(x[2], x[3]),
-                            ew_pack_bf16x2(x[4], x[5]), ew_pack_bf16x2(x[6], x[7]));
+    enum { W = 8, K = EW_THREAD_ELEMS / W, ROW_VECS = EW_HIDDEN / W };
+    const uint32_t t = threadIdx.x, ops = ew_op_mask(p.first, p.end);
+    float b[EW_THREAD_ELEMS] = {0.0f};
+    if (p.load_bias) {
+        const uint4 *bias = (const uint4 *)p.bias + t;
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            ew_unpack_bf16(bias[k * EW_BLOCK], b + k * W);
+    }
+    for (uint32_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const size_t v0 = (size_t)row * ROW_VECS + t;
+        const uint4 *in = (const uint4 *)p.in + v0;
+        const uint4 *residual = (const uint4 *)p.residual + v0;
+        uint4 *out = (uint4 *)p.out + v0;
+        float x[EW_THREAD_ELEMS], r[EW_THREAD_ELEMS] = {0.0f};
+        uint32_t e[EW_THREAD_ELEMS];
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            ew_unpack_bf16(in[k * EW_BLOCK], x + k * W);
+        if (p.load_residual) {
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                ew_unpack_bf16(residual[k * EW_BLOCK], r + k * W);
+        }
+        ew_lane_indices(e, row, t, W);
+        ew_chain(x, r, b, e, EW_THREAD_ELEMS, ops, p.seed);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const float *y = x + k * W;
+            out[k * EW_BLOCK] = make_uint4(ew_pack_bf16x2(y[0], y[1]), ew_pack_bf16x2(y[2], y[3]),
+                                           ew_pack_bf16x2(y[4], y[5]), ew_pack_bf16x2(y[6], y[7]));
+        }
     }
 }
 
@@ -326,8 +423,9 @@ __global__ void ew_check_kernel(ew_check_args p)
         float x = ew_load(p.x, e, p.bits);
         float r = ew_load(p.residual, e, p.bits);
         float b = ew_load(p.bias, e % EW_HIDDEN, p.bits);
+        const uint32_t e32 = (uint32_t)e;   /* n < 2^32 (setup checks) */
         for (int k = 0; k < p.n_ops; ++k) {
-            ew_chain(&x, &r, &b, 1, e, k, k + 1, p.seed);
+            ew_chain(&x, &r, &b, &e32, 1, ew_op_mask(k, k + 1), p.seed);
             if (p.round_each && p.bits == 16)
                 x = __bfloat162float(__float2bfloat16_rn(x));
         }
@@ -341,6 +439,21 @@ __global__ void ew_check_kernel(ew_check_args p)
     }
 }
 
+/* ew_rcp_rn_27_108 against __frcp_rn (documented correctly rounded) on every float in
+ * [27, 108], about 16 M values: the branch-free reciprocal is exact because it is the same
+ * instructions as __frcp_rn's fast path; this proves it on the GPU at hand (one count in
+ * bad[0] per value that differs). */
+__global__ void ew_rcp_check_kernel(unsigned long long *bad)
+{
+    const uint32_t lo = __float_as_uint(27.0f), hi = __float_as_uint(108.0f);
+    for (uint32_t u = lo + blockIdx.x * blockDim.x + threadIdx.x; u <= hi;
+         u += gridDim.x * blockDim.x) {
+        float d = __uint_as_float(u);
+        if (__float_as_uint(ew_rcp_rn_27_108(d)) != __float_as_uint(__frcp_rn(d)))
+            atomicAdd(&bad[0], 1ull);
+    }
+}
+
 /* ---- host reference -------------------------------------------------------------------- */
 /* The same IEEE operations in the same order as the device ops. Each is its own non-inlined
  * function so that the host compiler cannot contract a multiply and an add into an FMA
@@ -350,13 +463,14 @@ __attribute__((noinline)) static float ew_h_add(float a, float b) { return a + b
 __attribute__((noinline)) static float ew_h_mul(float a, float b) { return a * b; }
 __attribute__((noinline)) static float ew_h_div(float a, float b) { return a / b; }
 
+/* num x (1/den), both correctly rounded, as on the device (ew_tanh_pade). */
 static float ew_host_tanh_pade(float u)
 {
     float uc = fminf(fmaxf(u, -3.0f), 3.0f);
     float uc2 = ew_h_mul(uc, uc);
     float num = ew_h_mul(uc, ew_h_add(27.0f, uc2));
     float den = ew_h_add(27.0f, ew_h_mul(9.0f, uc2));
-    return ew_h_div(num, den);
+    return ew_h_mul(num, ew_h_div(1.0f, den));
 }
 
 static float ew_host_gelu(float x)
@@ -372,7 +486,8 @@ static float ew_host_apply(const ew_op *op, float x, float r, float b, size_t e,
     switch (op->kind) {
     case EW_BIAS_ADD: return ew_h_add(x, b);
     case EW_GELU: return ew_host_gelu(x);
-    case EW_DROPOUT: return ew_dropout_keep(seed, op->index, e, op->a) ? ew_h_mul(x, op->c) : 0.0f;
+    case EW_DROPOUT:
+        return ew_dropout_keep(seed, op->index, (uint32_t)e, op->a) ? ew_h_mul(x, op->c) : 0.0f;
     case EW_SCALE: return ew_h_mul(x, op->a);
     case EW_RESIDUAL_ADD: return ew_h_add(x, r);
     case EW_CLAMP: return fminf(fmaxf(x, -op->a), op->a);
@@ -423,7 +538,7 @@ typedef struct ew_state {
     size_t n;                   /* elements of the activation */
     size_t tensor_bytes, bias_bytes;
     void *x, *residual, *y, *bias;
-    unsigned long long *d_bad;  /* the check kernel's two counters */
+    unsigned long long *d_bad;  /* the check kernels' two counters */
     uint32_t seed;              /* dropout mask of the current inputs */
     int chain_blocks;           /* one full wave of the chain kernel */
     int check_blocks;
@@ -477,6 +592,25 @@ out:
     return rc;
 }
 
+/* The GELU's reciprocal must be correctly rounded for the device and host results to agree:
+ * checked once per setup on every value it can take (ew_rcp_check_kernel). */
+static int ew_check_rcp(uf_ctx *ctx, const ew_state *st)
+{
+    int rc = UF_OK;
+    unsigned long long bad = 0;
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_bad, 0, sizeof *st->d_bad, ctx->stream), out);
+    ew_rcp_check_kernel<<<st->check_blocks, EW_BLOCK, 0, ctx->stream>>>(st->d_bad);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(&bad, st->d_bad, sizeof bad, cudaMemcpyDeviceToHost,
+                                        ctx->stream), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
+    if (bad != 0)
+        rc = uf_fail(ctx, UF_ERR, "the branch-free reciprocal of the GELU differs from "
+                     "__frcp_rn at %llu values of [27, 108]", bad);
+out:
+    return rc;
+}
+
 /* ---- callbacks ------------------------------------------------------------------------- */
 
 static int ew_setup(uf_ctx *ctx)
@@ -521,7 +655,10 @@ static int ew_setup(uf_ctx *ctx)
         UF_CUDA_OR_GOTO(rc, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ew_chain_bf16,
                                                                           EW_BLOCK, 0), out_free);
     st->chain_blocks = (per_sm > 0 ? per_sm : 1) * sms;
+    if ((size_t)st->chain_blocks > st->n / EW_HIDDEN)   /* a block per row at most */
+        st->chain_blocks = (int)(st->n / EW_HIDDEN);
     st->check_blocks = 8 * sms;
+    UF_STATUS_OR_GOTO(rc, ew_check_rcp(ctx, st), out_free);
     UF_STATUS_OR_GOTO(rc, ew_make_inputs(ctx, st, ctx->seed), out_free);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out_free);
     ctx->state = st;
@@ -541,7 +678,7 @@ static int ew_launch_ops(uf_ctx *ctx, const ew_state *st, const void *in, int fi
         .out = st->y,
         .residual = st->residual,
         .bias = st->bias,
-        .n = st->n,
+        .rows = (uint32_t)(st->n / EW_HIDDEN),
         .first = first,
         .end = end,
         .load_residual = ew_ops_read(first, end, 0),

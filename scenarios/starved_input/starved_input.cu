@@ -56,9 +56,9 @@ typedef struct si_shape {
     int corpus_batches;     /* batches in the corpus; steps cycle over them (epochs) */
 } si_shape;
 
-static const si_shape SI_FULL = {.rows = 256, .seq_len = 512, .hidden = 1536, .ffn = 6144,
+static const si_shape SI_FULL = {.rows = 256, .seq_len = 512, .hidden = 1280, .ffn = 5120,
                                  .corpus_batches = 16};
-static const si_shape SI_QUICK = {.rows = 64, .seq_len = 512, .hidden = 1536, .ffn = 6144,
+static const si_shape SI_QUICK = {.rows = 64, .seq_len = 512, .hidden = 1280, .ffn = 5120,
                                   .corpus_batches = 6};
 
 enum {
