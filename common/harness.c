@@ -816,9 +816,9 @@ static void evaluate_expectations(run *r, uf_expectations *ex)
         const uf_claim *c = &ex->claims[i];
         char key[UF_NAME_LEN];
         snprintf(key, sizeof key, "claim.%d", i + 1);
-        uf_meta_set(&r->table.meta, key, "[%s] %.400s (measured %.4g)",
-                    c->status == 1 ? "held" : c->status == 0 ? "FAILED" : "n/a", c->text,
-                    c->value);
+        uf_meta_set(&r->table.meta, key, "[%s] (measured %.4g) %.400s",
+                    c->status == 1 ? "held" : c->status == 0 ? "FAILED" : "n/a", c->value,
+                    c->text);
     }
 }
 

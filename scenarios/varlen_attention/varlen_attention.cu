@@ -4,12 +4,14 @@
  * real_len), so the variants differ only in how much padding they hand the kernel.
  *
  * The kernel is FlashAttention-2 style: a block owns VA_BLOCK_M query rows of one
- * (sequence, head), each warp 16 of them; it walks the key/value tiles of VA_BLOCK_N keys
- * (double-buffered in shared memory with cp.async), computes S = Q·Kᵀ with mma.sync m16n8k16
+ * (sequence, head), each warp VA_ROWS_PER_WARP of them (16, or 32 as two m16 tiles that share
+ * every K and V fragment); it walks the key/value tiles of VA_BLOCK_N keys (double-buffered
+ * in shared memory with cp.async), computes S = Q·Kᵀ with mma.sync m16n8k16
  * (bf16 in, fp32 accumulate), keeps the softmax online in registers (running max and sum per
  * row, exp2 of log2e-scaled scores), reuses P directly as the A operand of O += P·V and writes
  * O as bf16 once at the end. Scores never touch memory. Only sm_80+ instructions (mma.sync,
- * ldmatrix, cp.async): it builds for sm_89 and sm_90 alike.
+ * ldmatrix, cp.async): it builds for sm_89 and sm_90 alike (with 32 rows per warp its shared
+ * memory exceeds sm_89's opt-in, and the scenario skips there).
  *
  * Verification: an fp32 reference kernel (one warp per query row and head, two passes over
  * the keys) compared on real tokens, anchored itself by a host fp64 computation of sampled
@@ -25,27 +27,62 @@
 
 /* ---- the shapes the kernel is built for -------------------------------------------------- */
 
+/* Query rows per warp: 16 (one m16 tile; the warp keeps its Q fragments in registers) or 32
+ * (two m16 tiles that share every K and V fragment the warp loads from shared memory, so each
+ * ldmatrix feeds twice the mma's; the O accumulators double, so Q fragments are re-read from
+ * shared memory each key tile instead of living in registers). Build with
+ * -DVA_ROWS_PER_WARP=32 to select the second. */
+#ifndef VA_ROWS_PER_WARP
+#define VA_ROWS_PER_WARP 16
+#endif
+#define VA_M_TILES (VA_ROWS_PER_WARP / 16)          /* m16 tiles per warp */
+#define VA_Q_IN_REGISTERS (VA_M_TILES == 1)          /* else Q fragments come from shared memory */
 #define VA_HEAD_DIM 128
-#define VA_WARPS 4                                  /* warps per block, 16 query rows each */
+#define VA_WARPS 4                                  /* warps per block, VA_ROWS_PER_WARP rows each */
 #define VA_THREADS (VA_WARPS * 32)
-#define VA_BLOCK_M (16 * VA_WARPS)                  /* query rows per block */
-#define VA_BLOCK_N 64                               /* keys per tile */
+#define VA_BLOCK_M (VA_ROWS_PER_WARP * VA_WARPS)    /* query rows per block */
+#define VA_BLOCK_N 64                               /* keys per tile (staged in shared memory) */
+/* Keys a warp takes per softmax step (S, mask, online softmax, P·V): the whole tile with 16
+ * rows; half of it with 32, so that the scores (VA_ROWS_PER_WARP × VA_WARP_N fp32, 32 per
+ * thread either way) fit beside the 128 registers of O accumulators without spilling. (With
+ * -DVA_WARP_N=64 and 32 rows ptxas spills a few loop-invariant scalars: an experiment.) */
+#ifndef VA_WARP_N
+#define VA_WARP_N (VA_ROWS_PER_WARP == 16 ? 64 : 32)
+#endif
 #define VA_SMEM_STRIDE (VA_HEAD_DIM + 8)            /* bf16 per shared row: 16 bytes of pad */
 #define VA_CHUNKS_PER_ROW (VA_HEAD_DIM / 8)         /* 16-byte chunks per row */
 /* Q tile, then K and V tiles, two buffers each. */
 #define VA_SMEM_BYTES ((VA_BLOCK_M + 4 * VA_BLOCK_N) * VA_SMEM_STRIDE * 2)
+/* Two blocks (8 warps) per SM. With 32 rows per warp that caps a thread at 255 registers
+ * (65536 / 256): O (128) + S (64) + 2 Q and 1 K fragments (12) + softmax state (8) fit. */
 #define VA_MIN_BLOCKS_PER_SM 2
-/* Tensor FLOPs of one warp on one key tile: S (16×BLOCK_N×d) and P·V (16×d×BLOCK_N), 2 each. */
-#define VA_FLOPS_PER_WARP_TILE (4.0 * 16.0 * VA_BLOCK_N * VA_HEAD_DIM)
+/* Tensor FLOPs of one warp on one key tile: S (rows×BLOCK_N×d) and P·V (rows×d×BLOCK_N), 2
+ * each, rows = VA_ROWS_PER_WARP (every m-tile of the warp is issued, in range or not). */
+#define VA_FLOPS_PER_WARP_TILE (4.0 * VA_ROWS_PER_WARP * VA_BLOCK_N * VA_HEAD_DIM)
 
+static_assert(VA_ROWS_PER_WARP == 16 || VA_ROWS_PER_WARP == 32,
+              "VA_ROWS_PER_WARP is 16 (one m16 tile per warp) or 32 (two)");
 static_assert(VA_HEAD_DIM % 16 == 0, "head dim is walked in k-steps of 16");
 static_assert(VA_BLOCK_N % 16 == 0, "keys are walked in pairs of 8-key n-tiles");
+static_assert(VA_WARP_N % 16 == 0 && VA_BLOCK_N % VA_WARP_N == 0,
+              "a warp walks the key tile in whole steps of pairs of 8-key n-tiles");
+static_assert(VA_BLOCK_N % VA_ROWS_PER_WARP == 0,
+              "a warp's rows lie within one key tile (the causal tile count relies on it)");
 static_assert((VA_SMEM_STRIDE * 2) % 16 == 0, "shared rows must stay 16-byte aligned (cp.async, ldmatrix)");
 static_assert((VA_SMEM_STRIDE * 2 / 4) % 32 == 4,
               "a row stride of 4 banks (mod 32) puts the 8 rows of one ldmatrix matrix on distinct banks");
 static_assert((VA_BLOCK_M * VA_CHUNKS_PER_ROW) % VA_THREADS == 0, "Q tile chunks split evenly");
 static_assert((VA_BLOCK_N * VA_CHUNKS_PER_ROW) % VA_THREADS == 0, "K/V tile chunks split evenly");
+#if VA_ROWS_PER_WARP == 16
+/* 87 KB: one block per SM on sm_89 (99 KB opt-in), two on sm_90. */
 static_assert(VA_SMEM_BYTES <= 99 * 1024, "fits the opt-in shared memory of sm_89 and sm_90");
+#else
+/* 102 KB (the 128-row Q tile): two blocks per SM on sm_90 (227 KB opt-in, 228 KB per SM);
+ * beyond sm_89's 99 KB opt-in, where va_prepare_kernel skips the scenario. */
+static_assert(VA_SMEM_BYTES <= 227 * 1024, "fits the opt-in shared memory of sm_90");
+static_assert(2 * (VA_SMEM_BYTES + 1024) <= 228 * 1024,
+              "two blocks per SM on sm_90 (228 KB per SM, 1 KB reserved per block)");
+#endif
 
 /* ---- the data set -------------------------------------------------------------------------- */
 
@@ -83,18 +120,19 @@ typedef struct va_item {
 
 /* ---- the tile count: one function for the kernel's loop bounds and the FLOP count --------- */
 
-/* Key tiles warp `warp` of query tile `q_tile` computes: none when all its 16 rows lie beyond
- * computed_len; every tile up to computed_len without a causal mask; with it, the tiles that
+/* Key tiles warp `warp` of query tile `q_tile` computes: none when all its VA_ROWS_PER_WARP
+ * rows lie beyond computed_len; every tile up to computed_len without a causal mask; with it, the tiles that
  * hold a key <= the warp's last computed row. */
 __host__ __device__ static inline int va_warp_key_tiles(int q_tile, int warp, int computed_len,
                                                         int causal)
 {
-    const int row0 = q_tile * VA_BLOCK_M + warp * 16;
+    const int row0 = q_tile * VA_BLOCK_M + warp * VA_ROWS_PER_WARP;
     if (row0 >= computed_len)
         return 0;
     if (!causal)
         return (computed_len + VA_BLOCK_N - 1) / VA_BLOCK_N;
-    const int row_last = (row0 + 15 < computed_len) ? row0 + 15 : computed_len - 1;
+    const int row_end = row0 + VA_ROWS_PER_WARP - 1;
+    const int row_last = (row_end < computed_len) ? row_end : computed_len - 1;
     return row_last / VA_BLOCK_N + 1;
 }
 
@@ -296,127 +334,182 @@ __device__ __forceinline__ void va_load_rows(__nv_bfloat16 *dst, const __nv_bflo
     }
 }
 
-/* One warp, one key tile: S = Q·Kᵀ for its 16 rows × VA_BLOCK_N keys, mask, online softmax
- * update of (m_run, l_run, o_acc), then O += P·V. Row r = 0 is the lane's row g, r = 1 its
- * row g+8. m_run is in the log2 domain (score · scale_log2); l_run is the lane's partial sum
- * over its own columns (the 4 lanes of a group are summed once, at the end). */
-__device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __nv_bfloat16 *s_v,
-                                             const uint32_t (*q_frag)[4], float (*o_acc)[4],
-                                             float m_run[2], float l_run[2], int lane, int row0,
-                                             int key0, int real_len, int causal, float scale_log2)
-{
-    float s[VA_BLOCK_N / 8][4];
-#pragma unroll
-    for (int j = 0; j < VA_BLOCK_N / 8; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            s[j][e] = 0.0f;
+/* Where a warp's Q fragments come from: with one m-tile, registers loaded once (q_frag[kk]);
+ * with two, the warp's rows of the Q tile in shared memory, re-read each key tile (the O
+ * accumulators of two m-tiles leave no room for 64 more registers of Q). */
+#if VA_Q_IN_REGISTERS
+typedef const uint32_t (*va_q_src)[4];
+#else
+typedef const __nv_bfloat16 *va_q_src;
+#endif
 
-    /* S = Q·Kᵀ: k-steps over the head dim, key n-tiles in pairs. */
+/* The A fragment of m-tile mt, head-dim k-step kk. */
+__device__ __forceinline__ void va_q_fragment(uint32_t a[4], va_q_src q, int mt, int kk, int lane)
+{
+#if VA_Q_IN_REGISTERS
+    (void)mt;
+    (void)lane;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        a[i] = q[kk][i];
+#else
+    va_ldmatrix_x4(a, q + (16 * mt + va_ldsm_q_row(lane)) * VA_SMEM_STRIDE + 16 * kk +
+                          va_ldsm_q_col(lane));
+#endif
+}
+
+/* One warp, one key step: S = Q·Kᵀ for its VA_ROWS_PER_WARP rows (VA_M_TILES m16 tiles) ×
+ * VA_WARP_N keys (the tile, or one half of it), mask, online softmax update of (m_run, l_run,
+ * o_acc), then O += P·V. Every K and V fragment loaded is used by each m-tile. In m-tile mt,
+ * row r = 0 is the lane's row g, r = 1 its row g+8 (rows row0 + 16·mt + ...). m_run is in
+ * the log2 domain (score · scale_log2); l_run is the lane's partial sum over its own columns
+ * (the 4 lanes of a group are summed once, at the end). */
+__device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __nv_bfloat16 *s_v,
+                                             va_q_src q_src, float (*o_acc)[VA_HEAD_DIM / 8][4],
+                                             float (*m_run)[2], float (*l_run)[2], int lane,
+                                             int row0, int key0, int real_len, int causal,
+                                             float scale_log2)
+{
+    float s[VA_M_TILES][VA_WARP_N / 8][4];
+#pragma unroll
+    for (int mt = 0; mt < VA_M_TILES; mt++)
+#pragma unroll
+        for (int j = 0; j < VA_WARP_N / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[mt][j][e] = 0.0f;
+
+    /* S = Q·Kᵀ: k-steps over the head dim, key n-tiles in pairs, each K fragment to every
+     * m-tile. */
 #pragma unroll
     for (int kk = 0; kk < VA_HEAD_DIM / 16; kk++) {
+        uint32_t a[VA_M_TILES][4];
 #pragma unroll
-        for (int jp = 0; jp < VA_BLOCK_N / 16; jp++) {
+        for (int mt = 0; mt < VA_M_TILES; mt++)
+            va_q_fragment(a[mt], q_src, mt, kk, lane);
+#pragma unroll
+        for (int jp = 0; jp < VA_WARP_N / 16; jp++) {
             uint32_t b[4];
             va_ldmatrix_x4(b, s_k + (16 * jp + va_ldsm_k_key(lane)) * VA_SMEM_STRIDE + 16 * kk +
                                   va_ldsm_k_col(lane));
-            va_mma_bf16(s[2 * jp], q_frag[kk], b[0], b[1]);
-            va_mma_bf16(s[2 * jp + 1], q_frag[kk], b[2], b[3]);
+#pragma unroll
+            for (int mt = 0; mt < VA_M_TILES; mt++) {
+                va_mma_bf16(s[mt][2 * jp], a[mt], b[0], b[1]);
+                va_mma_bf16(s[mt][2 * jp + 1], a[mt], b[2], b[3]);
+            }
         }
     }
 
     /* Mask keys beyond the real length (padding) and, causal, keys after the query. Only the
-     * tiles that can hold such a key pay for it; the test is uniform across the warp. */
+     * tiles that can hold such a key pay for it; the test is uniform across the warp (row0 is
+     * its first row, so it is conservative for the later m-tile). */
     const bool needs_mask =
-        key0 + VA_BLOCK_N > real_len || (causal && key0 + VA_BLOCK_N - 1 > row0);
+        key0 + VA_WARP_N > real_len || (causal && key0 + VA_WARP_N - 1 > row0);
     if (needs_mask) {
 #pragma unroll
-        for (int j = 0; j < VA_BLOCK_N / 8; j++)
+        for (int mt = 0; mt < VA_M_TILES; mt++)
+#pragma unroll
+            for (int j = 0; j < VA_WARP_N / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = key0 + 8 * j + va_c_col(lane, e);
+                    const int row = row0 + 16 * mt + va_c_row(lane, e);
+                    if (key >= real_len || (causal && key > row))
+                        s[mt][j][e] = -INFINITY;
+                }
+    }
+
+    /* Online softmax, per m-tile: new running max per row (over the 4 lanes of the group),
+     * rescale what was accumulated by 2^(m_old − m_new), then P = 2^(s·scale_log2 − m_new). */
+#pragma unroll
+    for (int mt = 0; mt < VA_M_TILES; mt++) {
+        float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int j = 0; j < VA_WARP_N / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[mt][j][e]);
+        float m_use[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+            const float m_new = fmaxf(m_run[mt][r], tile_max[r] * scale_log2);
+            /* A row with every key masked so far keeps m = −inf: exponentiate against 0
+             * instead, so that −inf − (−inf) never makes a NaN (every p and alpha is then 0). */
+            m_use[r] = (m_new == -INFINITY) ? 0.0f : m_new;
+            const float alpha = va_exp2(m_run[mt][r] - m_use[r]);
+            m_run[mt][r] = m_new;
+            l_run[mt][r] *= alpha;
+#pragma unroll
+            for (int n = 0; n < VA_HEAD_DIM / 8; n++) {
+                o_acc[mt][n][2 * r] *= alpha;
+                o_acc[mt][n][2 * r + 1] *= alpha;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < VA_WARP_N / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int key = key0 + 8 * j + va_c_col(lane, e);
-                const int row = row0 + va_c_row(lane, e);
-                if (key >= real_len || (causal && key > row))
-                    s[j][e] = -INFINITY;
+                const float p = va_exp2(fmaf(s[mt][j][e], scale_log2, -m_use[e >> 1]));
+                l_run[mt][e >> 1] += p;
+                s[mt][j][e] = p;
             }
     }
 
-    /* Online softmax: new running max per row (over the 4 lanes of the group), rescale what
-     * was accumulated by 2^(m_old − m_new), then P = 2^(s·scale_log2 − m_new). */
-    float tile_max[2] = {-INFINITY, -INFINITY};
+    /* O += P·V: P's C fragments of n-tiles 2kk, 2kk+1 are the A fragment of k-step kk; each V
+     * fragment goes to every m-tile. */
 #pragma unroll
-    for (int j = 0; j < VA_BLOCK_N / 8; j++)
+    for (int kk = 0; kk < VA_WARP_N / 16; kk++) {
+        uint32_t p_frag[VA_M_TILES][4];
 #pragma unroll
-        for (int e = 0; e < 4; e++)
-            tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[j][e]);
-    float m_use[2];
-#pragma unroll
-    for (int r = 0; r < 2; r++) {
-        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-        const float m_new = fmaxf(m_run[r], tile_max[r] * scale_log2);
-        /* A row with every key masked so far keeps m = −inf: exponentiate against 0 instead,
-         * so that −inf − (−inf) never makes a NaN (every p and alpha is then 0). */
-        m_use[r] = (m_new == -INFINITY) ? 0.0f : m_new;
-        const float alpha = va_exp2(m_run[r] - m_use[r]);
-        m_run[r] = m_new;
-        l_run[r] *= alpha;
-#pragma unroll
-        for (int n = 0; n < VA_HEAD_DIM / 8; n++) {
-            o_acc[n][2 * r] *= alpha;
-            o_acc[n][2 * r + 1] *= alpha;
+        for (int mt = 0; mt < VA_M_TILES; mt++) {
+            p_frag[mt][0] = va_pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+            p_frag[mt][1] = va_pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+            p_frag[mt][2] = va_pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+            p_frag[mt][3] = va_pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
         }
-    }
-#pragma unroll
-    for (int j = 0; j < VA_BLOCK_N / 8; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const float p = va_exp2(fmaf(s[j][e], scale_log2, -m_use[e >> 1]));
-            l_run[e >> 1] += p;
-            s[j][e] = p;
-        }
-
-    /* O += P·V: P's C fragments of n-tiles 2kk, 2kk+1 are the A fragment of k-step kk. */
-#pragma unroll
-    for (int kk = 0; kk < VA_BLOCK_N / 16; kk++) {
-        const uint32_t p_frag[4] = {
-            va_pack_bf16(s[2 * kk][0], s[2 * kk][1]), va_pack_bf16(s[2 * kk][2], s[2 * kk][3]),
-            va_pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-            va_pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
         for (int dp = 0; dp < VA_HEAD_DIM / 16; dp++) {
             uint32_t b[4];
             va_ldmatrix_x4_trans(b, s_v + (16 * kk + va_ldsm_v_key(lane)) * VA_SMEM_STRIDE +
                                         16 * dp + va_ldsm_v_col(lane));
-            va_mma_bf16(o_acc[2 * dp], p_frag, b[0], b[1]);
-            va_mma_bf16(o_acc[2 * dp + 1], p_frag, b[2], b[3]);
+#pragma unroll
+            for (int mt = 0; mt < VA_M_TILES; mt++) {
+                va_mma_bf16(o_acc[mt][2 * dp], p_frag[mt], b[0], b[1]);
+                va_mma_bf16(o_acc[mt][2 * dp + 1], p_frag[mt], b[2], b[3]);
+            }
         }
     }
 }
 
 /* Normalize and write the warp's rows below computed_len as bf16. */
 __device__ __forceinline__ void va_warp_store(__nv_bfloat16 *o, int offset, int computed_len,
-                                              int heads, int head, float (*o_acc)[4],
-                                              const float l_run[2], int lane, int row0)
+                                              int heads, int head,
+                                              float (*o_acc)[VA_HEAD_DIM / 8][4],
+                                              float (*l_run)[2], int lane, int row0)
 {
-    float inv_l[2];
 #pragma unroll
-    for (int r = 0; r < 2; r++) {
-        float l = l_run[r];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        inv_l[r] = l > 0.0f ? 1.0f / l : 0.0f;
-    }
+    for (int mt = 0; mt < VA_M_TILES; mt++) {
+        float inv_l[2];
 #pragma unroll
-    for (int r = 0; r < 2; r++) {
-        const int row = row0 + va_c_row(lane, 2 * r);
-        if (row >= computed_len)
-            continue;
-        __nv_bfloat16 *dst = o + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM;
+        for (int r = 0; r < 2; r++) {
+            float l = l_run[mt][r];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            inv_l[r] = l > 0.0f ? 1.0f / l : 0.0f;
+        }
 #pragma unroll
-        for (int n = 0; n < VA_HEAD_DIM / 8; n++)
-            *(__nv_bfloat162 *)(dst + 8 * n + va_c_col(lane, 2 * r)) = __floats2bfloat162_rn(
-                o_acc[n][2 * r] * inv_l[r], o_acc[n][2 * r + 1] * inv_l[r]);
+        for (int r = 0; r < 2; r++) {
+            const int row = row0 + 16 * mt + va_c_row(lane, 2 * r);
+            if (row >= computed_len)
+                continue;
+            __nv_bfloat16 *dst = o + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM;
+#pragma unroll
+            for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+                *(__nv_bfloat162 *)(dst + 8 * n + va_c_col(lane, 2 * r)) = __floats2bfloat162_rn(
+                    o_acc[mt][n][2 * r] * inv_l[r], o_acc[mt][n][2 * r + 1] * inv_l[r]);
+        }
     }
 }
 
@@ -438,7 +531,7 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
     const va_seq seq = seqs[item.seq];
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int q_begin = item.q_tile * VA_BLOCK_M;
-    const int row0 = q_begin + 16 * warp;
+    const int row0 = q_begin + VA_ROWS_PER_WARP * warp;
     const int block_tiles = va_block_key_tiles(item.q_tile, seq.computed_len, causal);
     const int warp_tiles = va_warp_key_tiles(item.q_tile, warp, seq.computed_len, causal);
 
@@ -451,22 +544,36 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
     va_cp_async_wait_all_but_one(); /* the Q group is complete */
     __syncthreads();
 
-    /* Q fragments of the warp's 16 rows, all head-dim k-steps, kept in registers. The warp
-     * reads only its own rows of s_q, which nothing writes again. */
+    /* The warp's Q rows. It reads only its own rows of s_q, which nothing writes again: with
+     * one m-tile their fragments (all head-dim k-steps) are loaded into registers here; with
+     * two, va_warp_tile re-reads them from s_q. */
+    const __nv_bfloat16 *s_q_warp = s_q + VA_ROWS_PER_WARP * warp * VA_SMEM_STRIDE;
+#if VA_Q_IN_REGISTERS
     uint32_t q_frag[VA_HEAD_DIM / 16][4];
 #pragma unroll
     for (int kk = 0; kk < VA_HEAD_DIM / 16; kk++)
-        va_ldmatrix_x4(q_frag[kk], s_q + (16 * warp + va_ldsm_q_row(lane)) * VA_SMEM_STRIDE +
-                                       16 * kk + va_ldsm_q_col(lane));
+        va_ldmatrix_x4(q_frag[kk], s_q_warp + va_ldsm_q_row(lane) * VA_SMEM_STRIDE + 16 * kk +
+                                       va_ldsm_q_col(lane));
+    const va_q_src q_src = q_frag;
+#else
+    const va_q_src q_src = s_q_warp;
+#endif
 
-    float o_acc[VA_HEAD_DIM / 8][4];
+    float o_acc[VA_M_TILES][VA_HEAD_DIM / 8][4];
+    float m_run[VA_M_TILES][2], l_run[VA_M_TILES][2];
 #pragma unroll
-    for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+    for (int mt = 0; mt < VA_M_TILES; mt++) {
 #pragma unroll
-        for (int e = 0; e < 4; e++)
-            o_acc[n][e] = 0.0f;
-    float m_run[2] = {-INFINITY, -INFINITY};
-    float l_run[2] = {0.0f, 0.0f};
+        for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                o_acc[mt][n][e] = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            m_run[mt][r] = -INFINITY;
+            l_run[mt][r] = 0.0f;
+        }
+    }
 
     for (int kt = 0; kt < block_tiles; kt++) {
         const int buf = kt & 1;
@@ -481,10 +588,14 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
         va_cp_async_commit();
         va_cp_async_wait_all_but_one(); /* tile kt's group is complete (only kt+1's may fly) */
         __syncthreads();                 /* ... for every thread's copies */
-        if (kt < warp_tiles)
-            va_warp_tile(s_k + buf * VA_BLOCK_N * VA_SMEM_STRIDE,
-                         s_v + buf * VA_BLOCK_N * VA_SMEM_STRIDE, q_frag, o_acc, m_run, l_run,
-                         lane, row0, kt * VA_BLOCK_N, seq.real_len, causal, scale_log2);
+        if (kt < warp_tiles) {
+#pragma unroll 1
+            for (int h = 0; h < VA_BLOCK_N / VA_WARP_N; h++)
+                va_warp_tile(s_k + (buf * VA_BLOCK_N + h * VA_WARP_N) * VA_SMEM_STRIDE,
+                             s_v + (buf * VA_BLOCK_N + h * VA_WARP_N) * VA_SMEM_STRIDE, q_src,
+                             o_acc, m_run, l_run, lane, row0, kt * VA_BLOCK_N + h * VA_WARP_N,
+                             seq.real_len, causal, scale_log2);
+        }
         __syncthreads(); /* buffer `buf` is refilled by the next iteration's prefetch */
     }
 
@@ -756,9 +867,9 @@ static int va_build_plan(uf_ctx *ctx, va_state *st, int variant, const int *by_l
 static const double va_dist_values[] = {VA_DIST_LOGNORMAL, VA_DIST_WIDE, VA_DIST_FIXED};
 static const double va_dist_quick[] = {VA_DIST_LOGNORMAL, VA_DIST_FIXED};
 static const double va_batch_values[] = {32};
-static const double va_batch_quick[] = {16};
+static const double va_batch_quick[] = {32};
 static const double va_heads_values[] = {16};
-static const double va_heads_quick[] = {8};
+static const double va_heads_quick[] = {16};
 static const double va_causal_values[] = {0, 1};
 static const double va_causal_quick[] = {0};
 
@@ -1197,6 +1308,8 @@ static int va_describe(uf_ctx *ctx, int variant, uf_row *row)
  * largest batch and head count run (the defaults in a full run, the smaller --quick sizes). */
 #define VA_AT_LONGTAIL "dist=1,batch=max,heads=max,causal=0"
 #define VA_AT_FIXED "dist=3,batch=max,heads=max,causal=0"
+#define VA_STR_(x) #x
+#define VA_STR(x) VA_STR_(x)
 
 static double va_metric(const uf_report *rep, const char *variant, const char *where,
                         const char *metric)
@@ -1210,8 +1323,9 @@ static void va_expect(const uf_report *rep, uf_expectations *ex)
     const double fixed_rate = va_metric(rep, "varlen", VA_AT_FIXED, "tflops_useful");
     uf_expect(ex,
               "varlen's useful TFLOP/s on the long-tail batch is >= 90% of the kernel's "
-              "fixed-length rate: packed, it computes only tile remainders (< 16 rows, < 64 keys "
-              "per sequence) beyond the real work, and longest-first block order keeps the SMs fed",
+              "fixed-length rate: packed, it computes only tile remainders (< "
+              VA_STR(VA_ROWS_PER_WARP) " rows per warp, < 64 keys per sequence) beyond the real "
+              "work, and longest-first block order keeps the SMs fed",
               varlen_rate / fixed_rate, UF_GE, 0.9);
 
     const double speedup = va_metric(rep, "pad_global", VA_AT_LONGTAIL, "step_ms") /
