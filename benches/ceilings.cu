@@ -24,6 +24,7 @@
 #endif
 #include "underfed.h"
 #include "options.h"
+#include "random.h"
 #include "results.h"
 #include "stats.h"
 
@@ -85,22 +86,11 @@ typedef struct bench {
 
 __global__ void bench_empty_kernel(void) {}
 
-/* murmur3's 32-bit finalizer: a bijection with full avalanche, for reproducible inputs. */
-__device__ static uint32_t bench_mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
 /* Uniform in [-1, 1) from (key, index): GEMM inputs must not be zeros (zeros draw less power
  * and would flatter the clock). */
 __device__ static float bench_uniform(uint32_t key, size_t i)
 {
-    uint32_t h = bench_mix32((uint32_t)i ^ bench_mix32(key ^ (uint32_t)(i >> 32)));
+    uint32_t h = uf_mix32((uint32_t)i ^ uf_mix32(key ^ (uint32_t)(i >> 32)));
     return (float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
 }
 

@@ -35,6 +35,7 @@
  * count, an unparsable number, an unterminated quote or a last line without its newline
  * (a truncated file) is an error naming the file and line. */
 #include "results.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,19 +88,6 @@ const uf_ceiling_desc uf_ceiling_descs[] = {
 #undef C
 const int uf_n_ceiling_descs = (int)(sizeof uf_ceiling_descs / sizeof uf_ceiling_descs[0]);
 
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Copy with truncation; always terminated. */
 static void copy_str(char *dst, size_t dstlen, const char *src)
@@ -276,142 +264,51 @@ double uf_table_value(const uf_table *t, const uf_row *r, const char *name)
     return NAN;
 }
 
-/* ---- a growable text buffer ------------------------------------------------------------- */
-
-typedef struct strbuf {
-    char *data;
-    size_t len, cap;
-    int failed;     /* an allocation failed: the content is incomplete */
-} strbuf;
-
-static int sb_reserve(strbuf *b, size_t extra)
-{
-    if (b->failed)
-        return -1;
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap > 0 ? b->cap : 4096;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (data == NULL) {
-        b->failed = 1;
-        return -1;
-    }
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-static void sb_putn(strbuf *b, const char *s, size_t n)
-{
-    if (sb_reserve(b, n) != 0)
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void sb_puts(strbuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
-
-static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(strbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || sb_reserve(b, (size_t)n) != 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* Write the buffer to path atomically and free it. */
-static int sb_commit(strbuf *b, const char *path, char *err, size_t errlen)
-{
-    int rc;
-    if (b->failed)
-        rc = set_err(err, errlen, "%s: out of memory while formatting", path);
-    else
-        rc = uf_write_file_atomic(path, b->data != NULL ? b->data : "", b->len, err, errlen);
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
-    return rc;
-}
-
 /* ---- CSV and JSON formatting ------------------------------------------------------------ */
 
-static void csv_string(strbuf *b, const char *s)
+static void csv_string(uf_strbuf *b, const char *s)
 {
     if (strpbrk(s, ",\"\n\r") == NULL) {
-        sb_puts(b, s);
+        uf_sb_puts(b, s);
         return;
     }
-    sb_putn(b, "\"", 1);
+    uf_sb_putn(b, "\"", 1);
     for (const char *c = s; *c != '\0'; c++) {
         if (*c == '"')
-            sb_putn(b, "\"", 1);
-        sb_putn(b, c, 1);
+            uf_sb_putn(b, "\"", 1);
+        uf_sb_putn(b, c, 1);
     }
-    sb_putn(b, "\"", 1);
+    uf_sb_putn(b, "\"", 1);
 }
 
-static void csv_number(strbuf *b, double v)
+static void csv_number(uf_strbuf *b, double v)
 {
     if (!isnan(v))
-        sb_printf(b, "%.10g", v);
+        uf_sb_printf(b, "%.10g", v);
 }
 
-static void json_string(strbuf *b, const char *s)
-{
-    sb_putn(b, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
-        switch (*c) {
-        case '"': sb_puts(b, "\\\""); break;
-        case '\\': sb_puts(b, "\\\\"); break;
-        case '\n': sb_puts(b, "\\n"); break;
-        case '\r': sb_puts(b, "\\r"); break;
-        case '\t': sb_puts(b, "\\t"); break;
-        default:
-            if (*c < 0x20)
-                sb_printf(b, "\\u%04x", *c);
-            else
-                sb_putn(b, (const char *)c, 1);
-        }
-    }
-    sb_putn(b, "\"", 1);
-}
-
-static void json_number(strbuf *b, double v)
+static void json_number(uf_strbuf *b, double v)
 {
     if (isfinite(v))
-        sb_printf(b, "%.10g", v);
+        uf_sb_printf(b, "%.10g", v);
     else
-        sb_puts(b, "null");
+        uf_sb_puts(b, "null");
 }
 
 /* `# KEY: VALUE` with any line break in the value flattened. */
-static void meta_line(strbuf *b, const char *key, const char *value)
+static void meta_line(uf_strbuf *b, const char *key, const char *value)
 {
-    sb_printf(b, "# %s: ", key);
+    uf_sb_printf(b, "# %s: ", key);
     for (const char *c = value; *c != '\0'; c++)
-        sb_putn(b, (*c == '\n' || *c == '\r') ? " " : c, 1);
-    sb_putn(b, "\n", 1);
+        uf_sb_putn(b, (*c == '\n' || *c == '\r') ? " " : c, 1);
+    uf_sb_putn(b, "\n", 1);
 }
 
 /* The lines every CSV flavour starts with: magic, scenario (when given), metadata. */
-static void csv_preamble(strbuf *b, const char *magic, const char *scenario, const uf_meta *m)
+static void csv_preamble(uf_strbuf *b, const char *magic, const char *scenario, const uf_meta *m)
 {
-    sb_puts(b, magic);
-    sb_putn(b, "\n", 1);
+    uf_sb_puts(b, magic);
+    uf_sb_putn(b, "\n", 1);
     if (scenario != NULL)
         meta_line(b, "scenario", scenario);
     for (int i = 0; m != NULL && i < m->n; i++)
@@ -421,155 +318,155 @@ static void csv_preamble(strbuf *b, const char *magic, const char *scenario, con
 
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen)
 {
-    strbuf b = {0};
+    uf_strbuf b = {0};
     csv_preamble(&b, RESULTS_MAGIC, t->scenario, &t->meta);
     for (int e = 0; e < t->n_extra; e++) {
         char key[UF_NAME_LEN + 8];
         snprintf(key, sizeof key, "unit.%s", t->extra_names[e]);
         meta_line(&b, key, t->extra_units[e]);
     }
-    sb_puts(&b, "variant,role");
+    uf_sb_puts(&b, "variant,role");
     for (int a = 0; a < t->n_axes; a++) {
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, t->axis_names[a]);
     }
     for (int i = 0; i < uf_n_metrics; i++)
-        sb_printf(&b, ",%s", uf_metrics[i].name);
+        uf_sb_printf(&b, ",%s", uf_metrics[i].name);
     for (int e = 0; e < t->n_extra; e++) {
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, t->extra_names[e]);
     }
-    sb_puts(&b, ",skip_reason\n");
+    uf_sb_puts(&b, ",skip_reason\n");
     for (int r = 0; r < t->n_rows; r++) {
         const uf_row *row = &t->rows[r];
         csv_string(&b, row->variant);
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, row->role);
         for (int a = 0; a < t->n_axes; a++) {
-            sb_putn(&b, ",", 1);
+            uf_sb_putn(&b, ",", 1);
             csv_number(&b, row->axis[a]);
         }
         for (int i = 0; i < uf_n_metrics; i++) {
-            sb_putn(&b, ",", 1);
+            uf_sb_putn(&b, ",", 1);
             csv_number(&b, metric_get(row, i));
         }
         for (int e = 0; e < t->n_extra; e++) {
-            sb_putn(&b, ",", 1);
+            uf_sb_putn(&b, ",", 1);
             csv_number(&b, row->extra[e]);
         }
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, row->skip_reason);
-        sb_putn(&b, "\n", 1);
+        uf_sb_putn(&b, "\n", 1);
     }
-    return sb_commit(&b, path, err, errlen);
+    return uf_sb_commit(&b, path, err, errlen);
 }
 
-static void json_name_unit(strbuf *b, const char *name, const char *unit)
+static void json_name_unit(uf_strbuf *b, const char *name, const char *unit)
 {
-    sb_puts(b, "{\"name\":");
-    json_string(b, name);
-    sb_puts(b, ",\"unit\":");
-    json_string(b, unit);
-    sb_putn(b, "}", 1);
+    uf_sb_puts(b, "{\"name\":");
+    uf_sb_json_string(b, name);
+    uf_sb_puts(b, ",\"unit\":");
+    uf_sb_json_string(b, unit);
+    uf_sb_putn(b, "}", 1);
 }
 
-static void json_row(strbuf *b, const uf_table *t, const uf_row *row)
+static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
 {
-    sb_puts(b, "{\"variant\":");
-    json_string(b, row->variant);
-    sb_puts(b, ",\"role\":");
-    json_string(b, row->role);
-    sb_puts(b, ",\"axes\":{");
+    uf_sb_puts(b, "{\"variant\":");
+    uf_sb_json_string(b, row->variant);
+    uf_sb_puts(b, ",\"role\":");
+    uf_sb_json_string(b, row->role);
+    uf_sb_puts(b, ",\"axes\":{");
     for (int a = 0; a < t->n_axes; a++) {
-        sb_puts(b, a > 0 ? "," : "");
-        json_string(b, t->axis_names[a]);
-        sb_putn(b, ":", 1);
+        uf_sb_puts(b, a > 0 ? "," : "");
+        uf_sb_json_string(b, t->axis_names[a]);
+        uf_sb_putn(b, ":", 1);
         json_number(b, row->axis[a]);
     }
-    sb_puts(b, "},\"metrics\":{");
+    uf_sb_puts(b, "},\"metrics\":{");
     for (int i = 0; i < uf_n_metrics; i++) {
-        sb_printf(b, "%s\"%s\":", i > 0 ? "," : "", uf_metrics[i].name);
+        uf_sb_printf(b, "%s\"%s\":", i > 0 ? "," : "", uf_metrics[i].name);
         json_number(b, metric_get(row, i));
     }
-    sb_puts(b, "},\"extras\":{");
+    uf_sb_puts(b, "},\"extras\":{");
     for (int e = 0; e < t->n_extra; e++) {
-        sb_puts(b, e > 0 ? "," : "");
-        json_string(b, t->extra_names[e]);
-        sb_putn(b, ":", 1);
+        uf_sb_puts(b, e > 0 ? "," : "");
+        uf_sb_json_string(b, t->extra_names[e]);
+        uf_sb_putn(b, ":", 1);
         json_number(b, row->extra[e]);
     }
-    sb_puts(b, "},\"skip_reason\":");
-    json_string(b, row->skip_reason);
-    sb_putn(b, "}", 1);
+    uf_sb_puts(b, "},\"skip_reason\":");
+    uf_sb_json_string(b, row->skip_reason);
+    uf_sb_putn(b, "}", 1);
 }
 
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen)
 {
-    strbuf b = {0};
-    sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":1,\"scenario\":");
-    json_string(&b, t->scenario);
-    sb_puts(&b, ",\n\"meta\":{");
+    uf_strbuf b = {0};
+    uf_sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":1,\"scenario\":");
+    uf_sb_json_string(&b, t->scenario);
+    uf_sb_puts(&b, ",\n\"meta\":{");
     for (int i = 0; i < t->meta.n; i++) {
-        sb_puts(&b, i > 0 ? "," : "");
-        json_string(&b, t->meta.key[i]);
-        sb_putn(&b, ":", 1);
-        json_string(&b, t->meta.value[i]);
+        uf_sb_puts(&b, i > 0 ? "," : "");
+        uf_sb_json_string(&b, t->meta.key[i]);
+        uf_sb_putn(&b, ":", 1);
+        uf_sb_json_string(&b, t->meta.value[i]);
     }
-    sb_puts(&b, "},\n\"axes\":[");
+    uf_sb_puts(&b, "},\n\"axes\":[");
     for (int a = 0; a < t->n_axes; a++) {
-        sb_puts(&b, a > 0 ? "," : "");
-        json_string(&b, t->axis_names[a]);
+        uf_sb_puts(&b, a > 0 ? "," : "");
+        uf_sb_json_string(&b, t->axis_names[a]);
     }
-    sb_puts(&b, "],\n\"extras\":[");
+    uf_sb_puts(&b, "],\n\"extras\":[");
     for (int e = 0; e < t->n_extra; e++) {
-        sb_puts(&b, e > 0 ? "," : "");
+        uf_sb_puts(&b, e > 0 ? "," : "");
         json_name_unit(&b, t->extra_names[e], t->extra_units[e]);
     }
-    sb_puts(&b, "],\n\"metrics\":[");
+    uf_sb_puts(&b, "],\n\"metrics\":[");
     for (int i = 0; i < uf_n_metrics; i++) {
-        sb_puts(&b, i > 0 ? "," : "");
+        uf_sb_puts(&b, i > 0 ? "," : "");
         json_name_unit(&b, uf_metrics[i].name, uf_metrics[i].unit);
     }
-    sb_puts(&b, "],\n\"rows\":[");
+    uf_sb_puts(&b, "],\n\"rows\":[");
     for (int r = 0; r < t->n_rows; r++) {
-        sb_puts(&b, r > 0 ? ",\n" : "\n");
+        uf_sb_puts(&b, r > 0 ? ",\n" : "\n");
         json_row(&b, t, &t->rows[r]);
     }
-    sb_puts(&b, "\n]}\n");
-    return sb_commit(&b, path, err, errlen);
+    uf_sb_puts(&b, "\n]}\n");
+    return uf_sb_commit(&b, path, err, errlen);
 }
 
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen)
 {
-    strbuf b = {0};
+    uf_strbuf b = {0};
     csv_preamble(&b, SERIES_MAGIC, t->scenario, &t->meta);
-    sb_puts(&b, "variant");
+    uf_sb_puts(&b, "variant");
     for (int a = 0; a < t->n_axes; a++) {
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, t->axis_names[a]);
     }
-    sb_puts(&b, ",t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct\n");
+    uf_sb_puts(&b, ",t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct\n");
     for (int r = 0; r < t->n_rows; r++) {
         const uf_row *row = &t->rows[r];
         for (size_t s = 0; row->samples != NULL && s < row->n_samples; s++) {
             const uf_pm_sample *p = &row->samples[s];
             csv_string(&b, row->variant);
             for (int a = 0; a < t->n_axes; a++) {
-                sb_putn(&b, ",", 1);
+                uf_sb_putn(&b, ",", 1);
                 csv_number(&b, row->axis[a]);
             }
             int64_t dt_ns = (int64_t)(p->start_ns - row->samples[0].start_ns);
-            sb_printf(&b, ",%.10g", (double)dt_ns / 1e6);
+            uf_sb_printf(&b, ",%.10g", (double)dt_ns / 1e6);
             const double v[4] = {p->sm_active_pct, p->occupancy_pct, p->tensor_active_pct,
                                  p->dram_pct};
             for (int k = 0; k < 4; k++) {
-                sb_putn(&b, ",", 1);
+                uf_sb_putn(&b, ",", 1);
                 csv_number(&b, v[k]);
             }
-            sb_putn(&b, "\n", 1);
+            uf_sb_putn(&b, "\n", 1);
         }
     }
-    return sb_commit(&b, path, err, errlen);
+    return uf_sb_commit(&b, path, err, errlen);
 }
 
 /* ---- files ------------------------------------------------------------------------------ */
@@ -616,25 +513,25 @@ int uf_write_file_atomic(const char *path, const char *data, size_t len, char *e
     size_t tmplen = strlen(path) + 32;
     char *tmp = malloc(tmplen);
     if (tmp == NULL)
-        return set_err(err, errlen, "%s: out of memory", path);
+        return uf_set_err(err, errlen, "%s: out of memory", path);
     snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
     int rc = -1;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
-        set_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        uf_set_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
         goto out_free_tmp;
     }
     if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-        set_err(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+        uf_set_err(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
         close(fd);
         goto out_unlink_tmp;
     }
     if (close(fd) != 0) {
-        set_err(err, errlen, "%s: cannot close: %s", tmp, strerror(errno));
+        uf_set_err(err, errlen, "%s: cannot close: %s", tmp, strerror(errno));
         goto out_unlink_tmp;
     }
     if (rename(tmp, path) != 0) {
-        set_err(err, errlen, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+        uf_set_err(err, errlen, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
         goto out_unlink_tmp;
     }
     sync_parent(path);
@@ -658,18 +555,18 @@ static int mkdir_one(const char *path, char *err, size_t errlen)
     if (saved == EEXIST && stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return 0;
-        return set_err(err, errlen, "%s: exists and is not a folder", path);
+        return uf_set_err(err, errlen, "%s: exists and is not a folder", path);
     }
-    return set_err(err, errlen, "%s: cannot create folder: %s", path, strerror(saved));
+    return uf_set_err(err, errlen, "%s: cannot create folder: %s", path, strerror(saved));
 }
 
 int uf_mkdirs(const char *path, char *err, size_t errlen)
 {
     if (path == NULL || path[0] == '\0')
-        return set_err(err, errlen, "mkdir: empty path");
+        return uf_set_err(err, errlen, "mkdir: empty path");
     char *p = strdup(path);
     if (p == NULL)
-        return set_err(err, errlen, "%s: out of memory", path);
+        return uf_set_err(err, errlen, "%s: out of memory", path);
     int rc = 0;
     for (char *c = p + 1; *c != '\0' && rc == 0; c++) {
         if (*c != '/' || c[-1] == '/')
@@ -744,7 +641,7 @@ static int read_whole_file(const char *path, char **data, size_t *len, char *err
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return uf_set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap);
     int rc = 0;
@@ -762,9 +659,9 @@ static int read_whole_file(const char *path, char **data, size_t *len, char *err
         cap *= 2;
     }
     if (buf == NULL)
-        rc = set_err(err, errlen, "%s: out of memory", path);
+        rc = uf_set_err(err, errlen, "%s: out of memory", path);
     else if (ferror(f)) {
-        rc = set_err(err, errlen, "%s: cannot read", path);
+        rc = uf_set_err(err, errlen, "%s: cannot read", path);
         free(buf);
     } else {
         buf[n] = '\0';
@@ -1115,7 +1012,7 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
 {
     if (t->n_axes != 0 || t->n_extra != 0 || t->n_rows != 0)
-        return set_err(err, errlen, "%s: the reader fills an empty table", path);
+        return uf_set_err(err, errlen, "%s: the reader fills an empty table", path);
     csv_reader r;
     if (reader_open(&r, path, RESULTS_MAGIC, "underfed results", err, errlen) != 0) {
         reader_close(&r);
@@ -1126,7 +1023,7 @@ int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
     col_map *cols = NULL;
     unit_list *units = calloc(1, sizeof *units);
     if (units == NULL) {
-        set_err(err, errlen, "%s: out of memory", path);
+        uf_set_err(err, errlen, "%s: out of memory", path);
         goto out_close;
     }
     if (read_results_meta(&r, t, units, err, errlen) != 0)
@@ -1177,24 +1074,24 @@ void uf_ceilings_clear(uf_ceilings *c)
 int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_row *rows, int n,
                       char *err, size_t errlen)
 {
-    strbuf b = {0};
+    uf_strbuf b = {0};
     csv_preamble(&b, CEILINGS_MAGIC, NULL, meta);
     for (int i = 0; i < N_CEILING_COLUMNS; i++)
-        sb_printf(&b, "%s%s", i > 0 ? "," : "", ceiling_columns[i]);
-    sb_putn(&b, "\n", 1);
+        uf_sb_printf(&b, "%s%s", i > 0 ? "," : "", ceiling_columns[i]);
+    uf_sb_putn(&b, "\n", 1);
     for (int i = 0; i < n; i++) {
         csv_string(&b, rows[i].name);
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_number(&b, rows[i].value);
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, rows[i].unit);
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_number(&b, rows[i].spread_pct);
-        sb_putn(&b, ",", 1);
+        uf_sb_putn(&b, ",", 1);
         csv_string(&b, rows[i].note);
-        sb_putn(&b, "\n", 1);
+        uf_sb_putn(&b, "\n", 1);
     }
-    return sb_commit(&b, path, err, errlen);
+    return uf_sb_commit(&b, path, err, errlen);
 }
 
 static int check_ceiling_header(const csv_reader *r, int line, char *err, size_t errlen)

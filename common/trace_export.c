@@ -10,8 +10,8 @@
  * are "api". args carry the correlation id (and the graph id of graph kernel nodes). The file
  * is built in memory and written atomically. */
 #include "trace_export.h"
+#include "strbuf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,107 +20,17 @@
 
 enum { HOST_API_TID = 1, FIRST_STREAM_TID = 2 };
 
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
+static void tb_event_begin(uf_strbuf *b)
 {
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-/* ---- a growable text buffer ------------------------------------------------------------- */
-
-typedef struct textbuf {
-    char *data;
-    size_t len, cap;
-    int failed;
-    size_t n_events;    /* events written: every one after the first is preceded by ',' */
-} textbuf;
-
-static int tb_reserve(textbuf *b, size_t extra)
-{
-    if (b->failed)
-        return -1;
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap > 0 ? b->cap : 65536;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (data == NULL) {
-        b->failed = 1;
-        return -1;
-    }
-    b->data = data;
-    b->cap = cap;
-    return 0;
-}
-
-static void tb_putn(textbuf *b, const char *s, size_t n)
-{
-    if (tb_reserve(b, n) != 0)
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void tb_puts(textbuf *b, const char *s)
-{
-    tb_putn(b, s, strlen(s));
-}
-
-static void tb_printf(textbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void tb_printf(textbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || tb_reserve(b, (size_t)n) != 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void tb_json_string(textbuf *b, const char *s)
-{
-    tb_putn(b, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
-        switch (*c) {
-        case '"': tb_puts(b, "\\\""); break;
-        case '\\': tb_puts(b, "\\\\"); break;
-        case '\n': tb_puts(b, "\\n"); break;
-        case '\r': tb_puts(b, "\\r"); break;
-        case '\t': tb_puts(b, "\\t"); break;
-        default:
-            if (*c < 0x20)
-                tb_printf(b, "\\u%04x", *c);
-            else
-                tb_putn(b, (const char *)c, 1);
-        }
-    }
-    tb_putn(b, "\"", 1);
-}
-
-static void tb_event_begin(textbuf *b)
-{
-    tb_puts(b, b->n_events++ > 0 ? ",\n{" : "\n{");
+    uf_sb_item(b, ",");
+    uf_sb_puts(b, "\n{");
 }
 
 /* ns as µs with 3 decimals, exactly. */
-static void tb_us(textbuf *b, uint64_t ns)
+static void tb_us(uf_strbuf *b, uint64_t ns)
 {
-    tb_printf(b, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
+    uf_sb_printf(b, "%llu.%03llu", (unsigned long long)(ns / 1000), (unsigned long long)(ns % 1000));
 }
 
 /* ---- threads: one per (device, stream) -------------------------------------------------- */
@@ -175,30 +85,30 @@ static int stream_tid(const stream_key *keys, size_t n, uint32_t device_id, uint
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-static void metadata_event(textbuf *b, const char *what, int pid, int tid, const char *name,
+static void metadata_event(uf_strbuf *b, const char *what, int pid, int tid, const char *name,
                            int sort_index)
 {
     tb_event_begin(b);
-    tb_printf(b, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
+    uf_sb_printf(b, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what,
               pid, tid);
-    tb_json_string(b, name);
-    tb_puts(b, "}}");
+    uf_sb_json_string(b, name);
+    uf_sb_puts(b, "}}");
     const char *sort_what = strcmp(what, "process_name") == 0 ? "process_sort_index"
                                                               : "thread_sort_index";
     tb_event_begin(b);
-    tb_printf(b, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+    uf_sb_printf(b, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
               sort_what, pid, tid, sort_index);
 }
 
-static void complete_event(textbuf *b, const char *name, const char *cat, int pid, int tid,
+static void complete_event(uf_strbuf *b, const char *name, const char *cat, int pid, int tid,
                            uint64_t start_ns, uint64_t end_ns, uint64_t t0_ns)
 {
     tb_event_begin(b);
-    tb_puts(b, "\"name\":");
-    tb_json_string(b, name);
-    tb_printf(b, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", cat, pid, tid);
+    uf_sb_puts(b, "\"name\":");
+    uf_sb_json_string(b, name);
+    uf_sb_printf(b, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", cat, pid, tid);
     tb_us(b, start_ns >= t0_ns ? start_ns - t0_ns : 0);
-    tb_puts(b, ",\"dur\":");
+    uf_sb_puts(b, ",\"dur\":");
     tb_us(b, end_ns > start_ns ? end_ns - start_ns : 0);
 }
 
@@ -209,7 +119,7 @@ static const char *activity_category(const uf_activity *a)
     return a->kind == UF_ACT_MEMCPY ? "memcpy" : "memset";
 }
 
-static int write_section(textbuf *b, const uf_trace_section *s, int index, uint64_t t0_ns)
+static int write_section(uf_strbuf *b, const uf_trace_section *s, int index, uint64_t t0_ns)
 {
     int pid = index + 1;
     metadata_event(b, "process_name", pid, 0, s->label != NULL ? s->label : "", index);
@@ -229,7 +139,7 @@ static int write_section(textbuf *b, const uf_trace_section *s, int index, uint6
         const uf_api_call *c = &s->apis[i];
         complete_event(b, c->name != NULL ? c->name : "api", "api", pid, HOST_API_TID,
                        c->start_ns, c->end_ns, t0_ns);
-        tb_printf(b, ",\"args\":{\"correlation\":%u,\"api\":\"%s\"}}", c->correlation_id,
+        uf_sb_printf(b, ",\"args\":{\"correlation\":%u,\"api\":\"%s\"}}", c->correlation_id,
                   c->is_runtime ? "runtime" : "driver");
     }
     for (size_t i = 0; i < s->n_acts; i++) {
@@ -238,10 +148,10 @@ static int write_section(textbuf *b, const uf_trace_section *s, int index, uint6
         int tid = stream_tid(streams, n_streams, a->device_id, a->stream_id);
         complete_event(b, a->name != NULL ? a->name : cat, cat, pid, tid, a->start_ns,
                        a->end_ns, t0_ns);
-        tb_printf(b, ",\"args\":{\"correlation\":%u", a->correlation_id);
+        uf_sb_printf(b, ",\"args\":{\"correlation\":%u", a->correlation_id);
         if (a->graph_id != 0)
-            tb_printf(b, ",\"graph\":%u", a->graph_id);
-        tb_puts(b, "}}");
+            uf_sb_printf(b, ",\"graph\":%u", a->graph_id);
+        uf_sb_puts(b, "}}");
     }
     free(streams);
     return 0;
@@ -265,17 +175,16 @@ static uint64_t earliest_start(const uf_trace_section *sections, int n_sections)
 int uf_trace_export_chrome(const char *path, const uf_trace_section *sections, int n_sections,
                            char *err, size_t errlen)
 {
-    textbuf b = {0};
+    uf_strbuf b = {0};
     uint64_t t0_ns = earliest_start(sections, n_sections);
-    tb_puts(&b, "{\"traceEvents\":[");
+    uf_sb_puts(&b, "{\"traceEvents\":[");
     int rc = 0;
     for (int k = 0; k < n_sections && rc == 0; k++)
         rc = write_section(&b, &sections[k], k, t0_ns);
-    tb_puts(&b, "\n],\"displayTimeUnit\":\"ms\"}\n");
-    if (rc != 0 || b.failed)
-        rc = set_err(err, errlen, "%s: out of memory while formatting the trace", path);
-    else
-        rc = uf_write_file_atomic(path, b.data, b.len, err, errlen);
-    free(b.data);
-    return rc;
+    uf_sb_puts(&b, "\n],\"displayTimeUnit\":\"ms\"}\n");
+    if (rc != 0) {
+        free(b.data);
+        return uf_set_err(err, errlen, "%s: out of memory while formatting the trace", path);
+    }
+    return uf_sb_commit(&b, path, err, errlen);
 }

@@ -24,6 +24,7 @@
 #include <nccl.h>
 
 #include "stats.h"
+#include "random.h"
 #include "underfed.h"
 
 /* ---- the library checks (same shape as UF_CUDA_OR_GOTO) -------------------------------- */
@@ -173,17 +174,14 @@ typedef struct ar_state {
 
 __host__ __device__ static inline uint64_t ar_mix64(uint64_t x)
 {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return uf_mix64(x + UF_GOLDEN64);
 }
 
 /* Element i of an input tensor: an integer in [-64, 64]; the value is that / 64, exact in bf16,
  * so that every product is a multiple of 2^-12 and the host can recompute any dW element. */
 __host__ __device__ static inline int ar_input_int(uint64_t key, size_t i)
 {
-    return (int)(ar_mix64(key + (uint64_t)i * 0x9E3779B97F4A7C15ull) % 129u) - 64;
+    return (int)(ar_mix64(key + (uint64_t)i * UF_GOLDEN64) % 129u) - 64;
 }
 
 enum { TENSOR_X = 1, TENSOR_DY = 2 };

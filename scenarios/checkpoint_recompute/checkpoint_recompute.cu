@@ -26,6 +26,7 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cublas_v2.h>
+#include "random.h"
 #include "underfed.h"
 
 typedef __nv_bfloat16 bf16;
@@ -76,10 +77,7 @@ enum { ACT_STATS = 1, ACT_XN = 2, ACT_H = 4, ACT_G = 8, ACT_Y = 16 };
 
 __host__ __device__ static inline uint64_t cr_mix64(uint64_t z)
 {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return uf_mix64(z + UF_GOLDEN64);
 }
 
 /* offset + scale·(u − ½), u uniform on 16 bits. With scale a power of two every operation is

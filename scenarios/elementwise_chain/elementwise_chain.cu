@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
+#include "random.h"
 #include "underfed.h"
 
 #define EW_MIB ((size_t)1 << 20)
@@ -116,17 +117,6 @@ static int ew_flops_per_element(int n_ops)
 
 /* ---- shared by host and device: integer work only (no rounding to disagree on) ---------- */
 
-/* murmur3's 32-bit finalizer: a bijection with full avalanche. */
-__host__ __device__ static inline uint32_t ew_mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
 /* The dropout mask: a counter-based hash of (seed, op, element index), so that any kernel
  * (fused, unfused, the checks) draws the same mask for the same element. Tensors have fewer
  * than 2^32 elements (checked in setup), so the index is 32-bit. An element is kept when the
@@ -138,7 +128,7 @@ __host__ __device__ static inline int ew_dropout_keep(uint32_t seed, int op_inde
 {
     uint32_t key = seed ^ (0x9e3779b9u * (uint32_t)(op_index + 1));
     uint32_t threshold = (uint32_t)(keep * 16777216.0f) << 8;
-    return ew_mix32(e ^ key) < threshold;
+    return uf_mix32(e ^ key) < threshold;
 }
 
 /* Dropout keeps a fraction in (0, 1): the threshold above stays below 2^32. */
@@ -395,7 +385,7 @@ __global__ void ew_fill_kernel(void *p, size_t n, int bits, uint32_t key, float 
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float u = (float)(ew_mix32((uint32_t)i ^ key) >> 8) * (1.0f / 16777216.0f);
+        float u = (float)(uf_mix32((uint32_t)i ^ key) >> 8) * (1.0f / 16777216.0f);
         float v = amplitude * (2.0f * u - 1.0f);
         if (bits == 16)
             ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
@@ -583,11 +573,11 @@ out:
 static int ew_make_inputs(uf_ctx *ctx, ew_state *st, uint64_t seed)
 {
     int rc = UF_OK;
-    uint32_t base = ew_mix32((uint32_t)seed ^ ew_mix32((uint32_t)(seed >> 32) + 0x51ed27u));
-    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->x, st->n, ew_mix32(base + 1), 2.0f), out);
-    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->residual, st->n, ew_mix32(base + 2), 1.0f), out);
-    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->bias, EW_HIDDEN, ew_mix32(base + 3), 0.5f), out);
-    st->seed = ew_mix32(base + 4);
+    uint32_t base = uf_mix32((uint32_t)seed ^ uf_mix32((uint32_t)(seed >> 32) + 0x51ed27u));
+    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->x, st->n, uf_mix32(base + 1), 2.0f), out);
+    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->residual, st->n, uf_mix32(base + 2), 1.0f), out);
+    UF_STATUS_OR_GOTO(rc, ew_fill(ctx, st, st->bias, EW_HIDDEN, uf_mix32(base + 3), 0.5f), out);
+    st->seed = uf_mix32(base + 4);
 out:
     return rc;
 }
@@ -777,8 +767,8 @@ static size_t ew_sample_offset(const ew_state *st, uint64_t seed, int s)
         return 0;
     if (s == EW_SAMPLE_BLOCKS - 1)
         return span;
-    uint64_t h = ((uint64_t)ew_mix32((uint32_t)seed + (uint32_t)s) << 32) |
-                 ew_mix32((uint32_t)(seed >> 32) ^ (0x85ebca6bu * (uint32_t)s));
+    uint64_t h = ((uint64_t)uf_mix32((uint32_t)seed + (uint32_t)s) << 32) |
+                 uf_mix32((uint32_t)(seed >> 32) ^ (0x85ebca6bu * (uint32_t)s));
     return (size_t)(h % (span + 1));
 }
 

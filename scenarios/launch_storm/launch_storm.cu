@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime.h>
+#include "random.h"
 #include "underfed.h"
 
 /* ---- the ops: data, not branches ----------------------------------------------------------
@@ -142,10 +143,7 @@ static double reference_op(int kind, double x, double c)
 /* The i-th output of splitmix64 seeded with `seed`. */
 static uint64_t splitmix64_at(uint64_t seed, uint64_t i)
 {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return uf_mix64(seed + (i + 1) * UF_GOLDEN64);
 }
 
 /* Uniform in [0, 1) with 24 bits, so that 4u - 2 is exact in float. */

@@ -30,6 +30,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "random.h"
 #include "underfed.h"
 
 /* The cuBLAS check: on error, report it, set rc = UF_ERR and jump to label. */
@@ -99,35 +100,22 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* splitmix64's finalizer: a good 64-bit mix, used by the RNG, the hash maps and checksums. */
-__host__ __device__ static inline uint64_t si_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rng_next(uint64_t *state)
-{
-    *state += 0x9E3779B97F4A7C15ULL;
-    return si_mix64(*state);
-}
 
 static double rng_unit(uint64_t *state)     /* [0, 1) */
 {
-    return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
+    return (double)(uf_splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 static uint32_t rng_below(uint64_t *state, uint32_t n)   /* [0, n) */
 {
-    return (uint32_t)(((rng_next(state) >> 32) * (uint64_t)n) >> 32);
+    return (uint32_t)(((uf_splitmix64(state) >> 32) * (uint64_t)n) >> 32);
 }
 
 /* The contribution of id at position i to a batch checksum. A sum of these is independent of
  * the order it is added in (so the GPU can add it with atomics) but not of positions. */
 __host__ __device__ static inline uint64_t si_id_term(int64_t i, int32_t id)
 {
-    return si_mix64(((uint64_t)i << 32) ^ (uint32_t)id ^ 0x5851F42D4C957F2DULL);
+    return uf_mix64(((uint64_t)i << 32) ^ (uint32_t)id ^ 0x5851F42D4C957F2DULL);
 }
 
 static uint64_t batch_checksum(const int32_t *ids, int64_t n)
@@ -310,7 +298,7 @@ static void put_word(si_text *t, const si_vocab *v, uint64_t *rng, int sentence_
  * doc), so batch k of a corpus is always the same batch. */
 static size_t gen_doc(const si_vocab *v, uint64_t seed, int64_t doc, char *buf, size_t cap)
 {
-    uint64_t rng = seed ^ si_mix64((uint64_t)doc * 0xD1B54A32D192ED03ULL + 1);
+    uint64_t rng = seed ^ uf_mix64((uint64_t)doc * 0xD1B54A32D192ED03ULL + 1);
     double u1 = 1.0 - rng_unit(&rng), u2 = rng_unit(&rng);
     double normal = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
     double target = SI_DOC_MEDIAN_BYTES * exp(SI_DOC_SIGMA * normal);
@@ -415,7 +403,7 @@ static uint64_t pair_key(int32_t left, int32_t right)
 static int32_t pair_rank(const si_pair_map *m, int32_t left, int32_t right)
 {
     uint64_t key = pair_key(left, right);
-    for (uint32_t h = (uint32_t)si_mix64(key) & m->mask;; h = (h + 1) & m->mask) {
+    for (uint32_t h = (uint32_t)uf_mix64(key) & m->mask;; h = (h + 1) & m->mask) {
         if (m->keys[h] == key)
             return m->ranks[h];
         if (m->keys[h] == 0)
@@ -426,7 +414,7 @@ static int32_t pair_rank(const si_pair_map *m, int32_t left, int32_t right)
 static void pair_insert(si_pair_map *m, int32_t left, int32_t right, int32_t rank)
 {
     uint64_t key = pair_key(left, right);
-    uint32_t h = (uint32_t)si_mix64(key) & m->mask;
+    uint32_t h = (uint32_t)uf_mix64(key) & m->mask;
     while (m->keys[h] != 0 && m->keys[h] != key)
         h = (h + 1) & m->mask;
     m->keys[h] = key;
@@ -451,7 +439,7 @@ typedef struct si_pair_counts {
 
 static void count_pair(si_pair_counts *pc, uint64_t key, uint64_t weight)
 {
-    uint32_t h = (uint32_t)si_mix64(key) & pc->mask;
+    uint32_t h = (uint32_t)uf_mix64(key) & pc->mask;
     while (pc->stamp[h] == pc->round && pc->keys[h] != key)
         h = (h + 1) & pc->mask;
     if (pc->stamp[h] != pc->round) {

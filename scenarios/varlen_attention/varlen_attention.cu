@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "random.h"
 #include "underfed.h"
 
 /* ---- the shapes the kernel is built for -------------------------------------------------- */
@@ -149,16 +150,6 @@ __host__ __device__ static inline int va_block_key_tiles(int q_tile, int compute
 
 /* ---- inputs: a hash of the logical coordinates ------------------------------------------- */
 
-__host__ __device__ static inline uint64_t va_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBull;
-    x ^= x >> 31;
-    return x;
-}
-
 /* The 8 values of dims 8·chunk .. 8·chunk+7 of tensor (Q, K or V; + VA_TENSOR_PAD_SALT for a
  * padding position) at (sequence, position, head). Each is a signed byte over 32 (Q) or 128
  * (K, V): at most 8 significant bits, so exactly a bf16. Q spans [-4, 4) so that softmax rows
@@ -166,9 +157,9 @@ __host__ __device__ static inline uint64_t va_mix64(uint64_t x)
 __host__ __device__ static inline void va_chunk_values(uint64_t seed, int tensor, int logical,
                                                        int pos, int head, int chunk, float out[8])
 {
-    uint64_t x = va_mix64(seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(tensor + 1)));
-    x = va_mix64(x ^ (((uint64_t)(uint32_t)logical << 32) | (uint32_t)pos));
-    x = va_mix64(x ^ (((uint64_t)(uint32_t)head << 8) | (uint32_t)chunk));
+    uint64_t x = uf_mix64(seed ^ (UF_GOLDEN64 * (uint64_t)(tensor + 1)));
+    x = uf_mix64(x ^ (((uint64_t)(uint32_t)logical << 32) | (uint32_t)pos));
+    x = uf_mix64(x ^ (((uint64_t)(uint32_t)head << 8) | (uint32_t)chunk));
     const float scale = (tensor % VA_TENSOR_PAD_SALT == VA_TENSOR_Q) ? 1.0f / 32 : 1.0f / 128;
     for (int i = 0; i < 8; i++)
         out[i] = (float)(int8_t)(uint8_t)(x >> (8 * i)) * scale;
@@ -725,16 +716,10 @@ typedef struct va_state {
     double *d_sums;             /* Σ(out−ref)², Σref², non-finite count */
 } va_state;
 
-static uint64_t va_splitmix64(uint64_t *state)
-{
-    *state += 0x9E3779B97F4A7C15ull;
-    return va_mix64(*state);
-}
-
 /* Uniform in (0, 1]: 53 random bits, never 0 (Box–Muller takes its logarithm). */
 static double va_uniform(uint64_t *state)
 {
-    return ((double)(va_splitmix64(state) >> 11) + 1.0) / 9007199254740992.0;
+    return ((double)(uf_splitmix64(state) >> 11) + 1.0) / 9007199254740992.0;
 }
 
 /* Draw the real lengths of a batch from the seed: dist 1 log-normal (median 700, σ 0.8)
@@ -750,7 +735,7 @@ static void va_draw_lengths(int dist, uint64_t seed, int n, int *len)
             x = x < VA_MIN_LEN ? VA_MIN_LEN : (x > VA_DATASET_MAX_LEN ? VA_DATASET_MAX_LEN : x);
             len[b] = (int)lround(x);
         } else if (dist == VA_DIST_WIDE) {
-            len[b] = VA_WIDE_MIN + (int)(va_splitmix64(&rng) % (VA_WIDE_MAX - VA_WIDE_MIN + 1));
+            len[b] = VA_WIDE_MIN + (int)(uf_splitmix64(&rng) % (VA_WIDE_MAX - VA_WIDE_MIN + 1));
         } else {
             len[b] = VA_DATASET_MAX_LEN;
         }

@@ -1,0 +1,106 @@
+/* A growable text buffer (see strbuf.h). */
+#include "strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+
+int uf_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err != NULL && errlen > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int reserve(uf_strbuf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap > 0 ? b->cap : 4096;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *data = realloc(b->data, cap);
+    if (data == NULL) {
+        b->failed = 1;
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+void uf_sb_putn(uf_strbuf *b, const char *s, size_t n)
+{
+    if (reserve(b, n) != 0)
+        return;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void uf_sb_puts(uf_strbuf *b, const char *s)
+{
+    uf_sb_putn(b, s, strlen(s));
+}
+
+void uf_sb_printf(uf_strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || reserve(b, (size_t)n) != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void uf_sb_json_string(uf_strbuf *b, const char *s)
+{
+    uf_sb_putn(b, "\"", 1);
+    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+        switch (*c) {
+        case '"': uf_sb_puts(b, "\\\""); break;
+        case '\\': uf_sb_puts(b, "\\\\"); break;
+        case '\n': uf_sb_puts(b, "\\n"); break;
+        case '\r': uf_sb_puts(b, "\\r"); break;
+        case '\t': uf_sb_puts(b, "\\t"); break;
+        default:
+            if (*c < 0x20)
+                uf_sb_printf(b, "\\u%04x", *c);
+            else
+                uf_sb_putn(b, (const char *)c, 1);
+        }
+    }
+    uf_sb_putn(b, "\"", 1);
+}
+
+void uf_sb_item(uf_strbuf *b, const char *sep)
+{
+    if (b->n_items++ > 0)
+        uf_sb_puts(b, sep);
+}
+
+int uf_sb_commit(uf_strbuf *b, const char *path, char *err, size_t errlen)
+{
+    int rc;
+    if (b->failed)
+        rc = uf_set_err(err, errlen, "%s: out of memory while formatting", path);
+    else
+        rc = uf_write_file_atomic(path, b->data != NULL ? b->data : "", b->len, err, errlen);
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return rc;
+}

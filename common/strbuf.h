@@ -1,0 +1,35 @@
+/* A growable text buffer for the writers (results CSV/JSON, trace export), and the error
+ * message helper they share. Plain C, no CUDA. */
+#ifndef UF_STRBUF_H
+#define UF_STRBUF_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct uf_strbuf {
+    char *data;         /* NUL-terminated; NULL until the first write */
+    size_t len, cap;
+    int failed;         /* an allocation failed: the content is incomplete */
+    size_t n_items;     /* list items written (see uf_sb_item) */
+} uf_strbuf;
+
+void uf_sb_putn(uf_strbuf *b, const char *s, size_t n);
+void uf_sb_puts(uf_strbuf *b, const char *s);
+void uf_sb_printf(uf_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A JSON string literal, quotes included, with the escapes JSON requires. */
+void uf_sb_json_string(uf_strbuf *b, const char *s);
+/* Start a list item: writes `sep` before every item but the first. */
+void uf_sb_item(uf_strbuf *b, const char *sep);
+/* Write the buffer to path atomically (uf_write_file_atomic), then free it. 0 or -1 with err. */
+int uf_sb_commit(uf_strbuf *b, const char *path, char *err, size_t errlen);
+
+/* Format an error message into err (when not NULL) and return -1. */
+int uf_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif
