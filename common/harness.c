@@ -385,6 +385,7 @@ out_end:
             row->idle_other_pct = m.idle_other_pct;
             row->comm_overlap_pct = m.comm_overlap_pct;
             row->comm_exposed_ms = m.comm_exposed_ms;
+            row->copy_overlap_pct = m.copy_overlap_pct;
         } else {
             note_append(row->skip_reason, sizeof row->skip_reason,
                         "trace pass recorded no device activity");

@@ -2,8 +2,8 @@
  * file. Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
- * Results CSV (uf_table_write_csv), version 1:
- *     # underfed-results v1                 magic line; the reader refuses a file without it
+ * Results CSV (uf_table_write_csv), version 2:
+ *     # underfed-results v2                 magic line (v1: no copy_overlap_pct); else refused
  *     # scenario: NAME
  *     # KEY: VALUE                          the run's metadata (uf_meta), in order
  *     # unit.EXTRA: UNIT                    the unit of each scenario-specific column
@@ -16,7 +16,7 @@
  *   RFC-4180 style ("" inside quotes is one quote).
  *
  * Results JSON (uf_table_write_json), the same content:
- *     {"format":"underfed-results","version":1,"scenario":..,"meta":{KEY:VALUE,..},
+ *     {"format":"underfed-results","version":2,"scenario":..,"meta":{KEY:VALUE,..},
  *      "axes":[NAME,..],"extras":[{"name":..,"unit":..}],"metrics":[{"name":..,"unit":..}],
  *      "rows":[{"variant":..,"role":..,"axes":{..},"metrics":{..},"extras":{..},
  *               "skip_reason":..}]}
@@ -48,20 +48,23 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define RESULTS_MAGIC "# underfed-results v1"
+#define RESULTS_VERSION 2     /* v2 added copy_overlap_pct; v1 files are still read */
+#define RESULTS_MAGIC "# underfed-results v2"
+#define RESULTS_MAGIC_V1 "# underfed-results v1"
 #define SERIES_MAGIC "# underfed-series v1"
 #define CEILINGS_MAGIC "# underfed-ceilings v1"
 
 /* ---- the tables ------------------------------------------------------------------------- */
 
-#define M(field, unit) {#field, unit, offsetof(uf_row, field)}
+#define M(field, unit) {#field, unit, offsetof(uf_row, field), 1}
+#define M2(field, unit) {#field, unit, offsetof(uf_row, field), 2}
 const uf_metric_desc uf_metrics[] = {
     M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M(spread_pct, "%"),
     M(steps_timed, "count"),
     M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
     M(busy_pct, "%"), M(kernels_per_step, "count"), M(kernel_us_mean, "us"),
     M(launch_us, "us"), M(idle_host_pct, "%"), M(idle_other_pct, "%"),
-    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"),
+    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"), M2(copy_overlap_pct, "%"),
     M(sm_active_pct, "%"), M(occupancy_pct, "%"), M(tensor_active_pct, "%"), M(dram_pct, "%"),
     M(gpm_sm_active_pct, "%"), M(gpm_occupancy_pct, "%"), M(gpm_tensor_active_pct, "%"),
     M(gpm_dram_pct, "%"),
@@ -73,6 +76,7 @@ const uf_metric_desc uf_metrics[] = {
     M(verified, "1"), M(max_rel_err, "1"),
 };
 #undef M
+#undef M2
 const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
 
 #define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
@@ -403,7 +407,7 @@ static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen)
 {
     uf_strbuf b = {0};
-    uf_sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":1,\"scenario\":");
+    uf_sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":2,\"scenario\":");
     uf_sb_json_string(&b, t->scenario);
     uf_sb_puts(&b, ",\n\"meta\":{");
     for (int i = 0; i < t->meta.n; i++) {
@@ -871,8 +875,8 @@ static int read_results_meta(csv_reader *r, uf_table *t, unit_list *units, char 
 }
 
 /* Map the header's columns: variant, role, axes, every fixed metric, extras, skip_reason. */
-static int map_header(csv_reader *r, int line, uf_table *t, col_map *cols, char *err,
-                      size_t errlen)
+static int map_header(csv_reader *r, int line, int version, uf_table *t, col_map *cols,
+                      char *err, size_t errlen)
 {
     char **f = r->fields;
     int n = r->n_fields;
@@ -915,13 +919,19 @@ static int map_header(csv_reader *r, int line, uf_table *t, col_map *cols, char 
         int m = metric_index(f[i]);
         if (m < 0)
             return rd_error(r, line, err, errlen, "unknown column '%s'", f[i]);
+        if (uf_metrics[m].since > version)
+            return rd_error(r, line, err, errlen, "column '%s' is not in format v%d", f[i],
+                            version);
         cols[i].kind = COL_METRIC;
         cols[i].index = m;
         seen++;
     }
-    if (seen != uf_n_metrics) {
+    int required = 0;
+    for (int m = 0; m < uf_n_metrics; m++)
+        required += uf_metrics[m].since <= version;
+    if (seen != required) {
         for (int m = 0; m < uf_n_metrics; m++) {
-            int found = 0;
+            int found = uf_metrics[m].since > version;
             for (int i = first; i <= last && !found; i++)
                 found = strcmp(f[i], uf_metrics[m].name) == 0;
             if (!found)
@@ -1009,12 +1019,28 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
     return 0;
 }
 
+/* 1 when the file starts with the v1 magic line, else the current version (reader_open then
+ * checks the magic line and reports anything else). */
+static int results_version(const char *path)
+{
+    char first[64] = "";
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        if (fgets(first, sizeof first, f) == NULL)
+            first[0] = '\0';
+        fclose(f);
+    }
+    return strcmp(first, RESULTS_MAGIC_V1 "\n") == 0 ? 1 : RESULTS_VERSION;
+}
+
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
 {
     if (t->n_axes != 0 || t->n_extra != 0 || t->n_rows != 0)
         return uf_set_err(err, errlen, "%s: the reader fills an empty table", path);
     csv_reader r;
-    if (reader_open(&r, path, RESULTS_MAGIC, "underfed results", err, errlen) != 0) {
+    int version = results_version(path);
+    if (reader_open(&r, path, version == 1 ? RESULTS_MAGIC_V1 : RESULTS_MAGIC,
+                    "underfed results", err, errlen) != 0) {
         reader_close(&r);
         return -1;
     }
@@ -1043,7 +1069,7 @@ int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
         goto out_close;
     }
     memcpy(header, r.fields, (size_t)n_cols * sizeof *header);   /* in r.buf: stays valid */
-    if (map_header(&r, line, t, cols, err, errlen) != 0)
+    if (map_header(&r, line, version, t, cols, err, errlen) != 0)
         goto out_close;
     attach_units(t, units);
     while ((got = reader_record(&r, &line, err, errlen)) > 0)

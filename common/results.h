@@ -39,6 +39,7 @@ typedef struct uf_row {
     double trace_step_ms, trace_overhead;
     double busy_pct, kernels_per_step, kernel_us_mean, launch_us, idle_host_pct, idle_other_pct;
     double comm_overlap_pct, comm_exposed_ms;
+    double copy_overlap_pct;        /* share of copy time overlapped by kernels (format v2) */
     /* counters pass (CUPTI PM sampling), and the NVML GPM cross-check */
     double sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct;
     double gpm_sm_active_pct, gpm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_pct;
@@ -63,6 +64,7 @@ typedef struct uf_metric_desc {
     const char *name;
     const char *unit;
     size_t offset;                  /* offsetof(uf_row, ...) */
+    int since;                      /* results format version that introduced the column */
 } uf_metric_desc;
 
 extern const uf_metric_desc uf_metrics[];
@@ -111,7 +113,8 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
-/* Strict reader of a file written by uf_table_write_csv: unknown columns, wrong field counts,
+/* Strict reader of a file written by uf_table_write_csv (format v2, or v1: the same without
+ * copy_overlap_pct, which then reads as empty): unknown columns, wrong field counts,
  * unparsable numbers, a missing header or a truncated last line are errors naming the file and
  * line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);

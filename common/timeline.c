@@ -18,6 +18,8 @@
  *   start; the median over ids.
  * - Communication: kernels flagged is_comm against compute kernels (all other kernels; memcpy
  *   and memset are neither).
+ * - Copies: |union(memcpy) ∩ union(all kernels)| / |union(memcpy)|, the share of copy time
+ *   hidden under kernels (copy/compute overlap).
  *
  * Correlation lookups sort once and binary-search, so 100k-record passes stay O(n log n). */
 #include "timeline.h"
@@ -183,6 +185,7 @@ static void metrics_nan(uf_timeline_metrics *m)
     m->window_ms = m->busy_pct = m->kernels_per_step = m->kernel_us_mean = NAN;
     m->launch_us = m->idle_host_pct = m->idle_other_pct = NAN;
     m->comm_ms_per_step = m->comm_overlap_pct = m->comm_exposed_ms = NAN;
+    m->copy_ms_per_step = m->copy_overlap_pct = NAN;
     m->n_activities = 0;
 }
 
@@ -278,24 +281,38 @@ static int kernel_metrics(const counted_act *c, size_t n, double steps,
 {
     uf_interval *comm = malloc((n > 0 ? n : 1) * sizeof *comm);
     uf_interval *compute = malloc((n > 0 ? n : 1) * sizeof *compute);
-    if (comm == NULL || compute == NULL) {
+    uf_interval *copies = malloc((n > 0 ? n : 1) * sizeof *copies);
+    uf_interval *kernels = malloc((n > 0 ? n : 1) * sizeof *kernels);
+    if (comm == NULL || compute == NULL || copies == NULL || kernels == NULL) {
         free(comm);
         free(compute);
+        free(copies);
+        free(kernels);
         return -1;
     }
-    size_t n_comm = 0, n_compute = 0, n_kernels = 0;
+    size_t n_comm = 0, n_compute = 0, n_kernels = 0, n_copies = 0;
     double kernel_ns_sum = 0.0;
     for (size_t i = 0; i < n; i++) {
+        uf_interval iv = {c[i].start_ns, c[i].end_ns};
+        if (c[i].kind == UF_ACT_MEMCPY)
+            copies[n_copies++] = iv;
         if (c[i].kind != UF_ACT_KERNEL)
             continue;
-        n_kernels++;
+        kernels[n_kernels++] = iv;
         kernel_ns_sum += (double)(c[i].end_ns - c[i].start_ns);
-        uf_interval iv = {c[i].start_ns, c[i].end_ns};
         if (c[i].is_comm)
             comm[n_comm++] = iv;
         else
             compute[n_compute++] = iv;
     }
+    uint64_t copy_ns = uf_interval_union_ns(copies, n_copies);
+    out->copy_ms_per_step = (double)copy_ns / 1e6 / steps;
+    out->copy_overlap_pct =
+        copy_ns > 0 ? (double)uf_interval_overlap_ns(copies, n_copies, kernels, n_kernels) /
+                          (double)copy_ns * 100.0
+                    : NAN;
+    free(copies);
+    free(kernels);
     out->kernels_per_step = (double)n_kernels / steps;
     out->kernel_us_mean = n_kernels > 0 ? kernel_ns_sum / (double)n_kernels / 1e3 : NAN;
     uint64_t comm_ns = uf_interval_union_ns(comm, n_comm);

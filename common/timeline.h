@@ -70,6 +70,9 @@ typedef struct uf_timeline_metrics {
     double comm_ms_per_step;    /* |union(comm kernels)| / n_steps */
     double comm_overlap_pct;    /* |union(comm) ∩ union(compute kernels)| / |union(comm)|; NaN without comm */
     double comm_exposed_ms;     /* (|union(comm)| − overlap) / n_steps; NaN without comm */
+    double copy_ms_per_step;    /* |union(memcpy)| / n_steps */
+    double copy_overlap_pct;    /* |union(memcpy) ∩ union(kernels)| / |union(memcpy)|; NaN
+                                 * without copies: how much copying hid under compute */
     size_t n_activities;        /* activities counted as measured */
 } uf_timeline_metrics;
 

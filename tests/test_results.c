@@ -312,7 +312,7 @@ Test(results, csv_layout)
     make_table(&t);
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v1\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
+    cr_assert(strncmp(text, "# underfed-results v2\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
     cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,") != NULL);
@@ -365,6 +365,22 @@ Test(results, rewrite_of_fixture_is_identical)
     remove_tree(dir);
 }
 
+/* Format v1 (before copy_overlap_pct) is still read: the newer column is empty. A v2 file must
+ * have it, and a v1 file must not. */
+Test(results, reader_format_versions)
+{
+    uf_table t;
+    char err[512] = "";
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, DATA("good_v1.csv"), err, sizeof err), 0, "%s", err);
+    cr_assert(t.n_rows > 0);
+    cr_assert(isnan(uf_table_value(&t, &t.rows[0], "copy_overlap_pct")));
+    cr_assert(!isnan(uf_table_value(&t, &t.rows[0], "step_ms")));
+    uf_table_free(&t);
+    expect_read_error(DATA("v2_missing_column.csv"), 6, "missing required column 'copy_overlap_pct'");
+    expect_read_error(DATA("v1_with_v2_column.csv"), 6, "column 'copy_overlap_pct' is not in format v1");
+}
+
 Test(results, reader_needs_an_empty_table)
 {
     uf_table t;
@@ -408,7 +424,7 @@ Test(results, json_is_well_formed)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":1",
+    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":2",
                           "\"scenario\":\"launch_storm\"", "\"meta\":{\"gpu\":\"NVIDIA H200\"",
                           "\"axes\":[\"elems\",\"ops\"]",
                           "\"extras\":[{\"name\":\"tokens_per_s\",\"unit\":\"tokens/s\"}",

@@ -105,6 +105,27 @@ Test(timeline, busy_pct_of_known_timeline)
     cr_assert_float_eq(m.idle_other_pct, 25.0, EPS);
     cr_assert(isnan(m.comm_overlap_pct) && isnan(m.comm_exposed_ms));
     cr_assert_float_eq(m.comm_ms_per_step, 0.0, EPS);
+    /* the copy 3500-5000 runs under kernel 3000-4000 for 500 of its 1500 ns */
+    cr_assert_float_eq(m.copy_ms_per_step, 1500e-6, EPS);
+    cr_assert_float_eq(m.copy_overlap_pct, 100.0 / 3.0, EPS);
+}
+
+/* Copies hidden under a long kernel overlap fully; a timeline without copies has no share. */
+Test(timeline, copy_compute_overlap)
+{
+    uf_activity acts[] = {kernel(1000, 9000, 1), copy_act(2000, 3000, 2), copy_act(2500, 4000, 3)};
+    uf_api_call apis[] = {api(100, 1), api(200, 2), api(300, 3)};
+    uf_timeline tl = make_tl(acts, 3, apis, 3, 0, 2);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.copy_ms_per_step, 2000e-6 / 2, EPS);
+    cr_assert_float_eq(m.copy_overlap_pct, 100.0, EPS);
+
+    uf_activity only_kernels[] = {kernel(1000, 2000, 1)};
+    uf_timeline tk = make_tl(only_kernels, 1, apis, 1, 0, 1);
+    cr_assert_eq(uf_timeline_analyze(&tk, &m), 0);
+    cr_assert(isnan(m.copy_overlap_pct));
+    cr_assert_float_eq(m.copy_ms_per_step, 0.0, EPS);
 }
 
 /* The host asks for kernel B after kernel A has finished: the gap is host wait. */
