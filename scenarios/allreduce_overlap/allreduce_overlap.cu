@@ -26,18 +26,9 @@
 #include "stats.h"
 #include "random.h"
 #include "underfed.h"
+#include "uf_cublas.h"
 
 /* ---- the library checks (same shape as UF_CUDA_OR_GOTO) -------------------------------- */
-
-#define CUBLAS_OR_GOTO(rc, expr, label)                                                    \
-    do {                                                                                   \
-        cublasStatus_t ar_s_ = (expr);                                                     \
-        if (ar_s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-            uf_report_failure(__FILE__, __LINE__, #expr, cublasGetStatusString(ar_s_));    \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 /* NCCL's message for the code, and its last error text (which names the cause). */
 #define NCCL_OR_GOTO(rc, expr, label)                                                      \
@@ -289,7 +280,7 @@ static int rank_layer_gemm(ar_rank *rk, int slot)
     const ar_shape *sh = &rk->st->shape;
     const float alpha = 1.0f, beta = 0.0f;
     int rc = UF_OK;
-    CUBLAS_OR_GOTO(rc, cublasGemmEx(rk->cublas, CUBLAS_OP_N, CUBLAS_OP_T, sh->cols, sh->rows,
+    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(rk->cublas, CUBLAS_OP_N, CUBLAS_OP_T, sh->cols, sh->rows,
                                     sh->tokens, &alpha, rk->x + (size_t)slot * sh->x_elems,
                                     CUDA_R_16BF, sh->cols, rk->dy + (size_t)slot * sh->dy_elems,
                                     CUDA_R_16BF, sh->rows, &beta,
@@ -976,8 +967,8 @@ static int make_rank(uf_ctx *ctx, ar_state *st, ar_rank *rk)
         UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_begin[i]), out);
         UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_end[i]), out);
     }
-    CUBLAS_OR_GOTO(rc, cublasCreate(&rk->cublas), out);
-    CUBLAS_OR_GOTO(rc, cublasSetStream(rk->cublas, rk->compute_stream), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasCreate(&rk->cublas), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(rk->cublas, rk->compute_stream), out);
 out:
     return rc;     /* partial resources are freed by destroy_state */
 }

@@ -28,6 +28,7 @@
 #include <cublas_v2.h>
 #include "random.h"
 #include "underfed.h"
+#include "uf_cublas.h"
 
 typedef __nv_bfloat16 bf16;
 
@@ -62,16 +63,6 @@ enum { ACT_STATS = 1, ACT_XN = 2, ACT_H = 4, ACT_G = 8, ACT_Y = 16 };
 #define CR_POISON_RUN 0xFF          /* variant's gradients before verify: bf16/f32 NaN */
 #define CR_POISON_REF 0x7F          /* reference's gradients: a different (finite) pattern */
 
-/* The cuBLAS check: on error, report it, set rc = UF_ERR and jump to label. */
-#define CUBLAS_OR_GOTO(rc, expr, label)                                                    \
-    do {                                                                                   \
-        cublasStatus_t cr_s_ = (expr);                                                     \
-        if (cr_s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-            uf_report_failure(__FILE__, __LINE__, #expr, cublasGetStatusString(cr_s_));    \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 /* ---- random inputs, identical on host and device ---------------------------------------- */
 
@@ -500,7 +491,7 @@ static int gemm_bf16(const cr_model *m, cublasOperation_t op_a, cublasOperation_
     const float one = 1.0f, zero = 0.0f;
     if (planning(m))
         return UF_OK;
-    CUBLAS_OR_GOTO(rc, cublasGemmEx(m->blas, op_a, op_b, rows, cols, inner, &one, a, CUDA_R_16BF,
+    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(m->blas, op_a, op_b, rows, cols, inner, &one, a, CUDA_R_16BF,
                                     lda, b, CUDA_R_16BF, ldb, &zero, c, CUDA_R_16BF, ldc,
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                    out);
@@ -1189,8 +1180,8 @@ static int bind_stream(cr_state *st, cudaStream_t stream)
     int rc = UF_OK;
     if (st->stream_bound && st->bound_stream == stream)
         return UF_OK;
-    CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, stream), out);
-    CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, CR_BLAS_WS_BYTES), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, stream), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, CR_BLAS_WS_BYTES), out);
     st->bound_stream = stream;
     st->stream_bound = 1;
     st->m.stream = stream;
@@ -1277,7 +1268,7 @@ static int cr_setup(uf_ctx *ctx)
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "weights, gradients and activations"), out);
 
     free0 = mem_free_bytes();
-    CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->blas_ws, CR_BLAS_WS_BYTES), out);
     UF_STATUS_OR_GOTO(rc, model_alloc_device(&st->m), out);
     st->setup_mem_bytes = mem_taken_since(free0);

@@ -32,17 +32,8 @@
 
 #include "random.h"
 #include "underfed.h"
+#include "uf_cublas.h"
 
-/* The cuBLAS check: on error, report it, set rc = UF_ERR and jump to label. */
-#define CUBLAS_OR_GOTO(rc, expr, label)                                                    \
-    do {                                                                                   \
-        cublasStatus_t si_bs_ = (expr);                                                    \
-        if (si_bs_ != CUBLAS_STATUS_SUCCESS) {                                             \
-            uf_report_failure(__FILE__, __LINE__, #expr, cublasGetStatusString(si_bs_));   \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 /* ---- sizes ---------------------------------------------------------------------------- */
 
@@ -1295,13 +1286,13 @@ static int enqueue_step(si_state *st, cudaStream_t stream, const int32_t *d_ids,
         UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
     }
     /* row-major h[T][f] = x[T][d] W1[d][f] is column-major h^T = W1^T x^T */
-    CUBLAS_OR_GOTO(rc, cublasGemmEx(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, f, n_tokens, d, &one,
+    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, f, n_tokens, d, &one,
                                     st->d_w1, CUDA_R_16BF, f, st->d_x, CUDA_R_16BF, d, &zero,
                                     st->d_h, CUDA_R_16BF, f, CUBLAS_COMPUTE_32F,
                                     CUBLAS_GEMM_DEFAULT), out);
     gelu_kernel<<<grid_for(h_vec), SI_BLOCK, 0, stream>>>(st->d_h, h_vec);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-    CUBLAS_OR_GOTO(rc, cublasGemmEx(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, d, n_tokens, f, &one,
+    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(st->blas, CUBLAS_OP_N, CUBLAS_OP_N, d, n_tokens, f, &one,
                                     st->d_w2, CUDA_R_16BF, d, st->d_h, CUDA_R_16BF, f, &zero,
                                     st->d_y, CUDA_R_16BF, d, CUBLAS_COMPUTE_32F,
                                     CUBLAS_GEMM_DEFAULT), out);
@@ -1466,8 +1457,8 @@ static int build_device(uf_ctx *ctx, si_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_w1, st->h_w1, w_bytes, cudaMemcpyHostToDevice), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_w2, st->h_w2, w_bytes, cudaMemcpyHostToDevice), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking), out);
-    CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
-    CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);
     st->device_bytes = device_bytes_needed(&st->shape, st->tok.vocab_size);
 out:
     if (rc != UF_OK)
