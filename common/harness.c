@@ -62,6 +62,7 @@ typedef struct run {
     const uf_scenario *s;
     uf_options opt;
     uf_ctx ctx;
+    int sm_count;               /* the device's multiProcessorCount (trace pass: comm_sm_pct) */
     char out_dir[UF_PATH_LEN + UF_NAME_LEN + 2];
     uf_ceilings ceilings;
     char ceilings_note[UF_REASON_LEN];
@@ -374,7 +375,8 @@ out_end:
         }
         uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
                           .measure_begin_ns = begin_ns, .measure_end_ns = end_ns,
-                          .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device};
+                          .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device,
+                          .sm_count = r->sm_count};
         uf_timeline_metrics m;
         if (uf_timeline_analyze(&tl, &m) == 0) {
             row->busy_pct = m.busy_pct;
@@ -385,6 +387,7 @@ out_end:
             row->idle_other_pct = m.idle_other_pct;
             row->comm_overlap_pct = m.comm_overlap_pct;
             row->comm_exposed_ms = m.comm_exposed_ms;
+            row->comm_sm_pct = m.comm_sm_pct;
             row->copy_overlap_pct = m.copy_overlap_pct;
         } else {
             note_append(row->skip_reason, sizeof row->skip_reason,
@@ -1213,6 +1216,7 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     rc = select_gpus(r, &prop);
     if (rc != UF_OK)
         goto out;
+    r->sm_count = prop.multiProcessorCount;
     r->ctx.seed = r->opt.seed;
     r->ctx.quick = r->opt.quick;
     UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithFlags(&r->ctx.stream, cudaStreamNonBlocking), out);

@@ -3,7 +3,8 @@
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
  * Results CSV (uf_table_write_csv), version 2:
- *     # underfed-results v2                 magic line (v1: no copy_overlap_pct); else refused
+ *     # underfed-results v2                 magic line (v1: no comm_sm_pct, copy_overlap_pct);
+ *                                           anything else is refused
  *     # scenario: NAME
  *     # KEY: VALUE                          the run's metadata (uf_meta), in order
  *     # unit.EXTRA: UNIT                    the unit of each scenario-specific column
@@ -48,7 +49,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define RESULTS_VERSION 2     /* v2 added copy_overlap_pct; v1 files are still read */
+#define RESULTS_VERSION 2     /* v2 added comm_sm_pct, copy_overlap_pct; v1 is still read */
 #define RESULTS_MAGIC "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"
 #define SERIES_MAGIC "# underfed-series v1"
@@ -64,7 +65,8 @@ const uf_metric_desc uf_metrics[] = {
     M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
     M(busy_pct, "%"), M(kernels_per_step, "count"), M(kernel_us_mean, "us"),
     M(launch_us, "us"), M(idle_host_pct, "%"), M(idle_other_pct, "%"),
-    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"), M2(copy_overlap_pct, "%"),
+    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"), M2(comm_sm_pct, "%"),
+    M2(copy_overlap_pct, "%"),
     M(sm_active_pct, "%"), M(occupancy_pct, "%"), M(tensor_active_pct, "%"), M(dram_pct, "%"),
     M(gpm_sm_active_pct, "%"), M(gpm_occupancy_pct, "%"), M(gpm_tensor_active_pct, "%"),
     M(gpm_dram_pct, "%"),

@@ -39,6 +39,8 @@ typedef struct uf_row {
     double trace_step_ms, trace_overhead;
     double busy_pct, kernels_per_step, kernel_us_mean, launch_us, idle_host_pct, idle_other_pct;
     double comm_overlap_pct, comm_exposed_ms;
+    double comm_sm_pct;             /* share of SMs holding a block while communication runs,
+                                     * from grid sizes: an upper bound of SM activity (format v2) */
     double copy_overlap_pct;        /* share of copy time overlapped by kernels (format v2) */
     /* counters pass (CUPTI PM sampling), and the NVML GPM cross-check */
     double sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct;
@@ -114,9 +116,9 @@ int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t e
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
 /* Strict reader of a file written by uf_table_write_csv (format v2, or v1: the same without
- * copy_overlap_pct, which then reads as empty): unknown columns, wrong field counts,
- * unparsable numbers, a missing header or a truncated last line are errors naming the file and
- * line. Fills an initialized table. Return 0, or -1 with a message in err. */
+ * comm_sm_pct and copy_overlap_pct, which then read as empty): unknown columns, wrong field
+ * counts, unparsable numbers, a missing header or a truncated last line are errors naming the
+ * file and line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);
 /* Strict reader of a series file written by uf_table_write_series_csv: attaches each sample
  * to the row of t with the same variant and axes (start_ns = t_ms × 1e6). A sample whose row

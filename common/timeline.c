@@ -20,6 +20,12 @@
  *   and memset are neither).
  * - Copies: |union(memcpy) ∩ union(all kernels)| / |union(memcpy)|, the share of copy time
  *   hidden under kernels (copy/compute overlap).
+ * - comm_sm_pct: a sweep over the kernels' start and end events, per device in time order.
+ *   Between two consecutive events the set of running kernels is fixed; each such segment
+ *   where a comm kernel runs weighs min(sm_count, Σ blocks of the running kernels) / sm_count
+ *   by its length. The total weight is |union(comm)| (per device, summed over devices). Blocks
+ *   are resident blocks at best: a block may be stalled, and a grid larger than the GPU runs in
+ *   waves, so this is an upper bound of the SMs that are active, not a sampled counter.
  *
  * Correlation lookups sort once and binary-search, so 100k-record passes stay O(n log n). */
 #include "timeline.h"
@@ -161,6 +167,8 @@ typedef struct counted_act {
     uint64_t start_ns, end_ns;
     uint64_t api_start_ns, api_end_ns;
     uint32_t correlation_id;
+    uint32_t device_id;
+    uint32_t blocks;            /* kernels: grid size, 0 unknown */
     uint8_t kind, is_comm, has_api;
 } counted_act;
 
@@ -184,7 +192,7 @@ static void metrics_nan(uf_timeline_metrics *m)
 {
     m->window_ms = m->busy_pct = m->kernels_per_step = m->kernel_us_mean = NAN;
     m->launch_us = m->idle_host_pct = m->idle_other_pct = NAN;
-    m->comm_ms_per_step = m->comm_overlap_pct = m->comm_exposed_ms = NAN;
+    m->comm_ms_per_step = m->comm_overlap_pct = m->comm_exposed_ms = m->comm_sm_pct = NAN;
     m->copy_ms_per_step = m->copy_overlap_pct = NAN;
     m->n_activities = 0;
 }
@@ -218,6 +226,8 @@ static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counte
         c->api_end_ns = k != NULL ? k->end_ns : 0;
         c->has_api = k != NULL;
         c->correlation_id = a->correlation_id;
+        c->device_id = a->device_id;
+        c->blocks = a->kind == UF_ACT_KERNEL ? a->blocks : 0;
         c->kind = a->kind;
         c->is_comm = a->is_comm ? 1 : 0;
     }
@@ -330,6 +340,84 @@ static int kernel_metrics(const counted_act *c, size_t n, double steps,
     return 0;
 }
 
+/* A kernel starting (+1) or ending (−1) on a device: the sweep's events. */
+typedef struct sweep_event {
+    uint64_t t_ns;
+    uint32_t device_id;
+    uint32_t blocks;            /* 0 unknown */
+    int8_t delta;               /* +1 start, −1 end */
+    uint8_t is_comm;
+} sweep_event;
+
+/* By device, then time. The order of events at one instant does not matter: a segment is
+ * measured from one event to the next, so only the state after the instant's last event is
+ * held for a nonzero time. */
+static int cmp_sweep_event(const void *pa, const void *pb)
+{
+    const sweep_event *a = pa, *b = pb;
+    if (a->device_id != b->device_id)
+        return a->device_id < b->device_id ? -1 : 1;
+    return (a->t_ns > b->t_ns) - (a->t_ns < b->t_ns);
+}
+
+/* comm_sm_pct (timeline.h): the share of SMs holding at least one block while communication
+ * runs. *pct is NaN without comm time, without sm_count, or when a kernel of unknown grid size
+ * runs during communication. Returns 0, or -1 when out of memory. */
+static int comm_sm_share(const counted_act *c, size_t n, int sm_count, double *pct)
+{
+    *pct = NAN;
+    if (sm_count <= 0)
+        return 0;
+    size_t n_ev = 0, n_comm = 0;
+    for (size_t i = 0; i < n; i++) {
+        n_ev += c[i].kind == UF_ACT_KERNEL ? 2 : 0;
+        n_comm += c[i].kind == UF_ACT_KERNEL && c[i].is_comm;
+    }
+    if (n_comm == 0)
+        return 0;
+    sweep_event *ev = malloc(n_ev * sizeof *ev);
+    if (ev == NULL)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].kind != UF_ACT_KERNEL)
+            continue;
+        sweep_event e = {c[i].start_ns, c[i].device_id, c[i].blocks, +1, c[i].is_comm};
+        ev[k++] = e;
+        e.t_ns = c[i].end_ns;
+        e.delta = -1;
+        ev[k++] = e;
+    }
+    qsort(ev, n_ev, sizeof *ev, cmp_sweep_event);
+
+    /* The running kernels of the current device: their blocks, how many are comm, how many
+     * have an unknown size. Every start has its end on the same device, so all three are back
+     * to 0 when the sweep moves on to the next device. */
+    int64_t blocks = 0, comm_running = 0, unknown_running = 0;
+    uint64_t comm_ns = 0;
+    double held_ns = 0.0;   /* Σ segment length × share of SMs held */
+    int unknown = 0;
+    for (size_t i = 0; i < n_ev; i++) {
+        blocks += ev[i].delta * (int64_t)ev[i].blocks;
+        comm_running += ev[i].is_comm ? ev[i].delta : 0;
+        unknown_running += ev[i].blocks == 0 ? ev[i].delta : 0;
+        if (i + 1 == n_ev || ev[i + 1].device_id != ev[i].device_id || comm_running <= 0)
+            continue;
+        uint64_t dt = ev[i + 1].t_ns - ev[i].t_ns;
+        if (dt == 0)
+            continue;
+        if (unknown_running > 0)
+            unknown = 1;
+        int64_t held = blocks < sm_count ? blocks : sm_count;
+        held_ns += (double)held / (double)sm_count * (double)dt;
+        comm_ns += dt;
+    }
+    free(ev);
+    if (comm_ns > 0 && !unknown)
+        *pct = held_ns / (double)comm_ns * 100.0;
+    return 0;
+}
+
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
 {
     metrics_nan(out);
@@ -366,6 +454,8 @@ int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
             out->idle_other_pct = 0.0;
     }
     if (kernel_metrics(c, n, steps, out) != 0)
+        goto out_free_counted;
+    if (comm_sm_share(c, n, tl->sm_count, &out->comm_sm_pct) != 0)
         goto out_free_counted;
     out->launch_us = launch_median_us(c, n);
     rc = 0;

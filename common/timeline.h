@@ -1,7 +1,8 @@
 /* Timeline analysis over plain records: interval union, idle gaps and their host-wait
- * classification, launch latency by correlation id, communication/compute overlap, per-step
- * grouping, and the PM-sample window mean. Plain C: no CUDA here, unit-tested on hand-made
- * timelines. The metric definitions are DESIGN.md's; each function's comment restates its own. */
+ * classification, launch latency by correlation id, communication/compute overlap, the SM
+ * share held during communication, per-step grouping, and the PM-sample window mean. Plain C:
+ * no CUDA here, unit-tested on hand-made timelines. The metric definitions are DESIGN.md's;
+ * each function's comment restates its own. */
 #ifndef UF_TIMELINE_H
 #define UF_TIMELINE_H
 
@@ -23,6 +24,8 @@ typedef struct uf_activity {
     uint32_t graph_id;          /* != 0 for a kernel node of a replayed graph */
     uint8_t kind;               /* uf_act_kind */
     uint8_t is_comm;            /* a communication kernel (NCCL) */
+    uint32_t blocks;            /* kernel: thread blocks in its grid (gridX·gridY·gridZ,
+                                 * saturated at UINT32_MAX); 0 unknown, and 0 for memcpy/memset */
     const char *name;           /* kernel name (owned by the trace session), may be NULL */
 } uf_activity;
 
@@ -57,6 +60,7 @@ typedef struct uf_timeline {
     const uint64_t *step_begin_ns; /* host time before each measured step, n_steps entries, or NULL */
     int n_steps;                /* measured steps (>= 1) */
     int device_id;              /* analyse this device only; -1 for all devices */
+    int sm_count;               /* SMs of the analysed device (multiProcessorCount); 0 unknown */
 } uf_timeline;
 
 typedef struct uf_timeline_metrics {
@@ -70,16 +74,25 @@ typedef struct uf_timeline_metrics {
     double comm_ms_per_step;    /* |union(comm kernels)| / n_steps */
     double comm_overlap_pct;    /* |union(comm) ∩ union(compute kernels)| / |union(comm)|; NaN without comm */
     double comm_exposed_ms;     /* (|union(comm)| − overlap) / n_steps; NaN without comm */
+    double comm_sm_pct;         /* over union(comm), the time-weighted mean of
+                                 * min(sm_count, Σ blocks of the kernels running then) / sm_count:
+                                 * the share of SMs holding a block while communication runs (an
+                                 * upper bound of SM activity, from grid sizes, not sampled). NaN
+                                 * without comm, with sm_count unknown, or when a kernel running
+                                 * during comm has unknown blocks */
     double copy_ms_per_step;    /* |union(memcpy)| / n_steps */
     double copy_overlap_pct;    /* |union(memcpy) ∩ union(kernels)| / |union(memcpy)|; NaN
                                  * without copies: how much copying hid under compute */
     size_t n_activities;        /* activities counted as measured */
 } uf_timeline_metrics;
 
-/* Which activities count: those whose launching API call (same correlation id, runtime or
- * driver) started at or after measure_begin_ns; an activity with no matching API call counts
- * when it starts at or after measure_begin_ns. Returns 0, or -1 when no activity counts (the
- * metrics are then NaN). */
+/* Which activities count: those of device_id (all with -1) whose launching API call (same
+ * correlation id, runtime or driver) started at or after measure_begin_ns (and not after
+ * measure_end_ns when that is set after it); an activity with no matching API call counts by
+ * its own start. The window is [earliest start, latest end] of the counted activities; each
+ * metric is as its field's comment defines it over the counted activities. comm_sm_pct sums
+ * blocks per device: with device_id -1 each device is swept on its own, and the comm time of
+ * every device weighs in. Returns 0, or -1 when no activity counts (the metrics are then NaN). */
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
 
 /* Index of the step whose begin time is the last one <= t_ns (step_begin_ns ascending), or -1

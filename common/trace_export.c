@@ -7,8 +7,9 @@
  * API calls on one thread named "host API". Every record is a complete ("X") event with ts and
  * dur in µs (3 decimals, exact to the ns), relative to the earliest start over all sections.
  * Categories: "comm" for communication kernels, else "kernel", "memcpy", "memset"; API calls
- * are "api". args carry the correlation id (and the graph id of graph kernel nodes). The file
- * is built in memory and written atomically. */
+ * are "api". args carry the correlation id, the graph id of graph kernel nodes and a kernel's
+ * grid size in thread blocks ("blocks", when known). The file is built in memory and written
+ * atomically. */
 #include "trace_export.h"
 #include "strbuf.h"
 
@@ -151,6 +152,8 @@ static int write_section(uf_strbuf *b, const uf_trace_section *s, int index, uin
         uf_sb_printf(b, ",\"args\":{\"correlation\":%u", a->correlation_id);
         if (a->graph_id != 0)
             uf_sb_printf(b, ",\"graph\":%u", a->graph_id);
+        if (a->kind == UF_ACT_KERNEL && a->blocks != 0)
+            uf_sb_printf(b, ",\"blocks\":%u", a->blocks);
         uf_sb_puts(b, "}}");
     }
     free(streams);

@@ -316,6 +316,8 @@ Test(results, csv_layout)
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
     cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,") != NULL);
+    cr_assert(strstr(text, ",comm_overlap_pct,comm_exposed_ms,comm_sm_pct,copy_overlap_pct,"
+                           "sm_active_pct,") != NULL);
     cr_assert(strstr(text, ",max_rel_err,tokens_per_s,pad_pct,skip_reason\n") != NULL);
     cr_assert(strstr(text, "\neager,broken,4096,64,1.25,,,") != NULL);
     cr_assert(strstr(text, ",\"counters: not permitted, \"\"ERR_NVGPUCTRPERM\"\", see docs\"\n")
@@ -343,6 +345,9 @@ Test(results, read_committed_fixture)
     cr_assert_float_eq(t.rows[0].extra[0], 1000.0, 0.0);
     cr_assert(isnan(t.rows[1].extra[0]));
     cr_assert_float_eq(t.rows[1].busy_pct, 91.0, 0.0);
+    cr_assert_float_eq(t.rows[0].comm_sm_pct, 24.24242424, 0.0);
+    cr_assert(isnan(t.rows[0].comm_exposed_ms) && isnan(t.rows[0].copy_overlap_pct));
+    cr_assert(isnan(t.rows[1].comm_sm_pct));
     cr_assert_str_eq(t.rows[1].skip_reason, "counters: not permitted, see \"docs\"");
     uf_table_free(&t);
 }
@@ -365,8 +370,8 @@ Test(results, rewrite_of_fixture_is_identical)
     remove_tree(dir);
 }
 
-/* Format v1 (before copy_overlap_pct) is still read: the newer column is empty. A v2 file must
- * have it, and a v1 file must not. */
+/* Format v1 (before comm_sm_pct and copy_overlap_pct) is still read: the newer columns are
+ * empty. A v2 file must have them, and a v1 file must not. */
 Test(results, reader_format_versions)
 {
     uf_table t;
@@ -375,6 +380,7 @@ Test(results, reader_format_versions)
     cr_assert_eq(uf_table_read_csv(&t, DATA("good_v1.csv"), err, sizeof err), 0, "%s", err);
     cr_assert(t.n_rows > 0);
     cr_assert(isnan(uf_table_value(&t, &t.rows[0], "copy_overlap_pct")));
+    cr_assert(isnan(uf_table_value(&t, &t.rows[0], "comm_sm_pct")));
     cr_assert(!isnan(uf_table_value(&t, &t.rows[0], "step_ms")));
     uf_table_free(&t);
     expect_read_error(DATA("v2_missing_column.csv"), 6, "missing required column 'copy_overlap_pct'");

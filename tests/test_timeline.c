@@ -266,6 +266,152 @@ Test(timeline, comm_fully_hidden)
     cr_assert_float_eq(m.comm_exposed_ms, 0.0, EPS);
 }
 
+/* ---- SM share during communication ------------------------------------------------------ */
+
+static uf_activity comm_kernel(uint64_t start, uint64_t end, uint32_t corr, uint32_t blocks)
+{
+    uf_activity a = kernel(start, end, corr);
+    a.is_comm = 1;
+    a.blocks = blocks;
+    return a;
+}
+
+static uf_activity sized_kernel(uint64_t start, uint64_t end, uint32_t corr, uint32_t blocks)
+{
+    uf_activity a = kernel(start, end, corr);
+    a.blocks = blocks;
+    return a;
+}
+
+/* NCCL alone (32 CTAs on 132 SMs) after the compute: the other SMs idle. */
+Test(timeline, comm_sm_share_alone)
+{
+    uf_activity acts[] = {sized_kernel(0, 10000, 1, 5000), comm_kernel(10000, 20000, 2, 32)};
+    uf_timeline tl = make_tl(acts, 2, NULL, 0, 0, 1);
+    tl.sm_count = 132;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 32.0 / 132.0 * 100.0, EPS);   /* 24.24 % */
+    cr_assert_float_eq(m.comm_overlap_pct, 0.0, EPS);
+}
+
+/* A 1000-block GEMM under the first half of the comm kernel: 100 % then 24.24 %. */
+Test(timeline, comm_sm_share_half_overlapped)
+{
+    uf_activity acts[] = {comm_kernel(10000, 20000, 2, 32), sized_kernel(5000, 15000, 1, 1000)};
+    uf_timeline tl = make_tl(acts, 2, NULL, 0, 0, 1);
+    tl.sm_count = 132;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, (100.0 + 32.0 / 132.0 * 100.0) / 2.0, EPS);  /* 62.12 % */
+    cr_assert_float_eq(m.comm_overlap_pct, 50.0, EPS);
+}
+
+/* Blocks of concurrent small kernels add up; overlapping comm kernels count their union once;
+ * comm time with nothing but comm counts too. */
+Test(timeline, comm_sm_share_sums_blocks)
+{
+    /* comm A 0-4000 (16 blocks), comm B 2000-6000 (16 blocks), compute 0-2000 (50 blocks)
+     * and 1000-3000 (50 blocks); sm_count 100.
+     *   0-1000: 16+50 = 66 %   1000-2000: 16+50+50 = 100 % (116 capped)
+     *   2000-3000: 16+16+50 = 82 %   3000-4000: 32 %   4000-6000: 16 % */
+    uf_activity acts[] = {comm_kernel(0, 4000, 1, 16), comm_kernel(2000, 6000, 2, 16),
+                          sized_kernel(0, 2000, 3, 50), sized_kernel(1000, 3000, 4, 50)};
+    uf_timeline tl = make_tl(acts, 4, NULL, 0, 0, 1);
+    tl.sm_count = 100;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    double expect = (66.0 * 1000 + 100.0 * 1000 + 82.0 * 1000 + 32.0 * 1000 + 16.0 * 2000) / 6000;
+    cr_assert_float_eq(m.comm_sm_pct, expect, EPS);
+}
+
+/* Copies hold no SMs; without comm kernels, or when zero-length, there is no share. */
+Test(timeline, comm_sm_share_nan_without_comm)
+{
+    uf_activity acts[] = {sized_kernel(0, 10000, 1, 1000), copy_act(0, 5000, 2)};
+    uf_timeline tl = make_tl(acts, 2, NULL, 0, 0, 1);
+    tl.sm_count = 132;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert(isnan(m.comm_sm_pct));
+
+    uf_activity zero[] = {sized_kernel(0, 10000, 1, 1000), comm_kernel(5000, 5000, 2, 32)};
+    uf_timeline tz = make_tl(zero, 2, NULL, 0, 0, 1);
+    tz.sm_count = 132;
+    cr_assert_eq(uf_timeline_analyze(&tz, &m), 0);
+    cr_assert(isnan(m.comm_sm_pct));
+
+    uf_activity with_copy[] = {comm_kernel(0, 1000, 1, 66), copy_act(0, 1000, 2)};
+    uf_timeline tc = make_tl(with_copy, 2, NULL, 0, 0, 1);
+    tc.sm_count = 132;
+    cr_assert_eq(uf_timeline_analyze(&tc, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 50.0, EPS, "a copy adds no blocks");
+}
+
+/* Unknown grid sizes (of a kernel running during comm) or an unknown SM count: NaN. A kernel
+ * of unknown size outside the comm time does not matter. */
+Test(timeline, comm_sm_share_nan_when_unknown)
+{
+    uf_activity acts[] = {comm_kernel(0, 1000, 1, 32)};
+    uf_timeline tl = make_tl(acts, 1, NULL, 0, 0, 1);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert(isnan(m.comm_sm_pct), "sm_count unknown");
+    cr_assert_float_eq(m.comm_overlap_pct, 0.0, EPS);
+
+    tl.sm_count = 132;
+    acts[0].blocks = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert(isnan(m.comm_sm_pct), "comm kernel of unknown size");
+
+    uf_activity mixed[] = {comm_kernel(0, 1000, 1, 32), kernel(500, 1500, 2)};
+    uf_timeline tm = make_tl(mixed, 2, NULL, 0, 0, 1);
+    tm.sm_count = 132;
+    cr_assert_eq(uf_timeline_analyze(&tm, &m), 0);
+    cr_assert(isnan(m.comm_sm_pct), "compute kernel of unknown size during comm");
+
+    mixed[1] = kernel(2000, 3000, 2);
+    cr_assert_eq(uf_timeline_analyze(&tm, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 32.0 / 132.0 * 100.0, EPS);
+}
+
+/* Blocks on another device do not occupy this device's SMs; with all devices, each is swept
+ * on its own and every device's comm time weighs in. */
+Test(timeline, comm_sm_share_device_filter)
+{
+    uf_activity acts[] = {comm_kernel(0, 1000, 1, 33), sized_kernel(0, 1000, 2, 1000),
+                          comm_kernel(0, 1000, 3, 66)};
+    acts[1].device_id = 1;
+    acts[2].device_id = 1;
+    uf_timeline tl = make_tl(acts, 3, NULL, 0, 0, 1);
+    tl.sm_count = 132;
+    uf_timeline_metrics m;
+
+    tl.device_id = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 25.0, EPS);
+
+    tl.device_id = 1;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 100.0, EPS);
+
+    tl.device_id = -1;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, (25.0 + 100.0) / 2.0, EPS);
+}
+
+/* Only measured launches count: a warm-up kernel still running during comm adds nothing. */
+Test(timeline, comm_sm_share_measured_only)
+{
+    uf_activity acts[] = {sized_kernel(12000, 20000, 1, 1000), comm_kernel(12000, 14000, 2, 66)};
+    uf_api_call apis[] = {api(5000, 1), api(10000, 2)};
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 10000, 1);
+    tl.sm_count = 132;
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.comm_sm_pct, 50.0, EPS);
+}
+
 /* ---- which activities count ------------------------------------------------------------- */
 
 Test(timeline, warmup_before_measure_begin_excluded)
@@ -307,7 +453,8 @@ Test(timeline, nothing_counted_is_an_error)
     uf_timeline tl = make_tl(acts, 1, apis, 1, 10000, 1);
     uf_timeline_metrics m;
     cr_assert_eq(uf_timeline_analyze(&tl, &m), -1);
-    cr_assert(isnan(m.busy_pct) && isnan(m.window_ms) && isnan(m.launch_us));
+    cr_assert(isnan(m.busy_pct) && isnan(m.window_ms) && isnan(m.launch_us) &&
+              isnan(m.comm_sm_pct));
     cr_assert_eq(m.n_activities, 0);
     uf_timeline empty = make_tl(NULL, 0, NULL, 0, 0, 1);
     cr_assert_eq(uf_timeline_analyze(&empty, &m), -1);
@@ -349,12 +496,16 @@ Test(timeline, large_trace_is_fast, .timeout = 20)
     cr_assert_not_null(apis);
     for (size_t i = 0; i < n; i++) {
         acts[i] = kernel(10000 + i * 2000, 10000 + i * 2000 + 1000, (uint32_t)i + 1);
+        acts[i].is_comm = i % 10 == 0;
+        acts[i].blocks = acts[i].is_comm ? 33 : 1000;
         apis[n - 1 - i] = api(10000 + i * 2000 - 500, (uint32_t)i + 1);
     }
     uf_timeline tl = make_tl(acts, n, apis, n, 0, 100);
+    tl.sm_count = 132;
     uf_timeline_metrics m;
     cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
     cr_assert_eq(m.n_activities, n);
+    cr_assert_float_eq(m.comm_sm_pct, 25.0, EPS);
     cr_assert_float_eq(m.launch_us, 0.5, EPS);
     cr_assert_float_eq(m.kernels_per_step, 2000.0, EPS);
     /* every gap follows a launch that came 500 ns after the previous kernel ended */

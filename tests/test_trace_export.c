@@ -89,6 +89,7 @@ Test(trace_export, two_sections)
     graph[0].graph_id = 4;
     graph[1].graph_id = 4;
     graph[1].is_comm = 1;
+    graph[1].blocks = 32;
     graph[1].device_id = 1;
     uf_api_call graph_api[] = {call(t0 + 9000, t0 + 9500, 20, "cudaGraphLaunch_v10000")};
     uf_trace_section s[] = {
@@ -129,7 +130,8 @@ Test(trace_export, two_sections)
                            "\"tid\":2,\"ts\":1.500,\"dur\":0.250,\"args\":{\"correlation\":11}")
               != NULL, "%s", text);
     cr_assert(strstr(text, "\"ts\":11.000,\"dur\":9.000,\"args\":{\"correlation\":20,"
-                           "\"graph\":4}") != NULL, "%s", text);
+                           "\"graph\":4,\"blocks\":32}") != NULL, "%s", text);
+    cr_assert(strstr(text, "\"graph\":4}") != NULL, "a kernel of unknown size has no blocks");
     cr_assert_eq(count_entries(dir), 0, "no temporary left");
     free(text);
     rmdir(dir);
