@@ -185,8 +185,10 @@ static int add_sweep(uf_options *opt, const char *text, char *err, size_t errlen
         double v;
         if (uf_parse_number(item, &v) != 0)
             return opt_error(err, errlen, "--sweep %s: '%s' is not a number", sw.axis, item);
-        if (v <= 0.0)
-            return opt_error(err, errlen, "--sweep %s: values must be > 0 (got %s)", sw.axis,
+        /* 0 is a setting of some axes (causal=0, comm_ctas=0: the library's default); whether
+         * a value is in range is the scenario's to say (counts must be >= 1 there). */
+        if (v < 0.0)
+            return opt_error(err, errlen, "--sweep %s: values must be >= 0 (got %s)", sw.axis,
                              item);
         sw.values[sw.n++] = v;
         if (comma == NULL)
