@@ -60,10 +60,23 @@ typedef struct uf_nvml uf_nvml;
 /* Open NVML and find the CUDA device by PCI bus id. UF_OK or UF_SKIP with the reason. */
 int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len);
 void uf_nvml_close(uf_nvml *nv);
-/* Sample nvmlDeviceGetUtilizationRates().gpu every period_ms on a thread until stop; stop
- * returns the mean of the samples taken (NaN if none) and their count. */
+/* What the sampler saw between start and stop. Each quantity has its own count: a read that
+ * failed (or a call the driver's NVML lacks) is skipped; a quantity never read is NaN. */
+typedef struct uf_nvml_sampled {
+    double util_pct;            /* mean nvmlDeviceGetUtilizationRates().gpu */
+    int util_samples;
+    double sm_clock_mhz;        /* mean nvmlDeviceGetClockInfo(NVML_CLOCK_SM) */
+    double sm_clock_min_mhz;    /* the lowest of those reads */
+    int clock_samples;
+    double power_w;             /* mean nvmlDeviceGetPowerUsage (board power), mW / 1000 */
+    int power_samples;
+} uf_nvml_sampled;
+
+/* Every period_ms on a thread until stop, read the utilization, the SM clock and the board
+ * power; stop returns their means (and the minimum clock) in *out. UF_ERR when not running
+ * (then *out is all NaN and zero counts). */
 int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
-int uf_nvml_sampler_stop(uf_nvml *nv, double *mean_util_pct, int *n_samples);
+int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
 /* GPM (Hopper and later): take the first sample now; at end take the second (>= 100 ms later
  * is the caller's job) and evaluate SM_UTIL, SM_OCCUPANCY, ANY_TENSOR_UTIL, DRAM_BW_UTIL.
  * UF_SKIP with the reason where GPM is unsupported. */

@@ -232,7 +232,7 @@ static void progress(const run *r, const char *variant, const char *pass)
 }
 
 /* Pass 1: CUDA events between consecutive steps, batches until the minimum time has passed;
- * NVML utilization sampled meanwhile. */
+ * NVML utilization, SM clock and board power sampled meanwhile. */
 static int timing_pass(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
@@ -282,10 +282,12 @@ static int timing_pass(run *r, int variant, uf_row *row)
 
 out_sampler:
     if (sampling) {
-        double util = NAN;
-        int n_samples = 0;
-        uf_nvml_sampler_stop(r->nvml, &util, &n_samples);
-        row->nvml_util_pct = util;
+        uf_nvml_sampled seen;
+        uf_nvml_sampler_stop(r->nvml, &seen);
+        row->nvml_util_pct = seen.util_pct;
+        row->sm_clock_mhz = seen.sm_clock_mhz;
+        row->sm_clock_min_mhz = seen.sm_clock_min_mhz;
+        row->power_w = seen.power_w;
     }
 out_destroy:
     for (int i = 0; i < n_created; i++)
@@ -708,12 +710,13 @@ static void print_table(const run *r)
     printf("\n# %s — %s\n", r->s->name, r->s->title);
     printf("# step_ms: median of event-timed steps; spread: interquartile range / median\n");
     printf("# busy%%: device busy / window (trace pass); nvml%%: what nvidia-smi showed;\n");
+    printf("# sm_MHz, W: mean SM clock and board power (NVML) during the timing pass;\n");
     printf("# sm%%, tensor%%, dram%%: PM-sampled counters; launch_us: kernel start - launch API\n");
     printf("%-14s", "variant");
     for (int a = 0; a < t->n_axes; a++)
         printf(" %10s", t->axis_names[a]);
-    printf(" %10s %7s %6s %6s %6s %7s %6s %8s %6s %6s\n", "step_ms", "spread%", "busy%",
-           "nvml%", "sm%", "tensor%", "dram%", "launch_us", "idle_h%", "ok");
+    printf(" %10s %7s %6s %6s %6s %5s %6s %7s %6s %8s %6s %6s\n", "step_ms", "spread%", "busy%",
+           "nvml%", "sm_MHz", "W", "sm%", "tensor%", "dram%", "launch_us", "idle_h%", "ok");
     for (int i = 0; i < t->n_rows; i++) {
         const uf_row *row = &t->rows[i];
         printf("%-14s", row->variant);
@@ -726,6 +729,8 @@ static void print_table(const run *r)
         print_value(row->spread_pct, 7, 1);
         print_value(row->busy_pct, 6, 1);
         print_value(row->nvml_util_pct, 6, 1);
+        print_value(row->sm_clock_mhz, 6, 0);
+        print_value(row->power_w, 5, 0);
         print_value(row->sm_active_pct, 6, 1);
         print_value(row->tensor_active_pct, 7, 1);
         print_value(row->dram_pct, 6, 1);
@@ -750,12 +755,13 @@ static void print_table(const run *r)
  * point: what a reader should look at. */
 static void print_lesson(const run *r)
 {
-    static const struct { const char *metric, *label, *unit; } shown[] = {
-        {"step_ms", "step time", " ms"},       {"busy_pct", "busy", " %"},
-        {"nvml_util_pct", "NVML util", " %"},  {"sm_active_pct", "SM active", " %"},
-        {"tensor_active_pct", "tensor active", " %"}, {"dram_pct", "DRAM", " %"},
-        {"idle_host_pct", "host-wait idle", " %"}, {"tflops_useful", "useful", " TFLOP/s"},
-        {"gbs", "bandwidth", " GB/s"},
+    static const struct { const char *metric, *label, *unit; int digits; } shown[] = {
+        {"step_ms", "step time", " ms", 3},       {"busy_pct", "busy", " %", 3},
+        {"nvml_util_pct", "NVML util", " %", 3},  {"sm_clock_mhz", "SM clock", " MHz", 4},
+        {"power_w", "power", " W", 4},            {"sm_active_pct", "SM active", " %", 3},
+        {"tensor_active_pct", "tensor active", " %", 3}, {"dram_pct", "DRAM", " %", 3},
+        {"idle_host_pct", "host-wait idle", " %", 3}, {"tflops_useful", "useful", " TFLOP/s", 3},
+        {"gbs", "bandwidth", " GB/s", 3},
     };
     const uf_table *t = &r->table;
     printf("\n## What happened\n%s\n", r->s->failure);
@@ -779,7 +785,8 @@ static void print_lesson(const run *r)
                 double b = uf_table_value(t, fixed, shown[m].metric);
                 if (isnan(a) || isnan(b))
                     continue;
-                printf(" %s %.3g→%.3g%s", shown[m].label, a, b, shown[m].unit);
+                printf(" %s %.*g→%.*g%s", shown[m].label, shown[m].digits, a, shown[m].digits, b,
+                       shown[m].unit);
                 if (strcmp(shown[m].metric, "step_ms") == 0 && b > 0)
                     printf(" (%.2f× %s)", a > b ? a / b : b / a, a > b ? "faster" : "slower");
                 printf(";");

@@ -1,8 +1,9 @@
 /* NVML, opened with dlopen so that the programs start where NVML is missing (CI): the
- * utilization that nvidia-smi shows, sampled on a thread during the timing pass; the GPM
- * metrics (Hopper and later) as a cross-check of the CUPTI counters; and a few facts for the
- * results' metadata. Only the few NVML types used are declared here, with the layouts of
- * nvml.h (NVML_API_VERSION 13), as the H200 probe used them. */
+ * utilization that nvidia-smi shows, the SM clock and the board power, sampled on a thread
+ * during the timing pass; the GPM metrics (Hopper and later) as a cross-check of the CUPTI
+ * counters; and a few facts for the results' metadata. Only the few NVML types used are
+ * declared here, with the layouts of nvml.h (NVML_API_VERSION 13), as the H200 probe used
+ * them. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -76,6 +77,7 @@ typedef nvmlReturn_t (*nvml_gpm_metrics_get_fn)(nvmlGpmMetricsGet_t *);
 typedef nvmlReturn_t (*nvml_driver_version_fn)(char *, unsigned int);
 typedef nvmlReturn_t (*nvml_clock_info_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_power_limit_fn)(nvmlDevice_t, unsigned int *);
+typedef nvmlReturn_t (*nvml_power_usage_fn)(nvmlDevice_t, unsigned int *);
 
 struct uf_nvml {
     void *lib;
@@ -95,8 +97,9 @@ struct uf_nvml {
     nvml_driver_version_fn driver_version;
     nvml_clock_info_fn clock_info;
     nvml_power_limit_fn power_limit;
+    nvml_power_usage_fn power_usage;
 
-    /* utilization sampler */
+    /* utilization, SM clock and power sampler */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pthread_t sampler;
@@ -105,6 +108,10 @@ struct uf_nvml {
     unsigned period_ms;
     double util_sum_pct;        /* written by the sampler until joined */
     int util_samples;
+    double clock_sum_mhz, clock_min_mhz;
+    int clock_samples;
+    double power_sum_w;
+    int power_samples;
 
     /* GPM */
     nvmlGpmSample_t gpm_first, gpm_second;
@@ -139,6 +146,7 @@ static int resolve_symbols(uf_nvml *nv, char *reason, size_t reason_len)
     NVML_SYMBOL(driver_version, nvml_driver_version_fn, "nvmlSystemGetDriverVersion", 0);
     NVML_SYMBOL(clock_info, nvml_clock_info_fn, "nvmlDeviceGetClockInfo", 0);
     NVML_SYMBOL(power_limit, nvml_power_limit_fn, "nvmlDeviceGetPowerManagementLimit", 0);
+    NVML_SYMBOL(power_usage, nvml_power_usage_fn, "nvmlDeviceGetPowerUsage", 0);
 #undef NVML_SYMBOL
     if (!missing)
         return UF_OK;
@@ -230,9 +238,8 @@ void uf_nvml_close(uf_nvml *nv)
     if (!nv)
         return;
     if (nv->sampler_running) {
-        double mean_pct;
-        int n;
-        uf_nvml_sampler_stop(nv, &mean_pct, &n);
+        uf_nvml_sampled unused;
+        uf_nvml_sampler_stop(nv, &unused);
     }
     if (nv->gpm_first)
         nv->gpm_sample_free(nv->gpm_first);
@@ -246,7 +253,7 @@ void uf_nvml_close(uf_nvml *nv)
     free(nv);
 }
 
-/* ---- utilization sampler --------------------------------------------------------------- */
+/* ---- utilization, SM clock and power sampler ------------------------------------------- */
 
 static void add_ms(struct timespec *t, unsigned ms)
 {
@@ -259,7 +266,8 @@ static void add_ms(struct timespec *t, unsigned ms)
 }
 
 /* Every period_ms (the first read one period after start, so that it covers the run), read
- * the utilization and accumulate it, until stop is requested. */
+ * the utilization, the SM clock and the board power and accumulate each that was read, until
+ * stop is requested. The reads are made outside the lock. */
 static void *sampler_main(void *arg)
 {
     uf_nvml *nv = arg;
@@ -275,11 +283,26 @@ static void *sampler_main(void *arg)
             break;
         pthread_mutex_unlock(&nv->lock);
         nvmlUtilization_t util;
-        nvmlReturn_t r = nv->utilization(nv->device, &util);
+        unsigned clock_mhz = 0, power_mw = 0;
+        int util_ok = nv->utilization(nv->device, &util) == NVML_SUCCESS;
+        int clock_ok = nv->clock_info &&
+                       nv->clock_info(nv->device, NVML_CLOCK_SM, &clock_mhz) == NVML_SUCCESS;
+        int power_ok = nv->power_usage &&
+                       nv->power_usage(nv->device, &power_mw) == NVML_SUCCESS;
         pthread_mutex_lock(&nv->lock);
-        if (r == NVML_SUCCESS) {
+        if (util_ok) {
             nv->util_sum_pct += util.gpu;
             nv->util_samples++;
+        }
+        if (clock_ok) {
+            nv->clock_sum_mhz += clock_mhz;
+            if (nv->clock_samples == 0 || clock_mhz < nv->clock_min_mhz)
+                nv->clock_min_mhz = clock_mhz;
+            nv->clock_samples++;
+        }
+        if (power_ok) {
+            nv->power_sum_w += power_mw / 1000.0;
+            nv->power_samples++;
         }
     }
     pthread_mutex_unlock(&nv->lock);
@@ -291,8 +314,8 @@ int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
     if (nv->sampler_running || period_ms == 0)
         return UF_ERR;
     nv->period_ms = period_ms;
-    nv->util_sum_pct = 0.0;
-    nv->util_samples = 0;
+    nv->util_sum_pct = nv->clock_sum_mhz = nv->clock_min_mhz = nv->power_sum_w = 0.0;
+    nv->util_samples = nv->clock_samples = nv->power_samples = 0;
     nv->stop_requested = 0;
     if (pthread_create(&nv->sampler, NULL, sampler_main, nv) != 0)
         return UF_ERR;
@@ -300,10 +323,10 @@ int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
     return UF_OK;
 }
 
-int uf_nvml_sampler_stop(uf_nvml *nv, double *mean_util_pct, int *n_samples)
+int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
 {
-    *mean_util_pct = NAN;
-    *n_samples = 0;
+    out->util_pct = out->sm_clock_mhz = out->sm_clock_min_mhz = out->power_w = NAN;
+    out->util_samples = out->clock_samples = out->power_samples = 0;
     if (!nv->sampler_running)
         return UF_ERR;
     pthread_mutex_lock(&nv->lock);
@@ -312,9 +335,17 @@ int uf_nvml_sampler_stop(uf_nvml *nv, double *mean_util_pct, int *n_samples)
     pthread_mutex_unlock(&nv->lock);
     pthread_join(nv->sampler, NULL);
     nv->sampler_running = 0;
-    *n_samples = nv->util_samples;
+    out->util_samples = nv->util_samples;
     if (nv->util_samples > 0)
-        *mean_util_pct = nv->util_sum_pct / nv->util_samples;
+        out->util_pct = nv->util_sum_pct / nv->util_samples;
+    out->clock_samples = nv->clock_samples;
+    if (nv->clock_samples > 0) {
+        out->sm_clock_mhz = nv->clock_sum_mhz / nv->clock_samples;
+        out->sm_clock_min_mhz = nv->clock_min_mhz;
+    }
+    out->power_samples = nv->power_samples;
+    if (nv->power_samples > 0)
+        out->power_w = nv->power_sum_w / nv->power_samples;
     return UF_OK;
 }
 

@@ -3,7 +3,8 @@
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
  * Results CSV (uf_table_write_csv), version 2:
- *     # underfed-results v2                 magic line (v1: no comm_sm_pct, copy_overlap_pct);
+ *     # underfed-results v2                 magic line (v1: no comm_sm_pct, copy_overlap_pct,
+ *                                           sm_clock_mhz, sm_clock_min_mhz, power_w);
  *                                           anything else is refused
  *     # scenario: NAME
  *     # KEY: VALUE                          the run's metadata (uf_meta), in order
@@ -49,7 +50,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define RESULTS_VERSION 2     /* v2 added comm_sm_pct, copy_overlap_pct; v1 is still read */
+#define RESULTS_VERSION 2     /* v2 added comm_sm_pct, copy_overlap_pct, sm_clock_mhz,
+                               * sm_clock_min_mhz, power_w; v1 is still read */
 #define RESULTS_MAGIC "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"
 #define SERIES_MAGIC "# underfed-series v1"
@@ -70,7 +72,8 @@ const uf_metric_desc uf_metrics[] = {
     M(sm_active_pct, "%"), M(occupancy_pct, "%"), M(tensor_active_pct, "%"), M(dram_pct, "%"),
     M(gpm_sm_active_pct, "%"), M(gpm_occupancy_pct, "%"), M(gpm_tensor_active_pct, "%"),
     M(gpm_dram_pct, "%"),
-    M(nvml_util_pct, "%"),
+    M(nvml_util_pct, "%"), M2(sm_clock_mhz, "MHz"), M2(sm_clock_min_mhz, "MHz"),
+    M2(power_w, "W"),
     M(useful_flops, "flop"), M(executed_flops, "flop"), M(tflops_useful, "TFLOP/s"),
     M(pct_of_gemm, "%"),
     M(min_bytes, "bytes"), M(gbs, "GB/s"), M(pct_of_copy, "%"),

@@ -47,6 +47,8 @@ typedef struct uf_row {
     double gpm_sm_active_pct, gpm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_pct;
     /* NVML view during the timing pass */
     double nvml_util_pct;
+    double sm_clock_mhz, sm_clock_min_mhz;  /* mean and lowest SM clock sampled (format v2) */
+    double power_w;                 /* mean board power sampled (format v2) */
     /* counted by the scenario (describe callback), derived by the harness */
     double useful_flops, executed_flops, tflops_useful, pct_of_gemm;
     double min_bytes, gbs, pct_of_copy;
@@ -116,7 +118,7 @@ int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t e
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
 /* Strict reader of a file written by uf_table_write_csv (format v2, or v1: the same without
- * comm_sm_pct and copy_overlap_pct, which then read as empty): unknown columns, wrong field
+ * the columns of `since` 2, which then read as empty): unknown columns, wrong field
  * counts, unparsable numbers, a missing header or a truncated last line are errors naming the
  * file and line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);

@@ -155,6 +155,32 @@ Test(compare, busy_pct_ignores_the_step_spread)
     uf_table_free(&b);
 }
 
+/* The NVML view of the timing pass (utilization, SM clock, power) explains a change and is not
+ * judged: a throttled run differs only in step_ms. */
+Test(compare, nvml_clock_and_power_are_not_judged)
+{
+    uf_table a, b;
+    uf_diff d[MAX_DIFFS];
+    table_elems_ops(&a);
+    table_elems_ops(&b);
+    uf_row *ra = add_row(&a, "eager", 4096, 1000, 1.0, 0.5, NAN);
+    uf_row *rb = add_row(&b, "eager", 4096, 1000, 1.5, 0.5, NAN);
+    ra->nvml_util_pct = 100;
+    ra->sm_clock_mhz = ra->sm_clock_min_mhz = 1980;
+    ra->power_w = 450;
+    rb->nvml_util_pct = 100;
+    rb->sm_clock_mhz = 1320;
+    rb->sm_clock_min_mhz = 1200;
+    rb->power_w = 690;
+    int n = uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS);
+    cr_assert_eq(n, 1, "only step_ms is judged, got %d diffs", n);
+    cr_expect_eq(must_find(d, n, "eager", "step_ms")->verdict, UF_SLOWER);
+    cr_expect_null(find_diff(d, n, "eager", "sm_clock_mhz"));
+    cr_expect_null(find_diff(d, n, "eager", "power_w"));
+    uf_table_free(&a);
+    uf_table_free(&b);
+}
+
 /* ---- rows and axes ---------------------------------------------------------------------- */
 
 Test(compare, missing_row_gives_one_missing_diff)

@@ -112,6 +112,10 @@ static void make_table(uf_table *t)
     r->step_ms = 1.25;
     r->busy_pct = 37.5;
     r->launch_us = 2.125;
+    r->nvml_util_pct = 100;
+    r->sm_clock_mhz = 1712.5;
+    r->sm_clock_min_mhz = 1410;
+    r->power_w = 689.25;
     r->useful_flops = 1.5e15;
     r->max_rel_err = 3.0517578125e-05;
     r->verified = 1;
@@ -133,6 +137,21 @@ static void make_table(uf_table *t)
     r->axis[0] = 1;
     r->axis[1] = 2;
     snprintf(r->skip_reason, sizeof r->skip_reason, "two\nlines");
+}
+
+/* Copy of the fixture src at path, with the first `from` replaced by `to`. */
+static void write_edited(const char *src, const char *path, const char *from, const char *to)
+{
+    char *text = read_text(src);
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "%s lacks '%s'", src, from);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot create %s", path);
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    cr_assert_eq(fclose(f), 0);
+    free(text);
 }
 
 /* The file and line must appear in a reader's message, with the phrase. */
@@ -164,6 +183,30 @@ Test(results, metric_table_covers_the_row_in_order)
                      "%s out of struct order", uf_metrics[i].name);
     for (int i = 0; i < uf_n_metrics; i++)
         cr_assert(uf_metrics[i].unit != NULL && uf_metrics[i].unit[0] != '\0');
+}
+
+/* The columns of format v2, after nvml_util_pct the NVML clock and power of the timing pass. */
+Test(results, metric_table_v2_columns)
+{
+    static const struct { const char *name, *unit; } v2[] = {
+        {"comm_sm_pct", "%"}, {"copy_overlap_pct", "%"}, {"sm_clock_mhz", "MHz"},
+        {"sm_clock_min_mhz", "MHz"}, {"power_w", "W"},
+    };
+    size_t found = 0;
+    for (int i = 0; i < uf_n_metrics; i++) {
+        cr_assert(uf_metrics[i].since == 1 || uf_metrics[i].since == 2, "%s",
+                  uf_metrics[i].name);
+        if (uf_metrics[i].since != 2)
+            continue;
+        cr_assert_lt(found, sizeof v2 / sizeof v2[0], "%s is v2 too", uf_metrics[i].name);
+        cr_assert_str_eq(uf_metrics[i].name, v2[found].name);
+        cr_assert_str_eq(uf_metrics[i].unit, v2[found].unit);
+        found++;
+    }
+    cr_assert_eq(found, sizeof v2 / sizeof v2[0]);
+    for (int i = 0; i + 1 < uf_n_metrics; i++)
+        if (strcmp(uf_metrics[i].name, "nvml_util_pct") == 0)
+            cr_assert_str_eq(uf_metrics[i + 1].name, "sm_clock_mhz");
 }
 
 Test(results, ceiling_table_covers_the_struct)
@@ -318,6 +361,8 @@ Test(results, csv_layout)
     cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,") != NULL);
     cr_assert(strstr(text, ",comm_overlap_pct,comm_exposed_ms,comm_sm_pct,copy_overlap_pct,"
                            "sm_active_pct,") != NULL);
+    cr_assert(strstr(text, ",nvml_util_pct,sm_clock_mhz,sm_clock_min_mhz,power_w,"
+                           "useful_flops,") != NULL);
     cr_assert(strstr(text, ",max_rel_err,tokens_per_s,pad_pct,skip_reason\n") != NULL);
     cr_assert(strstr(text, "\neager,broken,4096,64,1.25,,,") != NULL);
     cr_assert(strstr(text, ",\"counters: not permitted, \"\"ERR_NVGPUCTRPERM\"\", see docs\"\n")
@@ -348,6 +393,12 @@ Test(results, read_committed_fixture)
     cr_assert_float_eq(t.rows[0].comm_sm_pct, 24.24242424, 0.0);
     cr_assert(isnan(t.rows[0].comm_exposed_ms) && isnan(t.rows[0].copy_overlap_pct));
     cr_assert(isnan(t.rows[1].comm_sm_pct));
+    cr_assert_float_eq(t.rows[0].sm_clock_mhz, 1712.5, 0.0);
+    cr_assert_float_eq(t.rows[0].sm_clock_min_mhz, 1410.0, 0.0);
+    cr_assert_float_eq(t.rows[0].power_w, 689.25, 0.0);
+    cr_assert(isnan(t.rows[0].nvml_util_pct));
+    cr_assert(isnan(t.rows[1].sm_clock_mhz) && isnan(t.rows[1].sm_clock_min_mhz) &&
+              isnan(t.rows[1].power_w));
     cr_assert_str_eq(t.rows[1].skip_reason, "counters: not permitted, see \"docs\"");
     uf_table_free(&t);
 }
@@ -370,8 +421,9 @@ Test(results, rewrite_of_fixture_is_identical)
     remove_tree(dir);
 }
 
-/* Format v1 (before comm_sm_pct and copy_overlap_pct) is still read: the newer columns are
- * empty. A v2 file must have them, and a v1 file must not. */
+/* Format v1 (before comm_sm_pct, copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz and power_w)
+ * is still read: the newer columns are empty. A v2 file must have them, and a v1 file must
+ * not. */
 Test(results, reader_format_versions)
 {
     uf_table t;
@@ -381,10 +433,24 @@ Test(results, reader_format_versions)
     cr_assert(t.n_rows > 0);
     cr_assert(isnan(uf_table_value(&t, &t.rows[0], "copy_overlap_pct")));
     cr_assert(isnan(uf_table_value(&t, &t.rows[0], "comm_sm_pct")));
+    cr_assert(isnan(uf_table_value(&t, &t.rows[0], "sm_clock_mhz")));
+    cr_assert(isnan(uf_table_value(&t, &t.rows[0], "sm_clock_min_mhz")));
+    cr_assert(isnan(uf_table_value(&t, &t.rows[0], "power_w")));
     cr_assert(!isnan(uf_table_value(&t, &t.rows[0], "step_ms")));
     uf_table_free(&t);
     expect_read_error(DATA("v2_missing_column.csv"), 6, "missing required column 'copy_overlap_pct'");
     expect_read_error(DATA("v1_with_v2_column.csv"), 6, "column 'copy_overlap_pct' is not in format v1");
+
+    /* the same for the NVML clock and power columns, on edited copies of the fixtures */
+    char *dir = make_tmpdir();
+    char path[256];
+    join(path, sizeof path, dir, "v2_no_power.csv");
+    write_edited(DATA("good.csv"), path, ",sm_clock_min_mhz,power_w,", ",sm_clock_min_mhz,");
+    expect_read_error(path, 6, "missing required column 'power_w'");
+    join(path, sizeof path, dir, "v1_with_clock.csv");
+    write_edited(DATA("good_v1.csv"), path, ",nvml_util_pct,", ",nvml_util_pct,sm_clock_mhz,");
+    expect_read_error(path, 6, "column 'sm_clock_mhz' is not in format v1");
+    remove_tree(dir);
 }
 
 Test(results, reader_needs_an_empty_table)
@@ -435,6 +501,8 @@ Test(results, json_is_well_formed)
                           "\"axes\":[\"elems\",\"ops\"]",
                           "\"extras\":[{\"name\":\"tokens_per_s\",\"unit\":\"tokens/s\"}",
                           "\"metrics\":[{\"name\":\"step_ms\",\"unit\":\"ms\"}",
+                          "{\"name\":\"sm_clock_min_mhz\",\"unit\":\"MHz\"}",
+                          "{\"name\":\"power_w\",\"unit\":\"W\"}", "\"power_w\":689.25",
                           "\"rows\":[", "\"skip_reason\":\"two\\nlines\"",
                           "\"variant\":\"odd,name\"", "ERR_NVGPUCTRPERM\\\""};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
