@@ -260,6 +260,14 @@ typedef struct ew_launch {
 #ifndef EW_STAGES_N
 #define EW_STAGES_N 3
 #endif
+/* Experiments (A/B builds): EW_RING 0 loads straight from global memory, a block per row
+ * (grid = rows); EW_STORE_CS 1 stores with the streaming (evict-first) hint. */
+#ifndef EW_RING
+#define EW_RING 1
+#endif
+#ifndef EW_STORE_CS
+#define EW_STORE_CS 0
+#endif
 enum {
     EW_THREAD_ELEMS = EW_HIDDEN / EW_BLOCK,
     EW_MIN_BLOCKS = 4,          /* per SM: caps a chain kernel at 64 registers (no spills) */
@@ -272,6 +280,8 @@ static_assert(EW_HIDDEN % (EW_BLOCK * 8) == 0 && (EW_BLOCK & (EW_BLOCK - 1)) == 
  * the residual when the ops read it. */
 static size_t ew_stage_bytes(int elem_bytes, int load_residual)
 {
+    if (!EW_RING)
+        return 0;
     return (size_t)EW_STAGES * EW_HIDDEN * (size_t)elem_bytes * (load_residual ? 2u : 1u);
 }
 
@@ -351,6 +361,15 @@ __device__ __forceinline__ static uint32_t ew_pack_bf16x2(float lo, float hi)
     return (uint32_t)__bfloat16_as_ushort(h.x) | ((uint32_t)__bfloat16_as_ushort(h.y) << 16);
 }
 
+__device__ __forceinline__ static void ew_store(uint4 *p, uint4 v)
+{
+#if EW_STORE_CS
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
+}
+
 /* Elements of a vector: 4 fp32 (bits 32) or 8 bf16 (bits 16). */
 __device__ __forceinline__ static void ew_unpack(uint4 v, float *x, int bits)
 {
@@ -385,19 +404,31 @@ __device__ __forceinline__ static void ew_chain_rows(const ew_launch *p, int bit
         for (int k = 0; k < k_max; ++k)
             ew_unpack(bias[k * EW_BLOCK], b + k * w, bits);
     }
+#if EW_RING
 #pragma unroll
     for (int s = 0; s < EW_STAGES - 1; ++s)
         ew_stage_row(p, ew_stages, s, row + (uint32_t)s * gridDim.x, t, w);
+#endif
     for (; row < p->rows; row += gridDim.x) {
         const int refill = stage == 0 ? EW_STAGES - 1 : stage - 1;
         const uint4 *in, *residual;
         uint4 *out = (uint4 *)p->out + (size_t)row * row_vecs + t;
         float x[EW_THREAD_ELEMS], r[EW_THREAD_ELEMS] = {0.0f};
         uint32_t e[EW_THREAD_ELEMS];
+#if EW_RING
         ew_stage_row(p, ew_stages, refill, row + (uint32_t)(EW_STAGES - 1) * gridDim.x, t, w);
         __pipeline_wait_prior(EW_STAGES - 1);
         in = ew_stage_in(p, ew_stages, stage, t, w);
+#else
+        (void)refill;
+        (void)ew_stages;
+        in = (const uint4 *)p->in + (size_t)row * row_vecs + t;
+#endif
+#if EW_RING
         residual = in + row_vecs;
+#else
+        residual = (const uint4 *)p->residual + (size_t)row * row_vecs + t;
+#endif
 #pragma unroll
         for (int k = 0; k < k_max; ++k)
             ew_unpack(in[k * EW_BLOCK], x + k * w, bits);
@@ -410,7 +441,7 @@ __device__ __forceinline__ static void ew_chain_rows(const ew_launch *p, int bit
         ew_chain(x, r, b, e, EW_THREAD_ELEMS, ops, p->seed);
 #pragma unroll
         for (int k = 0; k < k_max; ++k)
-            out[k * EW_BLOCK] = ew_pack(x + k * w, bits);
+            ew_store(out + k * EW_BLOCK, ew_pack(x + k * w, bits));
         stage = stage == EW_STAGES - 1 ? 0 : stage + 1;
     }
     __pipeline_wait_prior(0);   /* no copy outlives the block (the groups past the end are empty) */
@@ -678,7 +709,7 @@ static int ew_plan_grid(uf_ctx *ctx, ew_state *st, int sms, int res)
                                              (int)ew_stage_bytes(st->elem_bytes, 1)), out);
     UF_CUDA_OR_GOTO(rc, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, EW_BLOCK,
                                                                       smem), out);
-    st->chain_blocks[res] = (per_sm > 0 ? per_sm : 1) * sms;
+    st->chain_blocks[res] = EW_RING ? (per_sm > 0 ? per_sm : 1) * sms : (int)(st->n / EW_HIDDEN);
     if ((size_t)st->chain_blocks[res] > st->n / EW_HIDDEN)    /* a block per row at most */
         st->chain_blocks[res] = (int)(st->n / EW_HIDDEN);
 out:
