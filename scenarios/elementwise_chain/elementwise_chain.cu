@@ -13,7 +13,6 @@
 #include <string.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
-#include <cuda_pipeline.h>
 #include "random.h"
 #include "underfed.h"
 
@@ -239,51 +238,29 @@ typedef struct ew_launch {
     uint32_t seed;              /* of the dropout mask */
 } ew_launch;
 
-/* How the chain kernels split the work. A block takes one row of the activation (EW_HIDDEN
- * elements, one bias vector's worth) per iteration of a grid-stride loop over rows. Thread t
- * owns vectors t, t + EW_BLOCK, ... of the row (EW_THREAD_ELEMS elements in all):
+/* How the chain kernels split the work: a block per row of the activation (EW_HIDDEN
+ * elements, one bias vector's worth), grid = rows. Thread t owns vectors t, t + EW_BLOCK, ...
+ * of the row (EW_THREAD_ELEMS elements in all):
  * - every vector load or store of a warp covers 512 contiguous bytes (coalesced);
- * - the loads are asynchronous copies (cp.async, 16 bytes each) into a ring of EW_STAGES row
- *   buffers in shared memory: while a thread computes row i, its copies of rows i + 1 ...
- *   i + EW_STAGES - 1 are in flight. The bytes in flight per SM no longer depend on how many
- *   registers the chain needs, so a one-op chain and a sixteen-op chain both keep HBM busy;
- * - a thread reads back only the vectors it copied itself, so no barrier is needed: waiting
- *   for its own copy groups (cp.async.wait_group) is enough. It refills a buffer only after
- *   the stores of the row it held were issued, and those stores used the values read from it;
- * - a thread's bias elements are the same in every row: loaded once, before the loop;
- * - the per-op branches and loop overhead are paid once per EW_THREAD_ELEMS elements.
+ * - a thread issues all its loads (input, residual, bias) before computing any of them, so
+ *   several 16-byte loads per thread are in flight, and many blocks per SM add to them;
+ * - the per-op branches are paid once per EW_THREAD_ELEMS elements.
+ * A block per row, not a persistent grid-stride loop: measured on an H200 (1 GiB, fp32), a
+ * plain copy with one-shot blocks moves 4.0-4.2 TB/s, as cudaMemcpy does, and the same copy
+ * as a grid-stride loop over a resident wave 3.76-3.89 TB/s, whether its loads are plain or
+ * cp.async into a ring of row buffers; the chain kernels followed suit (1-op fp32 chain 0.525
+ * vs 0.561-0.568 ms).
  * Element index of lane j of vector k of a thread: row x EW_HIDDEN + t x W (bits from
  * log2(W) up to log2(EW_BLOCK x W) - 1, and from log2(EW_HIDDEN) up) plus k x EW_BLOCK x W + j
  * (the other bits: j < W, k x EW_BLOCK x W < EW_HIDDEN). The two parts share no bit, so the
  * sum is their xor, which is how it is written: the dropout key's xor then folds into one
  * per row and op. */
-#ifndef EW_STAGES_N
-#define EW_STAGES_N 3
-#endif
-/* Experiments (A/B builds): EW_RING 0 loads straight from global memory, a block per row
- * (grid = rows); EW_STORE_CS 1 stores with the streaming (evict-first) hint. */
-#ifndef EW_RING
-#define EW_RING 1
-#endif
-#ifndef EW_STORE_CS
-#define EW_STORE_CS 0
-#endif
 enum {
     EW_THREAD_ELEMS = EW_HIDDEN / EW_BLOCK,
-    EW_MIN_BLOCKS = 4,          /* per SM: caps a chain kernel at 64 registers (no spills) */
-    EW_STAGES = EW_STAGES_N     /* row buffers per block: 2 rows in flight while one computes */
+    EW_MIN_BLOCKS = 4           /* per SM: caps a chain kernel at 64 registers (no spills) */
 };
 static_assert(EW_HIDDEN % (EW_BLOCK * 8) == 0 && (EW_BLOCK & (EW_BLOCK - 1)) == 0,
               "a row is a whole number of 8-element vectors per thread; powers of two");
-
-/* Shared memory of a chain kernel: EW_STAGES buffers of one row of the input, and as many of
- * the residual when the ops read it. */
-static size_t ew_stage_bytes(int elem_bytes, int load_residual)
-{
-    if (!EW_RING)
-        return 0;
-    return (size_t)EW_STAGES * EW_HIDDEN * (size_t)elem_bytes * (load_residual ? 2u : 1u);
-}
 
 /* Indices of a thread's elements in a row, W elements per vector (see above). */
 __device__ __forceinline__ static void ew_lane_indices(uint32_t *e, uint32_t row, uint32_t t,
@@ -295,44 +272,6 @@ __device__ __forceinline__ static void ew_lane_indices(uint32_t *e, uint32_t row
 #pragma unroll
         for (int j = 0; j < w; ++j)
             e[k * w + j] = base ^ (uint32_t)(k * EW_BLOCK * w + j);
-}
-
-/* The 16-byte vectors a block moves per row, and per thread. */
-#define EW_ROW_VECS(w) (EW_HIDDEN / (w))
-#define EW_THREAD_VECS(w) (EW_THREAD_ELEMS / (w))
-
-/* Start the copies of this thread's vectors of `row` (input, and residual when the ops read
- * it) into stage buffer `stage`, then close the copy group. A row past the end copies nothing
- * but still closes a group, so that "all groups but the newest EW_STAGES - 1" always means
- * "up to the row about to be computed". */
-__device__ __forceinline__ static void ew_stage_row(const ew_launch *p, uint4 *stages, int stage,
-                                                    uint32_t row, uint32_t t, int w)
-{
-    if (row < p->rows) {
-        const int row_vecs = EW_ROW_VECS(w), k_max = EW_THREAD_VECS(w);
-        const size_t v0 = (size_t)row * row_vecs + t;
-        uint4 *in_buf = stages + (size_t)stage * row_vecs * (p->load_residual ? 2 : 1);
-        uint4 *res_buf = in_buf + row_vecs;
-#pragma unroll
-        for (int k = 0; k < k_max; ++k)
-            __pipeline_memcpy_async(in_buf + t + k * EW_BLOCK,
-                                    (const uint4 *)p->in + v0 + k * EW_BLOCK, sizeof(uint4));
-        if (p->load_residual) {
-#pragma unroll
-            for (int k = 0; k < k_max; ++k)
-                __pipeline_memcpy_async(res_buf + t + k * EW_BLOCK,
-                                        (const uint4 *)p->residual + v0 + k * EW_BLOCK,
-                                        sizeof(uint4));
-        }
-    }
-    __pipeline_commit();
-}
-
-/* This thread's vectors of the row in stage buffer `stage`, once its copy group is complete. */
-__device__ __forceinline__ static const uint4 *ew_stage_in(const ew_launch *p, const uint4 *stages,
-                                                           int stage, uint32_t t, int w)
-{
-    return stages + (size_t)stage * EW_ROW_VECS(w) * (p->load_residual ? 2 : 1) + t;
 }
 
 __device__ __forceinline__ static void ew_unpack_f32(uint4 v, float *x)
@@ -361,16 +300,7 @@ __device__ __forceinline__ static uint32_t ew_pack_bf16x2(float lo, float hi)
     return (uint32_t)__bfloat16_as_ushort(h.x) | ((uint32_t)__bfloat16_as_ushort(h.y) << 16);
 }
 
-__device__ __forceinline__ static void ew_store(uint4 *p, uint4 v)
-{
-#if EW_STORE_CS
-    __stcs(p, v);
-#else
-    *p = v;
-#endif
-}
-
-/* Elements of a vector: 4 fp32 (bits 32) or 8 bf16 (bits 16). */
+/* Elements of a 16-byte vector: 4 fp32 (bits 32) or 8 bf16 (bits 16). */
 __device__ __forceinline__ static void ew_unpack(uint4 v, float *x, int bits)
 {
     if (bits == 32)
@@ -388,75 +318,47 @@ __device__ __forceinline__ static uint4 ew_pack(const float *y, int bits)
                       ew_pack_bf16x2(y[4], y[5]), ew_pack_bf16x2(y[6], y[7]));
 }
 
-/* The chain kernel body for storage of `bits` (a constant where it is inlined): math in fp32,
- * rounded to the storage type once, at the store. */
-__device__ __forceinline__ static void ew_chain_rows(const ew_launch *p, int bits)
+/* `n` vectors of this thread from `src` (its first one), EW_BLOCK apart, as fp32. */
+__device__ __forceinline__ static void ew_load_thread(const uint4 *src, float *x, int n, int w,
+                                                      int bits)
 {
-    extern __shared__ uint4 ew_stages[];
-    const int w = bits == 32 ? 4 : 8, k_max = EW_THREAD_VECS(w), row_vecs = EW_ROW_VECS(w);
-    const uint32_t t = threadIdx.x, ops = ew_op_mask(p->first, p->end);
-    float b[EW_THREAD_ELEMS] = {0.0f};
-    uint32_t row = blockIdx.x;
-    int stage = 0;
-    if (p->load_bias) {
-        const uint4 *bias = (const uint4 *)p->bias + t;
 #pragma unroll
-        for (int k = 0; k < k_max; ++k)
-            ew_unpack(bias[k * EW_BLOCK], b + k * w, bits);
-    }
-#if EW_RING
-#pragma unroll
-    for (int s = 0; s < EW_STAGES - 1; ++s)
-        ew_stage_row(p, ew_stages, s, row + (uint32_t)s * gridDim.x, t, w);
-#endif
-    for (; row < p->rows; row += gridDim.x) {
-        const int refill = stage == 0 ? EW_STAGES - 1 : stage - 1;
-        const uint4 *in, *residual;
-        uint4 *out = (uint4 *)p->out + (size_t)row * row_vecs + t;
-        float x[EW_THREAD_ELEMS], r[EW_THREAD_ELEMS] = {0.0f};
-        uint32_t e[EW_THREAD_ELEMS];
-#if EW_RING
-        ew_stage_row(p, ew_stages, refill, row + (uint32_t)(EW_STAGES - 1) * gridDim.x, t, w);
-        __pipeline_wait_prior(EW_STAGES - 1);
-        in = ew_stage_in(p, ew_stages, stage, t, w);
-#else
-        (void)refill;
-        (void)ew_stages;
-        in = (const uint4 *)p->in + (size_t)row * row_vecs + t;
-#endif
-#if EW_RING
-        residual = in + row_vecs;
-#else
-        residual = (const uint4 *)p->residual + (size_t)row * row_vecs + t;
-#endif
-#pragma unroll
-        for (int k = 0; k < k_max; ++k)
-            ew_unpack(in[k * EW_BLOCK], x + k * w, bits);
-        if (p->load_residual) {
-#pragma unroll
-            for (int k = 0; k < k_max; ++k)
-                ew_unpack(residual[k * EW_BLOCK], r + k * w, bits);
-        }
-        ew_lane_indices(e, row, t, w);
-        ew_chain(x, r, b, e, EW_THREAD_ELEMS, ops, p->seed);
-#pragma unroll
-        for (int k = 0; k < k_max; ++k)
-            ew_store(out + k * EW_BLOCK, ew_pack(x + k * w, bits));
-        stage = stage == EW_STAGES - 1 ? 0 : stage + 1;
-    }
-    __pipeline_wait_prior(0);   /* no copy outlives the block (the groups past the end are empty) */
+    for (int k = 0; k < n; ++k)
+        ew_unpack(src[k * EW_BLOCK], x + k * w, bits);
 }
 
-/* fp32 storage: 4 vectors (16 elements) per thread per row. */
+/* The chain on row blockIdx.x, storage of `bits` (a constant where it is inlined): math in
+ * fp32, rounded to the storage type once, at the store. */
+__device__ __forceinline__ static void ew_chain_row(const ew_launch *p, int bits)
+{
+    const int w = bits == 32 ? 4 : 8, n_vecs = EW_THREAD_ELEMS / w, row_vecs = EW_HIDDEN / w;
+    const uint32_t t = threadIdx.x, row = blockIdx.x, ops = ew_op_mask(p->first, p->end);
+    const size_t v0 = (size_t)row * row_vecs + t;
+    uint4 *out = (uint4 *)p->out + v0;
+    float x[EW_THREAD_ELEMS], r[EW_THREAD_ELEMS] = {0.0f}, b[EW_THREAD_ELEMS] = {0.0f};
+    uint32_t e[EW_THREAD_ELEMS];
+    ew_load_thread((const uint4 *)p->in + v0, x, n_vecs, w, bits);
+    if (p->load_residual)
+        ew_load_thread((const uint4 *)p->residual + v0, r, n_vecs, w, bits);
+    if (p->load_bias)
+        ew_load_thread((const uint4 *)p->bias + t, b, n_vecs, w, bits);
+    ew_lane_indices(e, row, t, w);
+    ew_chain(x, r, b, e, EW_THREAD_ELEMS, ops, p->seed);
+#pragma unroll
+    for (int k = 0; k < n_vecs; ++k)
+        out[k * EW_BLOCK] = ew_pack(x + k * w, bits);
+}
+
+/* fp32 storage: 4 vectors (16 elements) per thread. */
 __global__ void __launch_bounds__(EW_BLOCK, EW_MIN_BLOCKS) ew_chain_f32(ew_launch p)
 {
-    ew_chain_rows(&p, 32);
+    ew_chain_row(&p, 32);
 }
 
-/* bf16 storage: 2 vectors (16 elements) per thread per row. */
+/* bf16 storage: 2 vectors (16 elements) per thread. */
 __global__ void __launch_bounds__(EW_BLOCK, EW_MIN_BLOCKS) ew_chain_bf16(ew_launch p)
 {
-    ew_chain_rows(&p, 16);
+    ew_chain_row(&p, 16);
 }
 
 /* ---- device: inputs and the full-tensor check ------------------------------------------ */
@@ -619,7 +521,6 @@ typedef struct ew_state {
     void *x, *residual, *y, *bias;
     unsigned long long *d_bad;  /* the check kernels' two counters */
     uint32_t seed;              /* dropout mask of the current inputs */
-    int chain_blocks[2];        /* one full wave of the chain kernel; [1]: with residual */
     int check_blocks;
 } ew_state;
 
@@ -692,30 +593,6 @@ out:
 
 /* ---- callbacks ------------------------------------------------------------------------- */
 
-/* The grid of the chain kernel of st->bits storage, without (res 0) or with (res 1) the
- * residual's row buffers: as many blocks as fit on every SM at once. The row buffers may exceed
- * the 48 KB a block gets without asking; a device whose blocks cannot have them is reported. */
-static int ew_plan_grid(uf_ctx *ctx, ew_state *st, int sms, int res)
-{
-    const void *kernel = st->bits == 32 ? (const void *)ew_chain_f32 : (const void *)ew_chain_bf16;
-    const size_t smem = ew_stage_bytes(st->elem_bytes, res);
-    int optin = 0, per_sm = 0, rc = UF_OK;
-    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                               ctx->device), out);
-    if ((size_t)optin < smem)
-        return uf_fail(ctx, UF_SKIP, "the chain kernel needs %zu bytes of shared memory per "
-                       "block for its row buffers; this GPU allows %d", smem, optin);
-    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)ew_stage_bytes(st->elem_bytes, 1)), out);
-    UF_CUDA_OR_GOTO(rc, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, EW_BLOCK,
-                                                                      smem), out);
-    st->chain_blocks[res] = EW_RING ? (per_sm > 0 ? per_sm : 1) * sms : (int)(st->n / EW_HIDDEN);
-    if ((size_t)st->chain_blocks[res] > st->n / EW_HIDDEN)    /* a block per row at most */
-        st->chain_blocks[res] = (int)(st->n / EW_HIDDEN);
-out:
-    return rc;
-}
-
 static int ew_setup(uf_ctx *ctx)
 {
     int rc = UF_OK, l2_bytes = 0, sms = 0;
@@ -750,10 +627,6 @@ static int ew_setup(uf_ctx *ctx)
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->y, st->tensor_bytes), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->bias, st->bias_bytes), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->d_bad, 2 * sizeof *st->d_bad), out_free);
-    /* One wave of as many blocks as can be resident (their row buffers decide how many): the
-     * grid-stride loop does the rest. Index 1: kernels whose ops read the residual. */
-    for (int res = 0; res < 2; ++res)
-        UF_STATUS_OR_GOTO(rc, ew_plan_grid(ctx, st, sms, res), out_free);
     st->check_blocks = 8 * sms;
     UF_STATUS_OR_GOTO(rc, ew_check_rcp(ctx, st), out_free);
     UF_STATUS_OR_GOTO(rc, ew_make_inputs(ctx, st, ctx->seed), out_free);
@@ -782,12 +655,10 @@ static int ew_launch_ops(uf_ctx *ctx, const ew_state *st, const void *in, int fi
         .load_bias = ew_ops_read(first, end, 1),
         .seed = st->seed,
     };
-    const int blocks = st->chain_blocks[p.load_residual];
-    const size_t smem = ew_stage_bytes(st->elem_bytes, p.load_residual);
     if (st->bits == 32)
-        ew_chain_f32<<<blocks, EW_BLOCK, smem, ctx->stream>>>(p);
+        ew_chain_f32<<<p.rows, EW_BLOCK, 0, ctx->stream>>>(p);
     else
-        ew_chain_bf16<<<blocks, EW_BLOCK, smem, ctx->stream>>>(p);
+        ew_chain_bf16<<<p.rows, EW_BLOCK, 0, ctx->stream>>>(p);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
 out:
     return rc;
