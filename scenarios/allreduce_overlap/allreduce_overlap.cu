@@ -930,6 +930,9 @@ static int env_int(uf_ctx *ctx, const char *name, const char *text, long lo, lon
     return UF_OK;
 }
 
+/* Setups run so far in this process: names process mode's unique-id files (plan_ranks). */
+static int ar_setups;
+
 /* Thread mode (default): ranks 0..n_gpus-1 on devices ctx->device... Process mode when
  * UF_NCCL_RANK / UF_NCCL_NRANKS / UF_NCCL_ID_FILE are set: one rank on ctx->device. */
 static int plan_ranks(uf_ctx *ctx, ar_state *st, int *first_rank)
@@ -955,7 +958,11 @@ static int plan_ranks(uf_ctx *ctx, ar_state *st, int *first_rank)
     rc = env_int(ctx, "UF_NCCL_RANK", rank_text, 0, st->n_ranks - 1, first_rank);
     if (rc != UF_OK)
         return rc;
-    if (snprintf(st->id_path, sizeof st->id_path, "%s.%d", id_file, ctx->point_index) >=
+    /* A file per setup, not per point: the harness sets each point up twice (timing, then
+     * the CUPTI passes), and a rank that reached the second setup first would read the first
+     * one's id, whose communicator is gone. Every rank runs the same setups in the same
+     * order (same flags), so their counts agree. */
+    if (snprintf(st->id_path, sizeof st->id_path, "%s.%d", id_file, ar_setups++) >=
         (int)sizeof st->id_path)
         return uf_fail(ctx, UF_USAGE, "UF_NCCL_ID_FILE is too long");
     st->proc_mode = 1;
@@ -1134,6 +1141,10 @@ static int init_nccl(uf_ctx *ctx, ar_state *st, int first_rank)
         UF_CUDA_OR_GOTO(rc, cudaSetDevice(st->ranks[0].device), out_abort);
         NCCL_OR_GOTO(rc, ncclCommInitRankConfig(&st->ranks[0].comm, st->n_ranks, id, first_rank,
                                                 &config), out_abort);
+        if (st->id_written) {   /* every rank has joined: the id has served */
+            unlink(st->id_path);
+            st->id_written = 0;
+        }
     } else {
         UF_STATUS_OR_GOTO(rc, init_comms_threads(st), out_abort);
     }
