@@ -622,8 +622,8 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
         fprintf(f, "%s%s=%g", ax ? ", " : "", t->axis_names[ax], point[ax]);
     fprintf(f, "; all points in [%s.csv](%s.csv)):\n\n", name, name);
     fputs("| variant | role | step ms | spread % | busy % | NVML util % | SM active % | "
-          "tensor % | DRAM % | useful TFLOP/s | GB/s | verified |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+          "tensor % | DRAM % | useful TFLOP/s | GB/s | SM clock MHz | verified |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     int n = variants_of(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(t, names[v], point);
@@ -639,6 +639,7 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
         md_num(f, r->dram_pct, 1);
         md_num(f, r->tflops_useful, 1);
         md_num(f, r->gbs, 0);
+        md_num(f, r->sm_clock_mhz, 0);
         fprintf(f, " %s |\n", r->verified == 1 ? "yes" : "**no**");
     }
     fprintf(f, "\n**Expectation** (checked by the harness when this was measured):\n\n");
