@@ -16,9 +16,27 @@ data = "< ".run(pts)
 # has one number in its block (the row of the default worker count).
 vnames = system(run("variants ".q(csv))." | tr '\n' ' '")
 nvar = words(vnames)
-# The one measured value of column c in block i (NaN when none).
-level(i, c) = real(system(run(pts)." | awk -v b=".i." -v c=".c." 'BEGIN { v = \"NaN\" } /^$/ { if (prev != \"\") k++; prev = \"\"; next } { prev = $0 } k == b && $1 ~ /^[0-9]/ && $c ~ /^[-+]?[.0-9]/ { v = $c } END { print v }'"))
-count(i, c) = int(system(run(pts)." | awk -v b=".i." -v c=".c." '/^$/ { if (prev != \"\") k++; prev = \"\"; next } { prev = $0 } k == b && $1 ~ /^[0-9]/ && $c ~ /^[-+]?[.0-9]/ { n++ } END { print n + 0 }'"))
+# Column c of every block in one pass: "n0 v0 n1 v1 ...", n the measured values of block i and
+# v its last one (NaN when none). A block with more than one is drawn as a curve; with one, as
+# a dashed level.
+stats(c) = system(run(pts)." | awk -v c=".c." -v nb=".nvar." 'BEGIN { k = 0 } /^$/ { if (prev != \"\") k++; prev = \"\"; next } { prev = $0 } $1 ~ /^[0-9]/ && $c ~ /^[-+]?[.0-9]/ { n[k]++; v[k] = $c } END { for (i = 0; i < nb; i++) printf \"%d %s \", n[i] + 0, (i in v) ? v[i] : \"NaN\" }'")
+count(st, i) = int(word(st, 2 * i + 1))
+level(st, i) = real(word(st, 2 * i + 2))
+# Per panel (column 2: busy %, column 3: tokens/s): its stats, and the blocks drawn as curves
+# and as levels, lists of indices; computed once, drawn in both formats.
+array st[2]
+array curves[2]
+array levels[2]
+do for [p=1:2] {
+  st[p] = stats(p + 1)
+  curves[p] = ""
+  levels[p] = ""
+  do for [i=0:nvar-1] {
+    k = count(st[p], i)
+    if (k > 1) { curves[p] = curves[p].sprintf(" %d", i) }
+    if (k == 1) { levels[p] = levels[p].sprintf(" %d", i) }
+  }
+}
 
 set termoption noenhanced
 set datafile missing "NaN"
@@ -32,27 +50,20 @@ do for [fmt in "png svg"] {
   if (fmt eq "png") { set terminal pngcairo noenhanced size 1200,500 font ",10"; set output out."_workers.png" } \
   else { set terminal svg noenhanced size 1200,500 dynamic font ",10"; set output out."_workers.svg" }
   set multiplot layout 1,2 title sprintf("starved_input on %s: tokenizer workers (default tokenizer cost)", gpu)
-  do for [panel=1:2] {
-    c = panel + 1
-    if (panel == 1) { set title "device busy (trace pass)"; set ylabel "busy % of the measured window"; set yrange [0:105] } \
+  do for [p=1:2] {
+    c = p + 1
+    if (p == 1) { set title "device busy (trace pass)"; set ylabel "busy % of the measured window"; set yrange [0:105] } \
     else { set title "throughput"; set ylabel "M tokens / s"; set yrange [0:*] }
-    scale = panel == 1 ? 1.0 : 1e-6
-    curves = ""
-    levels = ""
-    do for [i=0:nvar-1] {
-      k = count(i, c)
-      if (k > 1) { curves = curves.sprintf(" %d", i) }
-      if (k == 1) { levels = levels.sprintf(" %d", i) }
-    }
-    if (words(curves) + words(levels) == 0) {
+    scale = p == 1 ? 1.0 : 1e-6
+    if (words(curves[p]) + words(levels[p]) == 0) {
       set label 90 "no workers sweep in this run" at graph 0.5, 0.5 center
       set xrange [1:16]; set yrange [0:1]
       plot 1/0 notitle
       unset label 90; set xrange [*:*]
     } else {
-      plot for [w in curves] data index (w + 0) using 1:(column(c) * scale) \
+      plot for [w in curves[p]] data index (w + 0) using 1:(column(c) * scale) \
              with linespoints lw 2 pt 7 title word(vnames, (w + 0) + 1), \
-           for [w in levels] level((w + 0), c) * scale \
+           for [w in levels[p]] level(st[p], w + 0) * scale \
              with lines dt 2 lw 2 title word(vnames, (w + 0) + 1)." (measured at one setting)"
     }
   }

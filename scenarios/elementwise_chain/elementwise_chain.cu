@@ -23,7 +23,6 @@ enum {
     EW_HIDDEN = 4096,           /* columns of the activation = length of the bias; a power of two */
     EW_MAX_OPS = 16,            /* rows of the op table */
     EW_BLOCK = 256,             /* threads per block */
-    EW_VEC_BYTES = 16,          /* one vector load or store: float4, or 8 bf16 packed */
     EW_SAMPLE_BLOCKS = 16,      /* host check: this many runs of contiguous elements ... */
     EW_SAMPLE_ELEMS = 2048      /* ... of this length (first, last, and spread between) */
 };
@@ -890,7 +889,7 @@ static void ew_expect(const uf_report *rep, uf_expectations *ex)
         if (uf_find(rep, "fused", at_ops[k]) != NULL)
             uf_expect_metric(ex, rep, "fused", at_ops[k], "pct_of_copy", UF_GE, 90.0,
                              "one pass moves only the bytes the chain needs, with 16-byte "
-                             "accesses and a full wave of blocks, and its few flops per byte "
+                             "accesses and a block per row on every SM, and its few flops per byte "
                              "hide under the memory time: it streams like a copy");
 
     const uf_row *u_max = uf_find(rep, "unfused", "ops=max");
