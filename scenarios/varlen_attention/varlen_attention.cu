@@ -6,13 +6,17 @@
  * The kernel is FlashAttention-2 style: a block owns VA_BLOCK_M(R) query rows of one
  * (sequence, head), each warp R of them (16, or 32 as two m16 tiles that share
  * every K and V fragment); it walks the key/value tiles of VA_BLOCK_N keys (double-buffered
- * in shared memory with cp.async), computes S = Q·Kᵀ with mma.sync m16n8k16
- * (bf16 in, fp32 accumulate), keeps the softmax online in registers (running max and sum per
- * row, exp2 of log2e-scaled scores), reuses P directly as the A operand of O += P·V and writes
- * O as bf16 once at the end. Scores never touch memory. Only sm_80+ instructions (mma.sync,
- * ldmatrix, cp.async): it builds for sm_89 and sm_90 alike. It is compiled for 16 and for 32
- * rows per warp; setup picks 32 where a block may have its shared memory (sm_90's opt-in),
- * else 16 (sm_89).
+ * in shared memory with cp.async, one barrier per tile), computes S = Q·Kᵀ with mma.sync
+ * m16n8k16 (bf16 in, fp32 accumulate), keeps the softmax online in registers (running max and
+ * sum per row, exp2 of log2e-scaled scores, the max moved only when it grows by more than 2^8),
+ * reuses P directly as the A operand of O += P·V and writes O as bf16 once at the end, in whole
+ * 16-byte chunks through shared memory. Scores never touch memory. In a sequence's last,
+ * partly filled query tile the warps that would have no rows share the keys of those that do.
+ * Only sm_80+ instructions (mma.sync, ldmatrix, cp.async): it builds for sm_89 and sm_90 alike.
+ * It is compiled for 16 and for 32 rows per warp; setup picks 32 where a block may have its
+ * shared memory (sm_90's opt-in), else 16 (sm_89).
+ *
+ * What each of those choices was worth on the H200 is in README.md ("The kernel, measured").
  *
  * Verification: an fp32 reference kernel (one warp per query row and head, two passes over
  * the keys) compared on real tokens, anchored itself by a host fp64 computation of sampled
@@ -44,19 +48,29 @@
 /* m16 tiles per warp; query rows per block. */
 #define VA_M_TILES(r) ((r) / 16)
 #define VA_BLOCK_M(r) ((r) * VA_WARPS)
-/* Keys a warp takes per softmax step (S, mask, online softmax, P·V): the whole tile. With 32
- * rows the scores (64 fp32 per thread) sit beside the 128 registers of O accumulators; ptxas
- * then spills a few loop-invariant scalars (12 bytes), and the kernel is still faster than with
- * half-tile steps (-DVA_WARP_N_R32=32): 7.26 vs 7.55 ms on the fixed-length batch, H200. */
-#ifndef VA_WARP_N_R32
-#define VA_WARP_N_R32 64
+/* How a warp walks one key tile. VA_STEPS softmax steps of VA_STEP_N keys each; the scores of
+ * every step are issued first, so that the tensor cores compute step 2's Q·Kᵀ while the warp
+ * does step 1's softmax, and step 1's P·V while it does step 2's (VA_STEPS = 1: the whole tile
+ * in one step, scores then softmax then P·V, nothing to overlap inside the warp).
+ * VA_LAZY_RESCALE: the running max moves (and O and l are rescaled) only when a row's max grows
+ * by more than 2^VA_RESCALE_SLACK; otherwise P is taken against the old max, P <= 2^8, still
+ * exact in fp32 and bf16's relative precision (FlashAttention-4's conditional rescaling).
+ * Both are compile-time switches so that the variants can be timed against each other; the
+ * defaults are the fastest measured on an H200 (README.md, "The kernel, measured"). */
+#ifndef VA_STEPS
+#define VA_STEPS 1
 #endif
-#define VA_WARP_N(r) ((r) == 16 ? 64 : VA_WARP_N_R32)
+#ifndef VA_LAZY_RESCALE
+#define VA_LAZY_RESCALE 1
+#endif
+#define VA_STEP_N (VA_BLOCK_N / VA_STEPS)           /* keys per softmax step */
+#define VA_RESCALE_SLACK 8.0f                       /* log2 of the largest P lazy rescaling allows */
 /* Q tile, then K and V tiles, two buffers each: 87 KB with 16 rows (one block per SM on sm_89's
  * 99 KB opt-in, two on sm_90), 102 KB with 32 (two blocks per SM on sm_90 only). */
 #define VA_SMEM_BYTES(r) ((VA_BLOCK_M(r) + 4 * VA_BLOCK_N) * VA_SMEM_STRIDE * 2)
 /* Two blocks (8 warps) per SM. With 32 rows per warp that caps a thread at 255 registers
- * (65536 / 256): O (128) + S (64) + 2 Q and 1 K fragments (12) + softmax state (8) fit. */
+ * (65536 / 256): O (128) + S (64) + 2 Q and 1 K fragments (12) + softmax state (8) fit, with
+ * a few bytes of loop-invariant scalars spilled (nvcc -Xptxas -v). */
 #define VA_MIN_BLOCKS_PER_SM 2
 /* Tensor FLOPs of one warp on one key tile: S (rows×BLOCK_N×d) and P·V (rows×d×BLOCK_N), 2
  * each, rows = R (every m-tile of the warp is issued, in range or not). */
@@ -64,9 +78,8 @@
 
 static_assert(VA_HEAD_DIM % 16 == 0, "head dim is walked in k-steps of 16");
 static_assert(VA_BLOCK_N % 16 == 0, "keys are walked in pairs of 8-key n-tiles");
-static_assert(VA_WARP_N(16) % 16 == 0 && VA_BLOCK_N % VA_WARP_N(16) == 0 &&
-                  VA_WARP_N(32) % 16 == 0 && VA_BLOCK_N % VA_WARP_N(32) == 0,
-              "a warp walks the key tile in whole steps of pairs of 8-key n-tiles");
+static_assert(VA_STEPS >= 1 && VA_BLOCK_N % VA_STEPS == 0 && VA_STEP_N % 16 == 0,
+              "a softmax step is a whole number of pairs of 8-key n-tiles");
 static_assert(VA_BLOCK_N % 32 == 0,
               "a warp's rows lie within one key tile (the causal tile count relies on it)");
 static_assert((VA_SMEM_STRIDE * 2) % 16 == 0, "shared rows must stay 16-byte aligned (cp.async, ldmatrix)");
@@ -128,6 +141,14 @@ __host__ __device__ static inline int va_warp_key_tiles(int rows, int q_tile, in
     const int row_end = row0 + rows - 1;
     const int row_last = (row_end < computed_len) ? row_end : computed_len - 1;
     return row_last / VA_BLOCK_N + 1;
+}
+
+/* Row groups (R rows each) of the query tile from q_begin that hold rows below computed_len:
+ * VA_WARPS but in a sequence's last query tile. */
+__host__ __device__ static inline int va_row_groups(int rows, int q_begin, int computed_len)
+{
+    const int g = (computed_len - q_begin + rows - 1) / rows;
+    return g < VA_WARPS ? g : VA_WARPS;
 }
 
 /* Key tiles the block walks: the most any of its warps needs (loads are cooperative). */
@@ -251,10 +272,10 @@ __device__ __forceinline__ void va_cp_async_commit(void)
     asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
-/* Wait until at most one committed group is still in flight. */
-__device__ __forceinline__ void va_cp_async_wait_all_but_one(void)
+/* Wait until every committed group of this thread has landed. */
+__device__ __forceinline__ void va_cp_async_wait_all(void)
 {
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void va_ldmatrix_x4(uint32_t r[4], const __nv_bfloat16 *smem_row)
@@ -302,20 +323,52 @@ __device__ __forceinline__ uint32_t va_pack_bf16(float lo, float hi)
 
 /* ---- the fused attention kernel ------------------------------------------------------------ */
 
-/* Stage rows row_begin .. row_begin+n_rows-1 of one head of a sequence into shared memory
- * (row stride VA_SMEM_STRIDE); rows at or beyond computed_len are zero-filled, never read. */
-__device__ __forceinline__ void va_load_rows(__nv_bfloat16 *dst, const __nv_bfloat16 *src,
-                                             int offset, int computed_len, int row_begin,
-                                             int n_rows, int heads, int head)
+/* Staging rows of Q, K or V into shared memory: thread t copies 16-byte chunk t % 16 of rows
+ * t / 16, t / 16 + VA_STAGE_ROWS, ... of each tile, so its addresses are fixed but for one
+ * row stride per pass (the loops unroll into a few instructions per cp.async). */
+#define VA_STAGE_ROWS (VA_THREADS / VA_CHUNKS_PER_ROW)      /* rows one pass of the block copies */
+static_assert(VA_THREADS % VA_CHUNKS_PER_ROW == 0 && VA_BLOCK_N % VA_STAGE_ROWS == 0 &&
+                  VA_BLOCK_M(16) % VA_STAGE_ROWS == 0,
+              "every thread copies the same number of chunks of a tile");
+
+/* One thread's part of staging a tensor of one (sequence, head): its chunk of row `row` (its
+ * first row, t / 16) is element first_row · row_stride + col of the tensor, first_row =
+ * offset + row. */
+typedef struct va_stager {
+    int first_row;
+    int col;                        /* head · VA_HEAD_DIM + 8 · chunk */
+    int row;
+    int dst_off;                    /* the same chunk in a shared tile */
+} va_stager;
+
+__device__ __forceinline__ va_stager va_make_stager(int offset, int head)
 {
-    for (int c = threadIdx.x; c < n_rows * VA_CHUNKS_PER_ROW; c += VA_THREADS) {
-        const int r = c / VA_CHUNKS_PER_ROW, chunk = c % VA_CHUNKS_PER_ROW;
-        const int row = row_begin + r;
-        const bool inside = row < computed_len;
-        const __nv_bfloat16 *from =
-            inside ? src + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM + chunk * 8
-                   : src;
-        va_cp_async_16(dst + r * VA_SMEM_STRIDE + chunk * 8, from, inside ? 16 : 0);
+    const int row = (int)threadIdx.x / VA_CHUNKS_PER_ROW, chunk = (int)threadIdx.x % VA_CHUNKS_PER_ROW;
+    va_stager g;
+    g.first_row = offset + row;
+    g.col = head * VA_HEAD_DIM + chunk * 8;
+    g.row = row;
+    g.dst_off = row * VA_SMEM_STRIDE + chunk * 8;
+    return g;
+}
+
+/* Stage rows row_begin .. row_begin+N_ROWS-1 of `tensor` into the tile at dst (row stride
+ * VA_SMEM_STRIDE); rows at or beyond computed_len are zero-filled from a valid address, never
+ * read. One address computation per call, then a pointer step per pass. */
+template <int N_ROWS>
+__device__ __forceinline__ void va_stage(__nv_bfloat16 *dst, const __nv_bfloat16 *tensor,
+                                         const va_stager &g, int row_begin, int computed_len,
+                                         int row_stride)
+{
+    const __nv_bfloat16 *src =
+        tensor + (size_t)(unsigned)(g.first_row + row_begin) * (unsigned)row_stride + g.col;
+    const int rows_left = computed_len - row_begin - g.row;
+#pragma unroll
+    for (int i = 0; i < N_ROWS / VA_STAGE_ROWS; i++) {
+        const bool inside = i * VA_STAGE_ROWS < rows_left;
+        va_cp_async_16(dst + g.dst_off + i * VA_STAGE_ROWS * VA_SMEM_STRIDE,
+                       inside ? src : tensor, inside ? 16 : 0);
+        src += (size_t)VA_STAGE_ROWS * (unsigned)row_stride;
     }
 }
 
@@ -338,32 +391,21 @@ __device__ __forceinline__ void va_q_fragment(uint32_t a[4], const uint32_t (*q_
     }
 }
 
-/* One warp, one key step: S = Q·Kᵀ for its R rows (VA_M_TILES(R) m16 tiles) ×
- * VA_WARP_N(R) keys (the tile, or one half of it), mask, online softmax update of (m_run, l_run,
- * o_acc), then O += P·V. Every K and V fragment loaded is used by each m-tile. In m-tile mt,
- * row r = 0 is the lane's row g, r = 1 its row g+8 (rows row0 + 16·mt + ...). m_run is in
- * the log2 domain (score · scale_log2); l_run is the lane's partial sum over its own columns
- * (the 4 lanes of a group are summed once, at the end). */
+/* The scores of one softmax step: S = Q·Kᵀ for the warp's R rows (VA_M_TILES(R) m16 tiles) ×
+ * VA_STEP_N keys from s_k (the step's first key row): k-steps over the head dim, key n-tiles in
+ * pairs, each K fragment to every m-tile. */
 template <int R>
-__device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __nv_bfloat16 *s_v,
-                                             const uint32_t (*q_regs)[4],
-                                             const __nv_bfloat16 *q_smem,
-                                             float (*o_acc)[VA_HEAD_DIM / 8][4],
-                                             float (*m_run)[2], float (*l_run)[2], int lane,
-                                             int row0, int key0, int real_len, int causal,
-                                             float scale_log2)
+__device__ __forceinline__ void va_scores(float (*s)[VA_STEP_N / 8][4], const __nv_bfloat16 *s_k,
+                                          const uint32_t (*q_regs)[4],
+                                          const __nv_bfloat16 *q_smem, int lane)
 {
-    float s[VA_M_TILES(R)][VA_WARP_N(R) / 8][4];
 #pragma unroll
     for (int mt = 0; mt < VA_M_TILES(R); mt++)
 #pragma unroll
-        for (int j = 0; j < VA_WARP_N(R) / 8; j++)
+        for (int j = 0; j < VA_STEP_N / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 s[mt][j][e] = 0.0f;
-
-    /* S = Q·Kᵀ: k-steps over the head dim, key n-tiles in pairs, each K fragment to every
-     * m-tile. */
 #pragma unroll
     for (int kk = 0; kk < VA_HEAD_DIM / 16; kk++) {
         uint32_t a[VA_M_TILES(R)][4];
@@ -371,7 +413,7 @@ __device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __n
         for (int mt = 0; mt < VA_M_TILES(R); mt++)
             va_q_fragment<R>(a[mt], q_regs, q_smem, mt, kk, lane);
 #pragma unroll
-        for (int jp = 0; jp < VA_WARP_N(R) / 16; jp++) {
+        for (int jp = 0; jp < VA_STEP_N / 16; jp++) {
             uint32_t b[4];
             va_ldmatrix_x4(b, s_k + (16 * jp + va_ldsm_k_key(lane)) * VA_SMEM_STRIDE + 16 * kk +
                                   va_ldsm_k_col(lane));
@@ -382,56 +424,98 @@ __device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __n
             }
         }
     }
+}
 
-    /* Mask keys beyond the real length (padding) and, causal, keys after the query. Only the
-     * tiles that can hold such a key pay for it; the test is uniform across the warp (row0 is
-     * its first row, so it is conservative for the later m-tile). */
-    const bool needs_mask =
-        key0 + VA_WARP_N(R) > real_len || (causal && key0 + VA_WARP_N(R) - 1 > row0);
-    if (needs_mask) {
+/* Mask keys beyond the real length (padding) and, causal, keys after the query: key0 is the
+ * step's first key, row0 the warp's first row. Element (mt, j, e) of a lane is key col0 + dc,
+ * dc = 8j + (e & 1), of row row_g + 16·mt + 8·(e >> 1), with col0 and row_g the lane's own: so
+ * each test is one compare of a per-lane number against a constant. */
+template <int R>
+__device__ __forceinline__ void va_mask(float (*s)[VA_STEP_N / 8][4], int lane, int row0, int key0,
+                                        int real_len, int causal)
+{
+    const int col0 = key0 + va_c_col(lane, 0);
+    const int pad_from = real_len - col0;                  /* masked: dc >= pad_from */
+    const int diag = row0 + va_c_row(lane, 0) - col0;      /* causal, masked: dc − dr > diag */
+    if (causal) {
 #pragma unroll
         for (int mt = 0; mt < VA_M_TILES(R); mt++)
 #pragma unroll
-            for (int j = 0; j < VA_WARP_N(R) / 8; j++)
+            for (int j = 0; j < VA_STEP_N / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const int key = key0 + 8 * j + va_c_col(lane, e);
-                    const int row = row0 + 16 * mt + va_c_row(lane, e);
-                    if (key >= real_len || (causal && key > row))
+                    const int dc = 8 * j + (e & 1), dr = 16 * mt + 8 * (e >> 1);
+                    if (dc >= pad_from || dc - dr > diag)
                         s[mt][j][e] = -INFINITY;
                 }
+    } else {
+#pragma unroll
+        for (int mt = 0; mt < VA_M_TILES(R); mt++)
+#pragma unroll
+            for (int j = 0; j < VA_STEP_N / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (8 * j + (e & 1) >= pad_from)
+                        s[mt][j][e] = -INFINITY;
     }
+}
 
-    /* Online softmax, per m-tile: new running max per row (over the 4 lanes of the group),
-     * rescale what was accumulated by 2^(m_old − m_new), then P = 2^(s·scale_log2 − m_new). */
+/* The online softmax of one step, per m-tile: the step's max per row (over the 4 lanes of the
+ * group); where it moves the running max (with lazy rescaling: by more than the slack, in any
+ * row of the warp), rescale what was accumulated by 2^(m_old − m_new); then P = 2^(s·scale_log2
+ * − m) in place of S. In m-tile mt, r = 0 is the lane's row g, r = 1 its row g+8. m_run is in the
+ * log2 domain (score · scale_log2); l_run is the lane's partial sum over its own columns (the 4
+ * lanes of a group are summed once, at the end). */
+template <int R>
+__device__ __forceinline__ void va_softmax(float (*s)[VA_STEP_N / 8][4],
+                                           float (*o_acc)[VA_HEAD_DIM / 8][4], float (*m_run)[2],
+                                           float (*l_run)[2], float scale_log2)
+{
+    float m_new[VA_M_TILES(R)][2];
+    bool grows = false;
 #pragma unroll
     for (int mt = 0; mt < VA_M_TILES(R); mt++) {
-        float tile_max[2] = {-INFINITY, -INFINITY};
+        float step_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-        for (int j = 0; j < VA_WARP_N(R) / 8; j++)
+        for (int j = 0; j < VA_STEP_N / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[mt][j][e]);
-        float m_use[2];
+                step_max[e >> 1] = fmaxf(step_max[e >> 1], s[mt][j][e]);
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-            const float m_new = fmaxf(m_run[mt][r], tile_max[r] * scale_log2);
-            /* A row with every key masked so far keeps m = −inf: exponentiate against 0
-             * instead, so that −inf − (−inf) never makes a NaN (every p and alpha is then 0). */
-            m_use[r] = (m_new == -INFINITY) ? 0.0f : m_new;
-            const float alpha = va_exp2(m_run[mt][r] - m_use[r]);
-            m_run[mt][r] = m_new;
-            l_run[mt][r] *= alpha;
-#pragma unroll
-            for (int n = 0; n < VA_HEAD_DIM / 8; n++) {
-                o_acc[mt][n][2 * r] *= alpha;
-                o_acc[mt][n][2 * r + 1] *= alpha;
-            }
+            step_max[r] = fmaxf(step_max[r], __shfl_xor_sync(0xffffffffu, step_max[r], 1));
+            step_max[r] = fmaxf(step_max[r], __shfl_xor_sync(0xffffffffu, step_max[r], 2));
+            m_new[mt][r] = fmaxf(m_run[mt][r], step_max[r] * scale_log2);
+            /* −inf + slack is −inf: the first unmasked key always sets the max. */
+            grows |= m_new[mt][r] > m_run[mt][r] + VA_RESCALE_SLACK;
         }
+    }
+    if (!VA_LAZY_RESCALE || __any_sync(0xffffffffu, grows)) {
 #pragma unroll
-        for (int j = 0; j < VA_WARP_N(R) / 8; j++)
+        for (int mt = 0; mt < VA_M_TILES(R); mt++)
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                /* A row with every key masked so far keeps m = −inf: exponentiate against 0
+                 * instead, so that −inf − (−inf) never makes a NaN (every p and alpha is 0). */
+                const float m_use = (m_new[mt][r] == -INFINITY) ? 0.0f : m_new[mt][r];
+                const float alpha = va_exp2(m_run[mt][r] - m_use);
+                m_run[mt][r] = m_new[mt][r];
+                l_run[mt][r] *= alpha;
+#pragma unroll
+                for (int n = 0; n < VA_HEAD_DIM / 8; n++) {
+                    o_acc[mt][n][2 * r] *= alpha;
+                    o_acc[mt][n][2 * r + 1] *= alpha;
+                }
+            }
+    }
+#pragma unroll
+    for (int mt = 0; mt < VA_M_TILES(R); mt++) {
+        float m_use[2];
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+            m_use[r] = (m_run[mt][r] == -INFINITY) ? 0.0f : m_run[mt][r];
+#pragma unroll
+        for (int j = 0; j < VA_STEP_N / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const float p = va_exp2(fmaf(s[mt][j][e], scale_log2, -m_use[e >> 1]));
@@ -439,18 +523,24 @@ __device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __n
                 s[mt][j][e] = p;
             }
     }
+}
 
-    /* O += P·V: P's C fragments of n-tiles 2kk, 2kk+1 are the A fragment of k-step kk; each V
-     * fragment goes to every m-tile. */
+/* O += P·V for one step: P's C fragments of n-tiles 2kk, 2kk+1 are the A fragment of k-step kk;
+ * each V fragment (from s_v, the step's first key row) goes to every m-tile. */
+template <int R>
+__device__ __forceinline__ void va_pv(float (*o_acc)[VA_HEAD_DIM / 8][4],
+                                      float (*p)[VA_STEP_N / 8][4], const __nv_bfloat16 *s_v,
+                                      int lane)
+{
 #pragma unroll
-    for (int kk = 0; kk < VA_WARP_N(R) / 16; kk++) {
+    for (int kk = 0; kk < VA_STEP_N / 16; kk++) {
         uint32_t p_frag[VA_M_TILES(R)][4];
 #pragma unroll
         for (int mt = 0; mt < VA_M_TILES(R); mt++) {
-            p_frag[mt][0] = va_pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-            p_frag[mt][1] = va_pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-            p_frag[mt][2] = va_pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-            p_frag[mt][3] = va_pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            p_frag[mt][0] = va_pack_bf16(p[mt][2 * kk][0], p[mt][2 * kk][1]);
+            p_frag[mt][1] = va_pack_bf16(p[mt][2 * kk][2], p[mt][2 * kk][3]);
+            p_frag[mt][2] = va_pack_bf16(p[mt][2 * kk + 1][0], p[mt][2 * kk + 1][1]);
+            p_frag[mt][3] = va_pack_bf16(p[mt][2 * kk + 1][2], p[mt][2 * kk + 1][3]);
         }
 #pragma unroll
         for (int dp = 0; dp < VA_HEAD_DIM / 16; dp++) {
@@ -466,33 +556,125 @@ __device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __n
     }
 }
 
-/* Normalize and write the warp's rows below computed_len as bf16. */
+/* One warp, one key tile of VA_BLOCK_N keys from key0 (s_k, s_v: the tile's first row): the
+ * scores of every step first, then per step mask (MASK: the tile holds padding or, causal, keys
+ * after a row of the warp), softmax and P·V. Every K and V fragment loaded is used by each
+ * m-tile. */
+template <int R, bool MASK>
+__device__ __forceinline__ void va_warp_tile(const __nv_bfloat16 *s_k, const __nv_bfloat16 *s_v,
+                                             const uint32_t (*q_regs)[4],
+                                             const __nv_bfloat16 *q_smem,
+                                             float (*o_acc)[VA_HEAD_DIM / 8][4],
+                                             float (*m_run)[2], float (*l_run)[2], int lane,
+                                             int row0, int key0, int real_len, int causal,
+                                             float scale_log2)
+{
+    float s[VA_STEPS][VA_M_TILES(R)][VA_STEP_N / 8][4];
+#pragma unroll
+    for (int st = 0; st < VA_STEPS; st++)
+        va_scores<R>(s[st], s_k + st * VA_STEP_N * VA_SMEM_STRIDE, q_regs, q_smem, lane);
+#pragma unroll
+    for (int st = 0; st < VA_STEPS; st++) {
+        if (MASK)
+            va_mask<R>(s[st], lane, row0, key0 + st * VA_STEP_N, real_len, causal);
+        va_softmax<R>(s[st], o_acc, m_run, l_run, scale_log2);
+        va_pv<R>(o_acc, s[st], s_v + st * VA_STEP_N * VA_SMEM_STRIDE, lane);
+    }
+}
+
+/* Normalize the warp's rows and write those below computed_len as bf16, through `stage` (the
+ * warp's R rows of the Q tile, which only it reads, and no longer): fragments into shared
+ * memory, then whole 16-byte chunks of rows to global memory, 16 lanes per row. */
 template <int R>
-__device__ __forceinline__ void va_warp_store(__nv_bfloat16 *o, int offset, int computed_len,
-                                              int heads, int head,
+__device__ __forceinline__ void va_warp_store(__nv_bfloat16 *o, __nv_bfloat16 *stage, int offset,
+                                              int computed_len, int heads, int head,
                                               float (*o_acc)[VA_HEAD_DIM / 8][4],
                                               float (*l_run)[2], int lane, int row0)
 {
 #pragma unroll
     for (int mt = 0; mt < VA_M_TILES(R); mt++) {
-        float inv_l[2];
 #pragma unroll
         for (int r = 0; r < 2; r++) {
             float l = l_run[mt][r];
             l += __shfl_xor_sync(0xffffffffu, l, 1);
             l += __shfl_xor_sync(0xffffffffu, l, 2);
-            inv_l[r] = l > 0.0f ? 1.0f / l : 0.0f;
-        }
-#pragma unroll
-        for (int r = 0; r < 2; r++) {
-            const int row = row0 + 16 * mt + va_c_row(lane, 2 * r);
-            if (row >= computed_len)
-                continue;
-            __nv_bfloat16 *dst = o + ((size_t)(offset + row) * heads + head) * VA_HEAD_DIM;
+            const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+            __nv_bfloat16 *row = stage + (16 * mt + va_c_row(lane, 2 * r)) * VA_SMEM_STRIDE;
 #pragma unroll
             for (int n = 0; n < VA_HEAD_DIM / 8; n++)
-                *(__nv_bfloat162 *)(dst + 8 * n + va_c_col(lane, 2 * r)) = __floats2bfloat162_rn(
-                    o_acc[mt][n][2 * r] * inv_l[r], o_acc[mt][n][2 * r + 1] * inv_l[r]);
+                *(__nv_bfloat162 *)(row + 8 * n + va_c_col(lane, 2 * r)) = __floats2bfloat162_rn(
+                    o_acc[mt][n][2 * r] * inv_l, o_acc[mt][n][2 * r + 1] * inv_l);
+        }
+    }
+    __syncwarp();
+    const int chunk = lane % VA_CHUNKS_PER_ROW, first = lane / VA_CHUNKS_PER_ROW;
+    constexpr int rows_per_pass = 32 / VA_CHUNKS_PER_ROW;
+#pragma unroll
+    for (int i = first; i < R; i += rows_per_pass) {
+        if (row0 + i >= computed_len)
+            break;
+        *(uint4 *)(o + ((size_t)(offset + row0 + i) * heads + head) * VA_HEAD_DIM + 8 * chunk) =
+            *(const uint4 *)(stage + i * VA_SMEM_STRIDE + 8 * chunk);
+    }
+}
+
+/* Merge the parts of a row group whose key tiles were split between warps (ways of them, the
+ * group's warps w, w+1, ..: part 0 keeps the result). Partial results go through shared memory
+ * (`scratch`, free once every warp is past the last key tile), lane by lane: the lanes of two
+ * warps hold the same rows and columns of O, each with its own running max m and partial sum
+ * l, so O = Σ O_p · 2^(m_p − m) and l = Σ l_p · 2^(m_p − m) with m = max m_p. */
+#define VA_PART_FLOATS(r) (VA_M_TILES(r) * (VA_HEAD_DIM / 2 + 4))    /* per lane: O, m, l */
+static_assert(VA_WARPS * VA_PART_FLOATS(16) * 32 * 4 <= 4 * VA_BLOCK_N * VA_SMEM_STRIDE * 2 &&
+                  VA_WARPS * VA_PART_FLOATS(32) * 32 * 4 <= 4 * VA_BLOCK_N * VA_SMEM_STRIDE * 2,
+              "every warp's partial result fits where the key and value tiles were");
+template <int R>
+__device__ __forceinline__ void va_merge_parts(float *scratch, float (*o_acc)[VA_HEAD_DIM / 8][4],
+                                               float (*m_run)[2], float (*l_run)[2], int warp,
+                                               int part, int ways, int lane)
+{
+    __syncthreads(); /* every warp is done with the key and value tiles */
+    if (part > 0) {
+        float *mine = scratch + (size_t)warp * VA_PART_FLOATS(R) * 32 + lane;
+        int i = 0;
+#pragma unroll
+        for (int mt = 0; mt < VA_M_TILES(R); mt++) {
+#pragma unroll
+            for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    mine[32 * i++] = o_acc[mt][n][e];
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                mine[32 * i++] = m_run[mt][r];
+                mine[32 * i++] = l_run[mt][r];
+            }
+        }
+    }
+    __syncthreads();
+    if (part > 0)
+        return;
+    for (int p = 1; p < ways; p++) {
+        const float *theirs = scratch + (size_t)(warp + p) * VA_PART_FLOATS(R) * 32 + lane;
+#pragma unroll
+        for (int mt = 0; mt < VA_M_TILES(R); mt++) {
+            const int at = mt * (VA_HEAD_DIM / 2 + 4);   /* this m-tile's first float */
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const float m_p = theirs[32 * (at + VA_HEAD_DIM / 2 + 2 * r)];
+                const float l_p = theirs[32 * (at + VA_HEAD_DIM / 2 + 2 * r + 1)];
+                const float m = fmaxf(m_run[mt][r], m_p);
+                const float m_use = (m == -INFINITY) ? 0.0f : m; /* both parts saw no key */
+                const float f_mine = va_exp2(m_run[mt][r] - m_use);
+                const float f_p = va_exp2(m_p - m_use);
+                m_run[mt][r] = m;
+                l_run[mt][r] = l_run[mt][r] * f_mine + l_p * f_p;
+#pragma unroll
+                for (int n = 0; n < VA_HEAD_DIM / 8; n++)
+#pragma unroll
+                    for (int c = 0; c < 2; c++)
+                        o_acc[mt][n][2 * r + c] = o_acc[mt][n][2 * r + c] * f_mine +
+                                                  theirs[32 * (at + 4 * n + 2 * r + c)] * f_p;
+            }
         }
     }
 }
@@ -516,23 +698,33 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
     const va_seq seq = seqs[item.seq];
     const int warp = (int)(threadIdx.x >> 5), lane = (int)(threadIdx.x & 31);
     const int q_begin = item.q_tile * VA_BLOCK_M(R);
-    const int row0 = q_begin + R * warp;
     const int block_tiles = va_block_key_tiles(R, item.q_tile, seq.computed_len, causal);
-    const int warp_tiles = va_warp_key_tiles(R, item.q_tile, warp, seq.computed_len, causal);
+    /* The warp's rows and keys: row group `group` (R rows from row0), key tiles [tile_begin,
+     * tile_end) of its n_tiles. In a full query tile each warp has its own group and all its
+     * keys; in a sequence's last, partly filled one, the groups that hold rows are shared by
+     * VA_WARPS / groups warps each, which split the keys and merge at the end, instead of
+     * leaving warps idle. */
+    const int groups = va_row_groups(R, q_begin, seq.computed_len);
+    const int ways = VA_WARPS / groups;
+    const int group = warp / ways, part = warp % ways;
+    const int row0 = q_begin + R * group;
+    const int n_tiles = va_warp_key_tiles(R, item.q_tile, group, seq.computed_len, causal);
+    const int tile_begin = part * n_tiles / ways, tile_end = (part + 1) * n_tiles / ways;
 
-    /* Group 1: the Q tile. Group 2: key/value tile 0 into buffer 0. */
-    va_load_rows(s_q, q, seq.offset, seq.computed_len, q_begin, VA_BLOCK_M(R), heads, head);
+    /* One group: the Q tile and key/value tile 0 (buffer 0). */
+    const va_stager stage = va_make_stager(seq.offset, head);
+    const int row_stride = heads * VA_HEAD_DIM;
+    va_stage<VA_BLOCK_M(R)>(s_q, q, stage, q_begin, seq.computed_len, row_stride);
+    va_stage<VA_BLOCK_N>(s_k, k, stage, 0, seq.computed_len, row_stride);
+    va_stage<VA_BLOCK_N>(s_v, v, stage, 0, seq.computed_len, row_stride);
     va_cp_async_commit();
-    va_load_rows(s_k, k, seq.offset, seq.computed_len, 0, VA_BLOCK_N, heads, head);
-    va_load_rows(s_v, v, seq.offset, seq.computed_len, 0, VA_BLOCK_N, heads, head);
-    va_cp_async_commit();
-    va_cp_async_wait_all_but_one(); /* the Q group is complete */
+    va_cp_async_wait_all();
     __syncthreads();
 
     /* The warp's Q rows. It reads only its own rows of s_q, which nothing writes again: with
      * one m-tile their fragments (all head-dim k-steps) are loaded into registers here; with
      * two, va_warp_tile re-reads them from s_q. */
-    const __nv_bfloat16 *s_q_warp = s_q + R * warp * VA_SMEM_STRIDE;
+    const __nv_bfloat16 *s_q_warp = s_q + R * group * VA_SMEM_STRIDE;
     uint32_t q_frag[VA_M_TILES(R) == 1 ? VA_HEAD_DIM / 16 : 1][4];
     if constexpr (VA_M_TILES(R) == 1) {
 #pragma unroll
@@ -557,33 +749,43 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
         }
     }
 
+    /* One barrier per key tile. Tile kt's copies were issued one iteration earlier (or before
+     * the loop); once every thread has waited for its own and passed the barrier, tile kt is
+     * in shared memory and every warp is done with tile kt-1, whose buffer then takes tile
+     * kt+1 while the warps compute tile kt. */
     for (int kt = 0; kt < block_tiles; kt++) {
         const int buf = kt & 1;
-        /* Prefetch tile kt+1 into the other buffer: its last readers finished tile kt-1 and
-         * passed the barrier at the end of that iteration. An empty group keeps the count. */
+        if (kt > 0) {
+            va_cp_async_wait_all();
+            __syncthreads();
+        }
         if (kt + 1 < block_tiles) {
-            va_load_rows(s_k + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, k, seq.offset,
-                         seq.computed_len, (kt + 1) * VA_BLOCK_N, VA_BLOCK_N, heads, head);
-            va_load_rows(s_v + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, v, seq.offset,
-                         seq.computed_len, (kt + 1) * VA_BLOCK_N, VA_BLOCK_N, heads, head);
+            va_stage<VA_BLOCK_N>(s_k + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, k, stage,
+                                 (kt + 1) * VA_BLOCK_N, seq.computed_len, row_stride);
+            va_stage<VA_BLOCK_N>(s_v + (buf ^ 1) * VA_BLOCK_N * VA_SMEM_STRIDE, v, stage,
+                                 (kt + 1) * VA_BLOCK_N, seq.computed_len, row_stride);
+            va_cp_async_commit();
         }
-        va_cp_async_commit();
-        va_cp_async_wait_all_but_one(); /* tile kt's group is complete (only kt+1's may fly) */
-        __syncthreads();                 /* ... for every thread's copies */
-        if (kt < warp_tiles) {
-#pragma unroll 1
-            for (int h = 0; h < VA_BLOCK_N / VA_WARP_N(R); h++)
-                va_warp_tile<R>(s_k + (buf * VA_BLOCK_N + h * VA_WARP_N(R)) * VA_SMEM_STRIDE,
-                             s_v + (buf * VA_BLOCK_N + h * VA_WARP_N(R)) * VA_SMEM_STRIDE, q_frag,
-                                s_q_warp,
-                             o_acc, m_run, l_run, lane, row0, kt * VA_BLOCK_N + h * VA_WARP_N(R),
-                             seq.real_len, causal, scale_log2);
+        if (kt >= tile_begin && kt < tile_end) {
+            /* Only the tiles that can hold a masked key pay for the mask; the test is uniform
+             * across the warp (row0 is its first row: conservative for its later rows). */
+            const int key0 = kt * VA_BLOCK_N;
+            const __nv_bfloat16 *tile_k = s_k + buf * VA_BLOCK_N * VA_SMEM_STRIDE;
+            const __nv_bfloat16 *tile_v = s_v + buf * VA_BLOCK_N * VA_SMEM_STRIDE;
+            if (key0 + VA_BLOCK_N > seq.real_len || (causal && key0 + VA_BLOCK_N - 1 > row0))
+                va_warp_tile<R, true>(tile_k, tile_v, q_frag, s_q_warp, o_acc, m_run, l_run, lane,
+                                      row0, key0, seq.real_len, causal, scale_log2);
+            else
+                va_warp_tile<R, false>(tile_k, tile_v, q_frag, s_q_warp, o_acc, m_run, l_run,
+                                       lane, row0, key0, seq.real_len, causal, scale_log2);
         }
-        __syncthreads(); /* buffer `buf` is refilled by the next iteration's prefetch */
     }
 
-    if (warp_tiles > 0)
-        va_warp_store<R>(o, seq.offset, seq.computed_len, heads, head, o_acc, l_run, lane, row0);
+    if (ways > 1) /* uniform across the block */
+        va_merge_parts<R>((float *)s_k, o_acc, m_run, l_run, warp, part, ways, lane);
+    if (n_tiles > 0 && part == 0)
+        va_warp_store<R>(o, s_q + R * group * VA_SMEM_STRIDE, seq.offset, seq.computed_len, heads,
+                         head, o_acc, l_run, lane, row0);
 }
 
 /* ---- the fp32 reference --------------------------------------------------------------------- */
