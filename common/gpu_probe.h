@@ -68,8 +68,11 @@ typedef struct uf_nvml_sampled {
     double sm_clock_mhz;        /* mean nvmlDeviceGetClockInfo(NVML_CLOCK_SM) */
     double sm_clock_min_mhz;    /* the lowest of those reads */
     int clock_samples;
-    double power_w;             /* mean nvmlDeviceGetPowerUsage (board power), mW / 1000 */
+    double power_w;             /* mean board power, mW / 1000: the instant field
+                                 * (NVML_FI_DEV_POWER_INSTANT), else nvmlDeviceGetPowerUsage */
     int power_samples;
+    int power_instant;          /* 1: power_w is from the instant field; 0: the power usage, on
+                                 * Ampere and later a trailing 1 s average */
 } uf_nvml_sampled;
 
 /* Every period_ms on a thread until stop, read the utilization, the SM clock and the board

@@ -77,6 +77,7 @@ typedef struct run {
     /* instruments */
     uf_nvml *nvml;
     char nvml_note[UF_REASON_LEN];
+    int power_read;             /* power_w was sampled: 1 from the average, 2 the instant field */
     uf_pm *pm;
     char pm_note[UF_REASON_LEN];
     int trace_ok;
@@ -288,6 +289,8 @@ out_sampler:
         row->sm_clock_mhz = seen.sm_clock_mhz;
         row->sm_clock_min_mhz = seen.sm_clock_min_mhz;
         row->power_w = seen.power_w;
+        if (seen.power_samples > 0)
+            r->power_read = seen.power_instant ? 2 : 1;
     }
 out_destroy:
     for (int i = 0; i < n_created; i++)
@@ -1254,6 +1257,11 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     rc = sweep_all(r);
     if (rc != UF_OK)
         goto out;
+    if (r->power_read)
+        uf_meta_set(&r->table.meta, "power_source", "%s",
+                    r->power_read == 2 ? "NVML instant board power (NVML_FI_DEV_POWER_INSTANT)"
+                                       : "nvmlDeviceGetPowerUsage (a trailing 1 s average on "
+                                         "Ampere and later)");
     ex = calloc(1, sizeof *ex);
     if (!ex) {
         rc = uf_fail(&r->ctx, UF_ERR, "out of host memory");

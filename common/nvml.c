@@ -54,6 +54,31 @@ typedef struct {
 } nvmlGpmMetricsGet_t;
 #define NVML_GPM_METRICS_GET_VERSION 1
 
+/* nvmlDeviceGetFieldValues: one field per entry (40 bytes, as nvml.h lays it out). */
+typedef union {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    int siVal;
+    unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;                      /* enum nvmlValueType_enum */
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+/* The board power now, in mW (uiVal): not the trailing 1 s average nvmlDeviceGetPowerUsage
+ * reads on Ampere (but GA100) and later. Read on the H200 with driver 580: during a GEMM loop
+ * at the 700 W limit it ranged up to 742 W about a 691 W average. */
+#define NVML_FI_DEV_POWER_INSTANT 186
+
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 /* GPM metric ids, in the order uf_gpm_end returns them */
 enum {
@@ -78,6 +103,7 @@ typedef nvmlReturn_t (*nvml_driver_version_fn)(char *, unsigned int);
 typedef nvmlReturn_t (*nvml_clock_info_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_power_limit_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_power_usage_fn)(nvmlDevice_t, unsigned int *);
+typedef nvmlReturn_t (*nvml_field_values_fn)(nvmlDevice_t, int, nvmlFieldValue_t *);
 
 struct uf_nvml {
     void *lib;
@@ -98,6 +124,7 @@ struct uf_nvml {
     nvml_clock_info_fn clock_info;
     nvml_power_limit_fn power_limit;
     nvml_power_usage_fn power_usage;
+    nvml_field_values_fn field_values;
 
     /* utilization, SM clock and power sampler */
     pthread_mutex_t lock;
@@ -112,6 +139,7 @@ struct uf_nvml {
     int clock_samples;
     double power_sum_w;
     int power_samples;
+    int power_instant;          /* the last power read was the instant field (else the average) */
 
     /* GPM */
     nvmlGpmSample_t gpm_first, gpm_second;
@@ -147,6 +175,7 @@ static int resolve_symbols(uf_nvml *nv, char *reason, size_t reason_len)
     NVML_SYMBOL(clock_info, nvml_clock_info_fn, "nvmlDeviceGetClockInfo", 0);
     NVML_SYMBOL(power_limit, nvml_power_limit_fn, "nvmlDeviceGetPowerManagementLimit", 0);
     NVML_SYMBOL(power_usage, nvml_power_usage_fn, "nvmlDeviceGetPowerUsage", 0);
+    NVML_SYMBOL(field_values, nvml_field_values_fn, "nvmlDeviceGetFieldValues", 0);
 #undef NVML_SYMBOL
     if (!missing)
         return UF_OK;
@@ -265,6 +294,24 @@ static void add_ms(struct timespec *t, unsigned ms)
     }
 }
 
+/* The board power in mW: the instant field where the driver has it, else the (averaged)
+ * power usage. 1 when read, *instant saying which. */
+static int read_power(uf_nvml *nv, unsigned *mw, int *instant)
+{
+    if (nv->field_values) {
+        nvmlFieldValue_t fv;
+        memset(&fv, 0, sizeof fv);
+        fv.fieldId = NVML_FI_DEV_POWER_INSTANT;
+        if (nv->field_values(nv->device, 1, &fv) == NVML_SUCCESS && fv.nvmlReturn == NVML_SUCCESS) {
+            *mw = fv.value.uiVal;
+            *instant = 1;
+            return 1;
+        }
+    }
+    *instant = 0;
+    return nv->power_usage && nv->power_usage(nv->device, mw) == NVML_SUCCESS;
+}
+
 /* Every period_ms (the first read one period after start, so that it covers the run), read
  * the utilization, the SM clock and the board power and accumulate each that was read, until
  * stop is requested. The reads are made outside the lock. */
@@ -284,11 +331,11 @@ static void *sampler_main(void *arg)
         pthread_mutex_unlock(&nv->lock);
         nvmlUtilization_t util;
         unsigned clock_mhz = 0, power_mw = 0;
+        int power_instant = 0;
         int util_ok = nv->utilization(nv->device, &util) == NVML_SUCCESS;
         int clock_ok = nv->clock_info &&
                        nv->clock_info(nv->device, NVML_CLOCK_SM, &clock_mhz) == NVML_SUCCESS;
-        int power_ok = nv->power_usage &&
-                       nv->power_usage(nv->device, &power_mw) == NVML_SUCCESS;
+        int power_ok = read_power(nv, &power_mw, &power_instant);
         pthread_mutex_lock(&nv->lock);
         if (util_ok) {
             nv->util_sum_pct += util.gpu;
@@ -303,6 +350,7 @@ static void *sampler_main(void *arg)
         if (power_ok) {
             nv->power_sum_w += power_mw / 1000.0;
             nv->power_samples++;
+            nv->power_instant = power_instant;
         }
     }
     pthread_mutex_unlock(&nv->lock);
@@ -326,7 +374,7 @@ int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
 {
     out->util_pct = out->sm_clock_mhz = out->sm_clock_min_mhz = out->power_w = NAN;
-    out->util_samples = out->clock_samples = out->power_samples = 0;
+    out->util_samples = out->clock_samples = out->power_samples = out->power_instant = 0;
     if (!nv->sampler_running)
         return UF_ERR;
     pthread_mutex_lock(&nv->lock);
@@ -344,8 +392,10 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
         out->sm_clock_min_mhz = nv->clock_min_mhz;
     }
     out->power_samples = nv->power_samples;
-    if (nv->power_samples > 0)
+    if (nv->power_samples > 0) {
         out->power_w = nv->power_sum_w / nv->power_samples;
+        out->power_instant = nv->power_instant;
+    }
     return UF_OK;
 }
 
