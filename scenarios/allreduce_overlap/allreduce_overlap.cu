@@ -67,6 +67,7 @@ enum {
 
 /* The SM margin the margin claim compares with none (in the axis's value list). */
 #define AR_CLAIM_SM_MARGIN 32
+#define AR_CLOCK_PASS_MS 900.0  /* timing passes at least this long for the clock claim */
 
 /* 16 layers of 4096 × 8192 bf16 weights: 16 × 64 MiB = 1 GiB of gradients per GPU (0.5 B
  * parameters). The same in --quick: the expectation is at 64 MiB buckets, and fewer than ~16
@@ -1545,12 +1546,21 @@ static void ar_expect(const uf_report *rep, uf_expectations *ex)
              AR_CLAIM_SM_MARGIN, AR_CLAIM_SM_MARGIN);
     uf_expect(ex, claim, uf_value(rep, uf_find(rep, "bucketed", margin), "step_ms") /
                              uf_value(rep, buck, "step_ms"), UF_GE, 0.98);
+    /* The power limit acts on a trailing average of about a second: a shorter timing pass
+     * (--quick: 200 ms, after the idle verify phase) can run above it at a high clock. Seen on
+     * two H200s in --quick: bucketed at 1835 MHz and 737 W (instant) against sequential's
+     * 1745 MHz; so the claim is checked only on passes of >= AR_CLOCK_PASS_MS. */
+    const double pass_ms = fmin(uf_value(rep, seq, "steps_timed") * uf_value(rep, seq, "step_ms"),
+                                uf_value(rep, buck, "steps_timed") * uf_value(rep, buck, "step_ms"));
+    const double clock_ratio = uf_value(rep, buck, "sm_clock_mhz") /
+                               uf_value(rep, seq, "sm_clock_mhz");
     uf_expect(ex, "overlap lowers the clock: bucketed's mean SM clock during its timing pass is "
               "< 97 % of sequential's (NVML); at the 700 W limit the bf16 GEMMs already run "
               "below the top clock, and NCCL's kernels, HBM and NVLink traffic beside them add "
               "power, so the GEMMs they overlap run slower: part of what overlap hides is paid "
-              "back in clock", uf_value(rep, buck, "sm_clock_mhz") / uf_value(rep, seq, "sm_clock_mhz"),
-              UF_LT, 0.97);
+              "back in clock (n/a when a timing pass is shorter than the ~1 s the limit "
+              "averages over, as in --quick)",
+              pass_ms >= AR_CLOCK_PASS_MS ? clock_ratio : NAN, UF_LT, 0.97);
 }
 
 /* ---- the table -------------------------------------------------------------------------- */
