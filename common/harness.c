@@ -278,6 +278,7 @@ static int timing_pass(run *r, int variant, uf_row *row)
     row->step_ms = sum.median;
     row->step_ms_min = sum.min;
     row->step_ms_max = sum.max;
+    row->step_ms_mean = sum.mean;
     row->spread_pct = sum.spread_pct;
     row->steps_timed = n_times;
 

@@ -215,6 +215,7 @@ void uf_row_clear(uf_row *r)
         *metric_ptr(r, i) = NAN;
     for (int i = 0; i < UF_MAX_EXTRA; i++)
         r->extra[i] = NAN;
+    r->step_ms_mean = NAN;
     r->samples = NULL;
     r->n_samples = 0;
 }

@@ -55,6 +55,9 @@ typedef struct uf_row {
     double peak_mem_bytes;
     double verified, max_rel_err;
     double extra[UF_MAX_EXTRA];     /* scenario-specific, named in the table */
+    /* Not a column (it lies outside the metrics' span): the timing pass's mean step, for
+     * describe where a rate over the whole pass (total work / total time) is wanted. */
+    double step_ms_mean;
 
     char skip_reason[UF_REASON_LEN];  /* why something was not measured; "" when all was */
 
