@@ -81,6 +81,29 @@ for gpu in gpu-a gpu-b; do
   [ ! -e "$src/tests/data/$gpu/REPORT.md" ] || fail "render wrote into tests/data/$gpu"
 done
 
+# ---- the report names each file's run, and shows power only where it was read instantly -----
+report=$results/gpu-a/REPORT.md
+if grep -q '^Measured with git fixture, ' "$report" && grep -q '^\*Measured with git fixture, ' "$report"; then
+  pass "gpu-a/REPORT.md names its one run, in the header and the section"
+else
+  fail "gpu-a/REPORT.md does not name its run (git fixture) in the header and the section"
+fi
+! grep -q 'Board power' "$report" || fail "gpu-a/REPORT.md shows board power without a power_source"
+mixed=$work/mixed
+mkdir -p "$mixed"
+cp "$results/gpu-a/launch_storm.csv" "$mixed/" && cp "$src/tests/data/gpu-power/launch_storm.csv" "$mixed/other_run.csv"
+if "$tool" report "$mixed" > "$work/mixed.log" 2>&1; then
+  grep -q '^Measured in several runs' "$mixed/REPORT.md" ||
+    fail "a report of two runs (git fixture, fixture-power) does not say so"
+  grep -q '^\*Measured with git fixture-power, ' "$mixed/REPORT.md" ||
+    fail "the second run's section does not name its git"
+  grep -q '^Board power, mean over each timing pass: eager 689 W (NVML instant' "$mixed/REPORT.md" ||
+    fail "the instant-power file's section does not show eager's 689 W"
+  pass "report of two runs: provenance per section, instant power shown"
+else
+  fail "underfed report on two runs exited non-zero:"; cat "$work/mixed.log" >&2
+fi
+
 # ---- the scenario-specific plots degrade on a file without their columns -------------------
 if [ $images = 1 ]; then
   for script in "$src"/plots/*.gp; do
