@@ -1166,14 +1166,23 @@ static int read_ceiling_row(const csv_reader *r, int line, uf_ceilings *c, char 
 
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
 {
+    return uf_ceilings_read_meta(path, c, NULL, err, errlen);
+}
+
+int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
+                          size_t errlen)
+{
     uf_ceilings_clear(c);
+    if (meta)
+        memset(meta, 0, sizeof *meta);
     csv_reader r;
     int rc = -1, line = 0;
     if (reader_open(&r, path, CEILINGS_MAGIC, "underfed ceilings", err, errlen) != 0)
         goto out_close;
     char *key, *value;
     while (reader_meta(&r, &key, &value))
-        ;
+        if (meta && key != NULL)
+            uf_meta_set(meta, key, "%s", value);
     int got = reader_record(&r, &line, err, errlen);
     if (got < 0)
         goto out_close;

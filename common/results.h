@@ -160,6 +160,9 @@ void uf_ceilings_clear(uf_ceilings *c);   /* all NaN */
 /* ceilings.csv: `#` metadata lines, then "ceiling,value,unit,spread_pct,note" rows. Extra rows
  * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct. */
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen);
+/* The same, keeping the file's `# key: value` lines in *meta (NULL: not kept). */
+int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
+                          size_t errlen);
 typedef struct uf_ceiling_row {
     char name[UF_NAME_LEN];
     double value, spread_pct;

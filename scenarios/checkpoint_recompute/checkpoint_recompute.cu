@@ -511,37 +511,18 @@ out:
     return rc;
 }
 
-static int gelu_forward(const cr_model *m, const bf16 *h, bf16 *g)
-{
-    int rc = UF_OK;
-    const size_t n8 = th_elems(m) / 8;
-    if (planning(m))
-        return UF_OK;
-    gelu_forward_kernel<<<ew_blocks(n8), CR_EW_THREADS, 0, m->stream>>>(h, g, n8);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-out:
-    return rc;
-}
+/* An elementwise kernel (8 bf16 per thread and iteration) over `elems` elements: dst from src
+ * (gelu forward), or in place on dst (gelu backward, the residual). */
+typedef void (*ew_kernel)(const bf16 *src, bf16 *dst, size_t n8);
 
-static int gelu_backward(const cr_model *m, const bf16 *h, bf16 *dg)
+static int ew_launch(const cr_model *m, ew_kernel kernel, const bf16 *src, bf16 *dst,
+                     size_t elems)
 {
     int rc = UF_OK;
-    const size_t n8 = th_elems(m) / 8;
+    const size_t n8 = elems / 8;
     if (planning(m))
         return UF_OK;
-    gelu_backward_kernel<<<ew_blocks(n8), CR_EW_THREADS, 0, m->stream>>>(h, dg, n8);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-out:
-    return rc;
-}
-
-static int residual_add(const cr_model *m, const bf16 *x, bf16 *y)
-{
-    int rc = UF_OK;
-    const size_t n8 = td_elems(m) / 8;
-    if (planning(m))
-        return UF_OK;
-    residual_add_kernel<<<ew_blocks(n8), CR_EW_THREADS, 0, m->stream>>>(x, y, n8);
+    kernel<<<ew_blocks(n8), CR_EW_THREADS, 0, m->stream>>>(src, dst, n8);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
 out:
     return rc;
@@ -625,11 +606,11 @@ static int block_forward(const cr_model *m, int i, const bf16 *x, const cr_acts 
     UF_STATUS_OR_GOTO(rc, gemm_bf16(m, N, N, m->hidden, m->T, m->d, w1_of(m, i), m->hidden, a->xn,
                                     m->d, a->h, m->hidden),
                       out);
-    UF_STATUS_OR_GOTO(rc, gelu_forward(m, a->h, a->g), out);
+    UF_STATUS_OR_GOTO(rc, ew_launch(m, gelu_forward_kernel, a->h, a->g, th_elems(m)), out);
     UF_STATUS_OR_GOTO(rc, gemm_bf16(m, N, N, m->d, m->T, m->hidden, w2_of(m, i), m->d, a->g,
                                     m->hidden, y, m->d),
                       out);
-    UF_STATUS_OR_GOTO(rc, residual_add(m, x, y), out);
+    UF_STATUS_OR_GOTO(rc, ew_launch(m, residual_add_kernel, x, y, td_elems(m)), out);
 out:
     return rc;
 }
@@ -650,7 +631,7 @@ static int block_backward(const cr_model *m, int i, const bf16 *x, const cr_acts
     UF_STATUS_OR_GOTO(rc, gemm_bf16(m, Tr, N, m->hidden, m->T, m->d, w2_of(m, i), m->d, dy, m->d,
                                     a->g, m->hidden),
                       out);
-    UF_STATUS_OR_GOTO(rc, gelu_backward(m, a->h, a->g), out);
+    UF_STATUS_OR_GOTO(rc, ew_launch(m, gelu_backward_kernel, a->h, a->g, th_elems(m)), out);
     /* dW1 = dh·xn^T (4d × d) */
     UF_STATUS_OR_GOTO(rc, gemm_bf16(m, N, Tr, m->hidden, m->d, m->T, a->g, m->hidden, a->xn, m->d,
                                     dw1_of(m, i), m->hidden),
@@ -787,7 +768,7 @@ static int step_selective(cr_model *m)
         UF_STATUS_OR_GOTO(rc, alloc_acts(m, a, ACT_XN | ACT_G), out);
         /* the same kernels on the same inputs: bitwise the activations of the forward */
         UF_STATUS_OR_GOTO(rc, ln_forward(m, i, xi, a->xn, NULL, NULL), out);
-        UF_STATUS_OR_GOTO(rc, gelu_forward(m, a->h, a->g), out);
+        UF_STATUS_OR_GOTO(rc, ew_launch(m, gelu_forward_kernel, a->h, a->g, th_elems(m)), out);
         UF_STATUS_OR_GOTO(rc, block_backward(m, i, xi, a), out);
         arena_free_to(m->arena, a->mark);
     }
