@@ -388,20 +388,24 @@ Test(derived, unknown_step_stat_is_an_error)
 }
 
 /* Every committed results folder (results/GPU/): run by the ctest entry
- * unit.derived_committed, which sets UF_DERIVED_COMMITTED=1. */
+ * unit.derived_committed, which sets UF_DERIVED_COMMITTED=1. UF_DERIVED_RESULTS_DIR names
+ * another folder of result folders (a fresh run, before it is committed). */
 Test(derived, committed_results)
 {
     const char *on = getenv("UF_DERIVED_COMMITTED");
+    const char *root = getenv("UF_DERIVED_RESULTS_DIR");
     if (!on || strcmp(on, "1") != 0)
         cr_skip_test("the committed results are checked by unit.derived_committed");
-    DIR *d = opendir(UF_RESULTS_DIR);
-    cr_assert_not_null(d, "cannot open %s", UF_RESULTS_DIR);
+    if (!root || !*root)
+        root = UF_RESULTS_DIR;
+    DIR *d = opendir(root);
+    cr_assert_not_null(d, "cannot open %s", root);
     int folders = 0, bad = 0;
     static outcome o;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         char dir[512];
         struct stat st;
-        snprintf(dir, sizeof dir, "%s/%s", UF_RESULTS_DIR, e->d_name);
+        snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
         if (e->d_name[0] == '.' || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         memset(&o, 0, sizeof o);
@@ -413,6 +417,6 @@ Test(derived, committed_results)
         bad += o.n + (o.error[0] != '\0');
     }
     closedir(d);
-    cr_assert_gt(folders, 0, "no results folder under %s", UF_RESULTS_DIR);
+    cr_assert_gt(folders, 0, "no results folder under %s", root);
     cr_assert_eq(bad, 0, "%d derived value(s) or file(s) disagree (listed above)", bad);
 }
