@@ -66,6 +66,7 @@ typedef struct run {
     char out_dir[UF_PATH_LEN + UF_NAME_LEN + 2];
     uf_ceilings ceilings;
     char ceilings_note[UF_REASON_LEN];
+    char ceilings_git[UF_NAME_LEN], ceilings_utc[UF_NAME_LEN];  /* of the ceilings file */
     uf_table table;
     int variant_selected[UF_MAX_VARIANTS];
     int n_selected;
@@ -476,9 +477,21 @@ out_stop:;
     return UF_OK;
 }
 
+double uf_step_ms(const uf_ctx *ctx, const uf_row *row)
+{
+    return ctx->scenario->step_stat == UF_STAT_MEAN ? row->step_ms_mean : row->step_ms;
+}
+
+static const char *step_stat_name(uf_step_stat stat)
+{
+    return stat == UF_STAT_MEAN ? "mean" : "median";
+}
+
+/* The harness's figures from the scenario's counts: over the step of the declared statistic,
+ * against the ceilings recorded in the metadata (fill_meta). */
 static void derive(const run *r, uf_row *row)
 {
-    double step_s = row->step_ms * 1e-3;
+    double step_s = uf_step_ms(&r->ctx, row) * 1e-3;
     row->tflops_useful = row->useful_flops / step_s / 1e12;
     row->pct_of_gemm = 100.0 * row->tflops_useful / r->ceilings.gemm_bf16_tflops;
     row->gbs = row->min_bytes / step_s / 1e9;
@@ -859,6 +872,26 @@ static void lib_version(const char *lib, const char *symbol, int kind, char *out
     dlclose(h);
 }
 
+/* What every derived figure was computed with: the step statistic, and the value of every
+ * ceiling measured (pct_of_gemm, pct_of_copy and the scenario's own shares read them), with
+ * the ceilings file's git and time, so that a reader recomputes a share from this file alone. */
+static void derived_meta(const run *r, uf_meta *m)
+{
+    uf_meta_set(m, "step_stat", "%s", step_stat_name(r->s->step_stat));
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        double v = *(const double *)((const char *)&r->ceilings + uf_ceiling_descs[i].offset);
+        char key[UF_NAME_LEN];
+        if (isnan(v))
+            continue;
+        snprintf(key, sizeof key, "ceiling.%.48s", uf_ceiling_descs[i].name);
+        uf_meta_set(m, key, "%.10g", v);
+    }
+    if (r->ceilings_git[0])
+        uf_meta_set(m, "ceilings.git", "%s", r->ceilings_git);
+    if (r->ceilings_utc[0])
+        uf_meta_set(m, "ceilings.utc", "%s", r->ceilings_utc);
+}
+
 static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp *prop)
 {
     uf_meta *m = &r->table.meta;
@@ -917,6 +950,7 @@ static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp
                 r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL);
     uf_meta_set(m, "counters", "%s", r->pm ? "CUPTI PM sampling, 1 ms interval" : r->pm_note);
     uf_meta_set(m, "ceilings", "%s", r->ceilings_note[0] ? r->ceilings_note : "ceilings.csv");
+    derived_meta(r, m);
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -1020,8 +1054,19 @@ static void read_ceilings(run *r)
         return;
     }
     fclose(f);
-    if (uf_ceilings_read(path, &r->ceilings, err, sizeof err) != 0)
+    uf_meta *meta = calloc(1, sizeof *meta);
+    if (!meta) {
+        snprintf(r->ceilings_note, sizeof r->ceilings_note, "ceilings unread: out of memory");
+        return;
+    }
+    if (uf_ceilings_read_meta(path, &r->ceilings, meta, err, sizeof err) != 0) {
         snprintf(r->ceilings_note, sizeof r->ceilings_note, "ceilings unreadable: %.200s", err);
+    } else {
+        const char *git = uf_meta_get(meta, "git"), *utc = uf_meta_get(meta, "utc");
+        snprintf(r->ceilings_git, sizeof r->ceilings_git, "%s", git ? git : "");
+        snprintf(r->ceilings_utc, sizeof r->ceilings_utc, "%s", utc ? utc : "");
+    }
+    free(meta);
 }
 
 static int write_results(run *r)

@@ -72,6 +72,16 @@ typedef struct uf_axis_desc {
     int n_quick_values;
 } uf_axis_desc;
 
+/* The statistic of the timing pass's step times that every figure derived from a step time
+ * uses (tflops_useful, pct_of_gemm, gbs, pct_of_copy, and the scenario's own rates such as
+ * tokens_per_s): one per scenario, named in the results' metadata (`# step_stat:`). step_ms
+ * stays the median whatever this says (DESIGN.md). */
+typedef enum {
+    UF_STAT_MEDIAN = 0,         /* the default: a typical step, robust to a stray slow one */
+    UF_STAT_MEAN = 1            /* total time / steps: a rate over the whole pass, for steps
+                                 * that alternate between two kinds (bimodal) */
+} uf_step_stat;
+
 /* A scenario-specific column (e.g. tokens_per_s), filled by describe(). */
 typedef struct uf_extra_desc {
     const char *name;
@@ -102,6 +112,10 @@ double uf_axis(const uf_ctx *ctx, const char *name);
 
 /* Record why, print it on stderr, and return status: `return uf_fail(ctx, UF_USAGE, "...")`. */
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The row's step time in the scenario's declared statistic (step_ms or step_ms_mean), in ms:
+ * what describe() divides by for a rate, so that its figures and the harness's agree. */
+double uf_step_ms(const uf_ctx *ctx, const uf_row *row);
 
 /* UF_OK when `bytes` fit in the device's free memory (cudaMemGetInfo, with a 5 % margin);
  * otherwise UF_USAGE with the memory it would need in the reason. Call before allocating. */
@@ -149,6 +163,7 @@ typedef struct uf_scenario {
     int min_gpus;               /* 1, or more for multi-GPU scenarios (fewer visible: exit 77) */
     int repeat, quick_repeat;   /* timed steps per variant and point (defaults; --repeat overrides) */
     int warmup;                 /* warm-up steps (default; --warmup overrides) */
+    uf_step_stat step_stat;     /* the step statistic of every derived figure (default median) */
 
     /* Allocate and make inputs from ctx->seed for the point ctx->axis; set ctx->state.
      * Check sizes against device memory before allocating (uf_check_fits). */

@@ -560,6 +560,15 @@ static void md_num(FILE *f, double v, int decimals)
         fprintf(f, " %.*f |", decimals, v);
 }
 
+/* A number in running text; "–" when not measured. */
+static void md_plain(FILE *f, double v, int decimals)
+{
+    if (isnan(v))
+        fprintf(f, "–");
+    else
+        fprintf(f, "%.*f", decimals, v);
+}
+
 static void report_ceilings(FILE *f, const char *dir)
 {
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
@@ -637,6 +646,59 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         fprintf(f, " (%s; power limit %s W).\n", source, meta_or(t, "power_limit_w"));
 }
 
+/* The ceilings the report's shares of this file are against: those the file records
+ * (`# ceiling.NAME`, the values its own figures were computed with): 1; for a file from before
+ * they were recorded, the folder's ceilings.csv: 0; neither: -1 (all NaN). */
+static int share_ceilings(const args *a, const uf_table *t, uf_ceilings *c)
+{
+    int recorded = 0;
+    uf_ceilings_clear(c);
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        char key[UF_NAME_LEN + 16];
+        snprintf(key, sizeof key, "ceiling.%s", uf_ceiling_descs[i].name);
+        const char *v = uf_meta_get(&t->meta, key);
+        double x;
+        if (v && uf_parse_number(v, &x) == 0) {
+            *(double *)((char *)c + uf_ceiling_descs[i].offset) = x;
+            recorded = 1;
+        }
+    }
+    if (recorded)
+        return 1;
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    if (join_path(path, sizeof path, a->pos[0], "ceilings", ".csv") != 0 ||
+        uf_ceilings_read(path, c, err, sizeof err) != 0)
+        return -1;
+    return 0;
+}
+
+/* Which step the rates are over and which ceilings the shares are against, in a sentence. */
+static void report_derived_note(FILE *f, const uf_table *t, const uf_ceilings *c, int source)
+{
+    const char *stat = uf_meta_get(&t->meta, "step_stat");
+    if (stat)
+        fprintf(f, "Useful TFLOP/s and GB/s are over the %s step of each timing pass "
+                   "(`step_stat: %s`; step ms is the median). ", stat, stat);
+    else
+        fprintf(f, "Useful TFLOP/s and GB/s are over the median step (the file names no "
+                   "`step_stat`: written before it existed). ");
+    if (source < 0) {
+        fprintf(f, "No ceilings: the shares are not computed.\n");
+        return;
+    }
+    if (source == 0) {
+        fprintf(f, "This file records no ceilings: its shares here are against the folder's "
+                   "ceilings.csv (above), not necessarily the ceilings its own run used.\n");
+        return;
+    }
+    fprintf(f, "Shares are against the ceilings recorded with this run: GEMM bf16 ");
+    md_plain(f, c->gemm_bf16_tflops, 1);
+    fprintf(f, " TFLOP/s, copy ");
+    md_plain(f, c->copy_d2d_gbs, 0);
+    fprintf(f, " GB/s (ceilings measured with git %s, %s).\n", meta_or(t, "ceilings.git"),
+            meta_or(t, "ceilings.utc"));
+}
+
 static void report_scenario(FILE *f, const args *a, const char *name, const uf_table *t)
 {
     const char *title = uf_meta_get(&t->meta, "title");
@@ -656,9 +718,12 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     for (int ax = 0; ax < t->n_axes; ax++)
         fprintf(f, "%s%s=%g", ax ? ", " : "", t->axis_names[ax], point[ax]);
     fprintf(f, "; all points in [%s.csv](%s.csv)):\n\n", name, name);
+    uf_ceilings ceil;
+    int ceil_source = share_ceilings(a, t, &ceil);
     fputs("| variant | role | step ms | spread % | busy % | NVML util % | SM active % | "
-          "tensor % | DRAM % | useful TFLOP/s | GB/s | SM clock MHz | verified |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+          "tensor % | DRAM % | useful TFLOP/s | % of GEMM | GB/s | % of copy | SM clock MHz | "
+          "verified |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     int n = variants_of(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(t, names[v], point);
@@ -673,11 +738,15 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
         md_num(f, r->tensor_active_pct, 1);
         md_num(f, r->dram_pct, 1);
         md_num(f, r->tflops_useful, 1);
+        md_num(f, 100.0 * r->tflops_useful / ceil.gemm_bf16_tflops, 1);
         md_num(f, r->gbs, 0);
+        md_num(f, 100.0 * r->gbs / ceil.copy_d2d_gbs, 1);
         md_num(f, r->sm_clock_mhz, 0);
         fprintf(f, " %s |\n", r->verified == 1 ? "yes" : "**no**");
     }
     report_power(f, t, names, n, point);
+    fprintf(f, "\n");
+    report_derived_note(f, t, &ceil, ceil_source);
     fprintf(f, "\n**Expectation** (checked by the harness when this was measured):\n\n");
     int claims = 0;
     for (int i = 0; i < t->meta.n; i++)

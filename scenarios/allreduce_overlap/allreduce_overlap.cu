@@ -1652,6 +1652,7 @@ static const uf_scenario ar_scenario = {
     .repeat = 30,
     .quick_repeat = 10,
     .warmup = 3,
+    .step_stat = UF_STAT_MEDIAN,
     .setup = ar_setup,
     .begin_variant = NULL,
     .end_variant = NULL,

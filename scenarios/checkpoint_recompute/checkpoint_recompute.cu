@@ -1518,7 +1518,8 @@ static int cr_describe(uf_ctx *ctx, int variant, uf_row *row)
     const double recomputed_gemms = k > 0 ? 2.0 * m->L - (m->L + k - 1) / k : 0.0;
     const double executed = useful + recomputed_gemms * gemm_flops;
     const double ceiling_tflops = ctx->ceilings ? ctx->ceilings->gemm_bf16_tflops : NAN;
-    const double step_s = row->step_ms > 0 ? row->step_ms * 1e-3 : NAN;
+    const double step_ms = uf_step_ms(ctx, row);   /* the statistic tflops_useful uses */
+    const double step_s = step_ms > 0 ? step_ms * 1e-3 : NAN;
     row->useful_flops = useful;
     row->executed_flops = executed;
     row->peak_mem_bytes =
@@ -1639,6 +1640,7 @@ static const uf_scenario cr_scenario = {
     .repeat = 10,
     .quick_repeat = 10,
     .warmup = 2,
+    .step_stat = UF_STAT_MEDIAN,
     .setup = cr_setup,
     .begin_variant = cr_begin_variant,
     .end_variant = cr_end_variant,
