@@ -77,6 +77,7 @@ bad "unknown variant in a table row" "$(printf '%s\n' '<!-- underfed:table launc
   'rows: eager, lazy' 'step ms = step_ms' '-->' '<!-- underfed:end -->')"
 bad "a table without its end marker" "$(printf '%s\n' '<!-- underfed:table launch_storm' \
   'rows: eager' 'step ms = step_ms' '-->')"
+bad "a figure that starts a line" "$(printf '%s\n' 'text' '<!-- uf launch_storm/eager step_ms -->1<!-- /uf -->')"
 expect 2 "no page given" "$tool" readme "$fixture"
 
 echo "$failures failure(s)"

@@ -817,6 +817,9 @@ static int do_inline(rd_ctx *c, rd_page *pg, int lineno, const char *line, size_
         const char *open = strstr(s, inline_open);
         if (!open || open >= end)
             break;
+        if (open == line + strspn(line, " "))
+            return rd_error(c, "%s:%d: a figure starts the line: Markdown would read the line as "
+                               "raw HTML; move a word in front of it", pg->path, lineno);
         if (in_code_span(line, open)) {   /* `<!-- uf ... -->` shown as code: text */
             uf_sb_putn(out, s, (size_t)(open + 1 - s));
             s = open + 1;
