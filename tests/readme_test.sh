@@ -59,25 +59,37 @@ fi
 expect 0 "the regenerated page is in sync" "$tool" readme --check "$fixture" "$work/page.md"
 
 # Each bad figure: exit 2, the page untouched.
-bad() {  # bad DESCRIPTION MARKDOWN
+bad() {  # bad DESCRIPTION MARKDOWN WHAT_THE_MESSAGE_SAYS
   printf '%s\n' "$2" > "$work/bad.md"
   cp "$work/bad.md" "$work/bad.orig"
   expect 2 "$1" "$tool" readme "$fixture" "$work/bad.md"
   cmp -s "$work/bad.md" "$work/bad.orig" || fail "$1: the page was changed"
+  grep -q "bad.md:[0-9]*: .*$3" "$work/out.log" || fail "$1: the message does not name the line and say \"$3\""
 }
-bad "unknown variant" 'x <!-- uf launch_storm/lazy step_ms -->1<!-- /uf -->'
-bad "no row at the point" 'x <!-- uf launch_storm/eager[elems=5000] step_ms -->1<!-- /uf -->'
-bad "unknown axis" 'x <!-- uf launch_storm/eager[size=4K] step_ms -->1<!-- /uf -->'
-bad "unknown metric" 'x <!-- uf launch_storm/eager step_msec -->1<!-- /uf -->'
-bad "value not measured" 'x <!-- uf launch_storm/eager[elems=64K,ops=100] sm_active_pct -->1<!-- /uf -->'
-bad "unknown ceiling" 'x <!-- uf launch_storm ceiling.warp_speed -->1<!-- /uf -->'
-bad "unknown scenario" 'x <!-- uf no_such_scenario/eager step_ms -->1<!-- /uf -->'
-bad "two conversions" 'x <!-- uf launch_storm/eager step_ms %.1f %.2f -->1<!-- /uf -->'
+bad "unknown variant" 'x <!-- uf launch_storm/lazy step_ms -->1<!-- /uf -->' \
+  "no variant \"lazy\""
+bad "no row at the point" 'x <!-- uf launch_storm/eager[elems=5000] step_ms -->1<!-- /uf -->' \
+  "no row of eager at elems=5000"
+bad "unknown axis" 'x <!-- uf launch_storm/eager[size=4K] step_ms -->1<!-- /uf -->' \
+  "no axis \"size\""
+bad "unknown metric" 'x <!-- uf launch_storm/eager step_msec -->1<!-- /uf -->' \
+  "no metric \"step_msec\""
+bad "value not measured" 'x <!-- uf launch_storm/eager[elems=64K,ops=100] sm_active_pct -->1<!-- /uf -->' \
+  "empty (not measured"
+bad "unknown ceiling" 'x <!-- uf launch_storm ceiling.warp_speed -->1<!-- /uf -->' \
+  "no ceiling \"warp_speed\""
+bad "unknown scenario" 'x <!-- uf no_such_scenario/eager step_ms -->1<!-- /uf -->' \
+  "no_such_scenario.csv"
+bad "two conversions" 'x <!-- uf launch_storm/eager step_ms %.1f %.2f -->1<!-- /uf -->' \
+  "conversions"
 bad "unknown variant in a table row" "$(printf '%s\n' '<!-- underfed:table launch_storm' \
-  'rows: eager, lazy' 'step ms = step_ms' '-->' '<!-- underfed:end -->')"
+  'rows: eager, lazy' 'step ms = step_ms' '-->' '<!-- underfed:end -->')" \
+  "no variant \"lazy\""
 bad "a table without its end marker" "$(printf '%s\n' '<!-- underfed:table launch_storm' \
-  'rows: eager' 'step ms = step_ms' '-->')"
-bad "a figure that starts a line" "$(printf '%s\n' 'text' '<!-- uf launch_storm/eager step_ms -->1<!-- /uf -->')"
+  'rows: eager' 'step ms = step_ms' '-->')" \
+  "no \"<!-- underfed:end -->\" line"
+bad "a figure that starts a line" "$(printf '%s\n' 'text' '<!-- uf launch_storm/eager step_ms -->1<!-- /uf -->')" \
+  "starts the line"
 expect 2 "no page given" "$tool" readme "$fixture"
 
 echo "$failures failure(s)"

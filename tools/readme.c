@@ -219,7 +219,11 @@ static const uf_row *rd_row(rd_ctx *c, const uf_table *t, const char *variant, c
  * measured (the row's skip_reason then says why). */
 static int rd_metric(rd_ctx *c, const uf_table *t, const uf_row *r, const char *name, double *out)
 {
-    int known = uf_row_metric(t, (uf_row *)r, name) != NULL || axis_of(t, name, strlen(name)) >= 0;
+    int known = axis_of(t, name, strlen(name)) >= 0;
+    for (int i = 0; i < uf_n_metrics; i++)
+        known |= strcmp(uf_metrics[i].name, name) == 0;
+    for (int e = 0; e < t->n_extra; e++)
+        known |= strcmp(t->extra_names[e], name) == 0;
     if (!known)
         return rd_error(c, "%s.csv has no metric \"%s\"", t->scenario, name);
     *out = uf_table_value(t, r, name);
@@ -464,8 +468,8 @@ static int check_format(rd_ctx *c, const char *fmt)
 /* "-0.0" reads as a change of sign that did not happen: drop the minus of a zero. */
 static void drop_negative_zero(char *s)
 {
-    if (s[0] == '-' && strspn(s + 1, "0.") == strcspn(s + 1, "123456789eE%") &&
-        strpbrk(s + 1, "123456789") == NULL)
+    size_t number = strspn(s, "-+0123456789.");
+    if (s[0] == '-' && strcspn(s, "123456789") >= number)
         memmove(s, s + 1, strlen(s));
 }
 
