@@ -26,6 +26,7 @@
 
 #include "compare.h"
 #include "options.h"
+#include "readme.h"
 #include "results.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_FILES = 64, MAX_DIRS = 16 };
@@ -915,6 +916,8 @@ static int parse_args(int argc, char **argv, args *a)
 int main(int argc, char **argv)
 {
     args a;
+    if (argc >= 2 && strcmp(argv[1], "readme") == 0)   /* its own options: tools/readme.c */
+        return uf_cmd_readme(argc - 2, argv + 2);
     if (argc < 2 || parse_args(argc, argv, &a) != 0)
         return usage();
     const char *cmd = argv[1];
