@@ -245,8 +245,13 @@ static void add_miss(uf_expectations *ex, const char *text)
     for (int i = ex->misses_since; i < ex->n_misses; i++)
         if (strcmp(ex->misses[i], text) == 0)
             return;
-    if (ex->n_misses < MAX_MISSES)
-        snprintf(ex->misses[ex->n_misses++], CAUSE_LEN, "%s", text);
+    if (ex->n_misses == MAX_MISSES) {      /* full: forget the oldest */
+        memmove(ex->misses[0], ex->misses[1], (MAX_MISSES - 1) * sizeof ex->misses[0]);
+        ex->n_misses--;
+        if (ex->misses_since > 0)
+            ex->misses_since--;
+    }
+    snprintf(ex->misses[ex->n_misses++], CAUSE_LEN, "%s", text);
 }
 
 /* "ops=5,bits=32" for a row. */
@@ -557,10 +562,19 @@ static void explain_na(const uf_expectations *ex, uf_claim *c)
                  "condition of the scenario's, or inputs looked up before the previous claim)");
 }
 
+/* A claim was made: what was recorded for it does not carry over to the next. */
+static void forget_pending(uf_expectations *ex)
+{
+    ex->n_causes = 0;
+    ex->full_run = 0;
+    ex->misses_since = ex->n_misses;
+}
+
 void uf_expect(uf_expectations *ex, const char *claim, double value, uf_cmp cmp, double bound)
 {
     if (ex->n_claims >= MAX_CLAIMS) {
         add_error(ex, "more than %d claims", MAX_CLAIMS);
+        forget_pending(ex);
         return;
     }
     uf_claim *c = &ex->claims[ex->n_claims++];
@@ -580,9 +594,7 @@ void uf_expect(uf_expectations *ex, const char *claim, double value, uf_cmp cmp,
     } else {
         c->verdict = holds(value, cmp, bound) ? UF_HELD : UF_FAILED;
     }
-    ex->n_causes = 0;
-    ex->full_run = 0;
-    ex->misses_since = ex->n_misses;
+    forget_pending(ex);
 }
 
 void uf_expect_full_run(uf_expectations *ex, const char *why)

@@ -219,6 +219,23 @@ Test(claims, lookup_matches_points_within_the_tolerance)
     finish(&f);
 }
 
+Test(claims, a_row_not_run_is_named_even_after_many_misses)
+{
+    fixture f;
+    start(&f, NULL);
+    for (int k = 0; k < 50; k++) {      /* more than the misses kept, fewer than the claims */
+        char where[32];
+        snprintf(where, sizeof where, "elems=%d", 5000 + k);
+        cr_assert_null(uf_find(f.rep, "eager", where));
+        uf_expect(f.ex, "probe", 1.0, UF_LE, 2.0);
+    }
+    uf_expect_metric(f.ex, f.rep, "graph", "elems=64K", "step_ms", UF_LE, 1.0, "why");
+    const char *reason = last_claim(&f)->reason;
+    cr_assert(strstr(reason, "not run: graph @ elems=64K") != NULL, "%s", reason);
+    cr_assert(strstr(reason, "elems=5") == NULL, "only this claim's rows: %s", reason);
+    finish(&f);
+}
+
 Test(claims, held_and_failed_by_every_comparison)
 {
     fixture f;
