@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "expect.h"
 #include "options.h"
 #include "readme.h"
 #include "results.h"
@@ -76,47 +77,50 @@ static void print_num(FILE *f, double v)
         fprintf(f, " %.6g", v);
 }
 
-/* The point W names, defaults from the metadata. -1 when W is malformed. */
+/* The point W names, in the `where` grammar the harness's claims use (expect.h): unnamed axes
+ * at the run's default (metadata default.AXIS, else the first row's value), max/min over the
+ * values run. A named value is then replaced by the run's value it matches under the shared
+ * tolerance, so that rows match it exactly. -1 (with the reason on stderr) when W is
+ * malformed or names an unknown axis. */
 static int resolve_point(const uf_table *t, const char *where, double *point)
 {
+    uf_where_axis axes[UF_MAX_AXES];
+    double *run_values = malloc((size_t)(t->n_rows ? t->n_rows : 1) * UF_MAX_AXES *
+                                sizeof *run_values);
+    char err[UF_REASON_LEN];
+    int rc = -1;
+    if (!run_values) {
+        fprintf(stderr, "underfed: out of memory\n");
+        return -1;
+    }
     for (int a = 0; a < t->n_axes; a++) {
         char key[UF_NAME_LEN + 16];
+        double *values = run_values + (size_t)a * (size_t)(t->n_rows ? t->n_rows : 1);
+        for (int i = 0; i < t->n_rows; i++)
+            values[i] = t->rows[i].axis[a];
         snprintf(key, sizeof key, "default.%s", t->axis_names[a]);
         const char *def = uf_meta_get(&t->meta, key);
-        point[a] = NAN;
+        axes[a] = (uf_where_axis){.name = t->axis_names[a], .default_value = NAN,
+                                  .values = values, .n_values = t->n_rows};
         if (def)
-            uf_parse_number(def, &point[a]);
+            uf_parse_number(def, &axes[a].default_value);
         else if (t->n_rows)
-            point[a] = t->rows[0].axis[a];
+            axes[a].default_value = t->rows[0].axis[a];
     }
-    if (!where || !*where)
-        return 0;
-    char buf[UF_REASON_LEN];
-    snprintf(buf, sizeof buf, "%s", where);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int a = 0;
-        if (!eq)
-            return -1;
-        *eq = '\0';
-        while (a < t->n_axes && strcmp(t->axis_names[a], tok) != 0)
-            a++;
-        if (a == t->n_axes)
-            return -1;
-        if (strcmp(eq + 1, "max") == 0 || strcmp(eq + 1, "min") == 0) {
-            int want_max = eq[2] == 'a';
-            point[a] = NAN;
-            for (int i = 0; i < t->n_rows; i++) {
-                double v = t->rows[i].axis[a];
-                if (isnan(point[a]) || (want_max ? v > point[a] : v < point[a]))
-                    point[a] = v;
+    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: --where: %s\n", err);
+        goto out;
+    }
+    for (int a = 0; a < t->n_axes; a++)
+        for (int i = 0; i < t->n_rows; i++)
+            if (uf_axis_value_same(axes[a].values[i], point[a])) {
+                point[a] = axes[a].values[i];
+                break;
             }
-        } else if (uf_parse_number(eq + 1, &point[a]) != 0) {
-            return -1;
-        }
-    }
-    return 0;
+    rc = 0;
+out:
+    free(run_values);
+    return rc;
 }
 
 /* Does the row sit at the point on every axis except `free_axis` (-1: none)? */
