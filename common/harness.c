@@ -962,6 +962,38 @@ static void print_table(const run *r)
     }
 }
 
+/* On several GPUs: each row's per-GPU figures, one line per GPU (the results' rank lines). */
+static void print_ranks(const run *r)
+{
+    static const struct { const char *metric, *label; int decimals; } shown[] = {
+        {"busy_pct", "busy%", 1},        {"comm_exposed_ms", "exposed_ms", 3},
+        {"sm_clock_mhz", "sm_MHz", 0},   {"power_w", "W", 0},
+        {"sm_active_pct", "sm%", 1},     {"nvml_util_pct", "nvml%", 1},
+    };
+    const uf_table *t = &r->table;
+    int header = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        const uf_row *row = &t->rows[i];
+        char where[200];
+        if (row->n_ranks == 0)
+            continue;
+        if (!header++) {
+            printf("\n# per GPU (trace, counters, NVML of each rank; the row above is rank 0):\n");
+            printf("%-14s %-40s %4s", "variant", "point", "rank");
+            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
+                printf(" %10s", shown[m].label);
+            printf("\n");
+        }
+        point_label(r, row->axis, where, sizeof where);
+        for (int k = 0; k < row->n_ranks; k++) {
+            printf("%-14s %-40s %4d", row->variant, where, k);
+            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
+                print_value(uf_row_rank_value(row, k, shown[m].metric), 10, shown[m].decimals);
+            printf("\n");
+        }
+    }
+}
+
 /* One line per metric that moved between the broken variant and each fixed one, at every
  * point: what a reader should look at. */
 static void print_lesson(const run *r)
@@ -1480,6 +1512,7 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     if (rc != UF_OK)
         goto out;
     print_table(r);
+    print_ranks(r);
     print_lesson(r);
     if (r->wrong_results) {
         printf("\n%d result(s) WRONG: see skip_reason in the results; exit 1\n", r->wrong_results);
