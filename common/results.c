@@ -1147,6 +1147,8 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
         if (dst != NULL && parse_value(s, dst) != 0)
             return rd_error(r, line, err, errlen, "column '%s': '%s' is not a number",
                             header[i], s);
+        if (dst == &rank && s[0] != '\0' && !isfinite(rank))  /* empty: the row itself */
+            return rd_error(r, line, err, errlen, "column 'rank': '%s' is not a rank", s);
     }
     if (!isnan(rank))
         return attach_rank_line(r, line, t, &got, rank, err, errlen);

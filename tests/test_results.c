@@ -828,6 +828,7 @@ Test(results, reader_refuses_misplaced_rank_lines)
         {"\neager,broken,1,4096,64,,", "\neager,broken,1,4096,64,2,",
          "column 'step_ms' is not measured per GPU", 3},
         {"\neager,broken,0,", "\neager,broken,x,", "column 'rank': 'x' is not a number", 2},
+        {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a rank", 2},
         {"variant,role,rank,", "variant,role,", "missing required column 'rank'", 0},
         {"# underfed-results v3", "# underfed-results v2", "bad axis column 'rank'", 0},
     };
