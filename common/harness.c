@@ -64,6 +64,15 @@ typedef struct run {
     int counters_denied;        /* PM sampling answered UF_SKIP: the GPU does not permit it */
     int trace_ok;
     char trace_note[UF_REASON_LEN];
+    /* The other GPUs of a multi-GPU run, ranks 1 .. ranks_analysed() - 1 (rank 0's are nvml,
+     * pm and sm_count above), opened at their first pass (open_rank_instruments); index 0 is
+     * unused. A NULL instrument has its reason in the note. */
+    uf_nvml *rank_nvml[UF_MAX_RANKS];
+    uf_pm *rank_pm[UF_MAX_RANKS];
+    char rank_nvml_note[UF_MAX_RANKS][UF_REASON_LEN];
+    char rank_pm_note[UF_MAX_RANKS][UF_REASON_LEN];
+    int rank_sm_count[UF_MAX_RANKS];
+    int n_rank_opened, n_rank_pm_opened;    /* ranks whose instruments were tried */
     /* trace export */
     uf_trace_section *sections;
     int n_sections;
@@ -214,8 +223,147 @@ static void progress(const run *r, const char *variant, const char *pass)
             r->cells_done + 1, r->cells_total, variant, where, pass, elapsed, eta);
 }
 
+/* ---- the GPUs of a multi-GPU run --------------------------------------------------------- */
+
+/* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the
+ * scenario's setup may lower it to the GPUs this process drives), at most UF_MAX_RANKS. */
+static int ranks_analysed(const run *r)
+{
+    int n = r->ctx.n_gpus;
+    return n < 1 ? 1 : n > UF_MAX_RANKS ? UF_MAX_RANKS : n;
+}
+
+/* Rank k's instruments, SM count and notes: rank 0's are the run's own (opened at start). */
+static uf_nvml *nvml_of(const run *r, int k)
+{
+    return k == 0 ? r->nvml : r->rank_nvml[k];
+}
+
+static const char *nvml_note_of(const run *r, int k)
+{
+    return k == 0 ? r->nvml_note : r->rank_nvml_note[k];
+}
+
+static uf_pm *pm_of(const run *r, int k)
+{
+    return k == 0 ? r->pm : r->rank_pm[k];
+}
+
+static const char *pm_note_of(const run *r, int k)
+{
+    return k == 0 ? r->pm_note : r->rank_pm_note[k];
+}
+
+static int sm_count_of(const run *r, int k)
+{
+    return k == 0 ? r->sm_count : r->rank_sm_count[k];
+}
+
+/* Open NVML (and PM sampling, where rank 0's opened) on the ranks 1.. not tried yet, and read
+ * their SM counts. At their first timing pass, not at start: by then setup has said how many
+ * GPUs this process drives (one process per GPU must not sample the GPUs of the others); still
+ * before any CUPTI Activity, as rank 0's. A failure leaves that rank's instrument NULL with
+ * the reason in its note. */
+static void open_rank_instruments(run *r)
+{
+    int n = ranks_analysed(r);
+    for (int k = r->n_rank_opened > 1 ? r->n_rank_opened : 1; k < n; k++) {
+        int device = r->ctx.device + k;
+        cudaError_t e = cudaDeviceGetAttribute(&r->rank_sm_count[k],
+                                               cudaDevAttrMultiProcessorCount, device);
+        if (e != cudaSuccess) {     /* unknown: that rank's comm_sm_pct stays empty */
+            uf_report_failure(__FILE__, __LINE__, "cudaDeviceGetAttribute(SM count)",
+                              cudaGetErrorString(e));
+            r->rank_sm_count[k] = 0;
+        }
+        if (uf_nvml_open(device, &r->rank_nvml[k], r->rank_nvml_note[k],
+                         sizeof r->rank_nvml_note[k]) != UF_OK)
+            r->rank_nvml[k] = NULL;
+        r->n_rank_opened = k + 1;
+    }
+    if (!r->pm)
+        return;
+    for (int k = r->n_rank_pm_opened > 1 ? r->n_rank_pm_opened : 1; k < n; k++) {
+        if (uf_pm_open(r->ctx.device + k, &r->rank_pm[k], r->rank_pm_note[k],
+                       sizeof r->rank_pm_note[k]) != UF_OK)
+            r->rank_pm[k] = NULL;
+        r->n_rank_pm_opened = k + 1;
+    }
+}
+
+static void close_rank_instruments(run *r)
+{
+    for (int k = 1; k < UF_MAX_RANKS; k++) {
+        if (r->rank_pm[k])
+            uf_pm_close(r->rank_pm[k]);
+        if (r->rank_nvml[k])
+            uf_nvml_close(r->rank_nvml[k]);
+        r->rank_pm[k] = NULL;
+        r->rank_nvml[k] = NULL;
+    }
+}
+
+/* The rows that take rank k's per-device figures: rank 0's go to the row itself (its columns
+ * are rank 0's, as on one GPU), and each rank's to its own line when the row keeps ranks.
+ * Returns how many (0 to 2). */
+static int rank_rows(uf_row *row, int k, uf_row *dst[2])
+{
+    int n = 0;
+    if (k == 0)
+        dst[n++] = row;
+    if (k < row->n_ranks)
+        dst[n++] = &row->ranks[k];
+    return n;
+}
+
+static void rank_note(uf_row *row, int k, const char *text)
+{
+    uf_row *dst[2];
+    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++)
+        note_append(dst[i]->skip_reason, sizeof dst[i]->skip_reason, text);
+}
+
+/* A note for the row and each of its ranks (a pass that did not run on any GPU). */
+static void note_every_rank(uf_row *row, const char *text)
+{
+    note_append(row->skip_reason, sizeof row->skip_reason, text);
+    for (int k = 0; k < row->n_ranks; k++)
+        rank_note(row, k, text);
+}
+
+/* Row assembly on several GPUs: a line per rank for the per-device figures, and the metadata
+ * that says where they are. */
+static int add_rank_lines(run *r, uf_row *row)
+{
+    int n = ranks_analysed(r);
+    for (int k = row->n_ranks; k < n; k++)
+        if (!uf_row_add_rank(row))
+            return uf_fail(&r->ctx, UF_ERR, "out of host memory for the per-GPU results");
+    uf_meta_set(&r->table.meta, "ranks", "%d GPUs analysed%s, rank k on CUDA device %d + k: "
+                "each row's trace, counter and NVML columns are rank 0's; the lines with a rank "
+                "hold each GPU's own; claims are judged on the worst rank", n,
+                r->ctx.n_gpus > n ? " (the first ones of the run)" : "", r->ctx.device);
+    return UF_OK;
+}
+
+/* Stop rank k's NVML sampler and put what it saw into its rows. */
+static void take_nvml_samples(run *r, uf_row *row, int k)
+{
+    uf_nvml_sampled seen;
+    uf_row *dst[2];
+    uf_nvml_sampler_stop(nvml_of(r, k), &seen);
+    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+        dst[i]->nvml_util_pct = seen.util_pct;
+        dst[i]->sm_clock_mhz = seen.sm_clock_mhz;
+        dst[i]->sm_clock_min_mhz = seen.sm_clock_min_mhz;
+        dst[i]->power_w = seen.power_w;
+    }
+    if (seen.power_samples > 0)
+        r->power_read = seen.power_instant ? 2 : 1;
+}
+
 /* Pass 1: CUDA events between consecutive steps, batches until the minimum time has passed;
- * NVML utilization, SM clock and board power sampled meanwhile. */
+ * NVML utilization, SM clock and board power sampled meanwhile on every GPU. */
 static int timing_pass(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
@@ -223,7 +371,8 @@ static int timing_pass(run *r, int variant, uf_row *row)
     int n_events = r->repeat + 1;
     cudaEvent_t *ev = calloc((size_t)n_events, sizeof *ev);
     double *times_ms = malloc((size_t)TIMING_MAX_STEPS * sizeof *times_ms);
-    int n_times = 0, n_created = 0;
+    int n_times = 0, n_created = 0, n_ranks = ranks_analysed(r);
+    int sampling[UF_MAX_RANKS] = {0};
     if (!ev || !times_ms) {
         rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the timing pass");
         goto out_free;
@@ -231,11 +380,17 @@ static int timing_pass(run *r, int variant, uf_row *row)
     for (; n_created < n_events; n_created++)
         UF_CUDA_OR_GOTO(rc, cudaEventCreate(&ev[n_created]), out_destroy);
 
+    open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, r->warmup, name), out_destroy);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_destroy);
 
     double min_ms = r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL;
-    int sampling = r->nvml && uf_nvml_sampler_start(r->nvml, NVML_PERIOD_MS) == UF_OK;
+    for (int k = 0; k < n_ranks; k++) {
+        if (nvml_note_of(r, k)[0])
+            rank_note(row, k, nvml_note_of(r, k));
+        sampling[k] = nvml_of(r, k) &&
+                      uf_nvml_sampler_start(nvml_of(r, k), NVML_PERIOD_MS) == UF_OK;
+    }
     double t0 = wall_s();
     do {
         UF_CUDA_OR_GOTO(rc, cudaEventRecord(ev[0], r->ctx.stream), out_sampler);
@@ -265,16 +420,9 @@ static int timing_pass(run *r, int variant, uf_row *row)
     row->steps_timed = n_times;
 
 out_sampler:
-    if (sampling) {
-        uf_nvml_sampled seen;
-        uf_nvml_sampler_stop(r->nvml, &seen);
-        row->nvml_util_pct = seen.util_pct;
-        row->sm_clock_mhz = seen.sm_clock_mhz;
-        row->sm_clock_min_mhz = seen.sm_clock_min_mhz;
-        row->power_w = seen.power_w;
-        if (seen.power_samples > 0)
-            r->power_read = seen.power_instant ? 2 : 1;
-    }
+    for (int k = 0; k < n_ranks; k++)
+        if (sampling[k])
+            take_nvml_samples(r, row, k);
 out_destroy:
     for (int i = 0; i < n_created; i++)
         cudaEventDestroy(ev[i]);
@@ -309,7 +457,33 @@ static void keep_section(run *r, const char *label, const uf_activity *acts, siz
     r->n_sections++;
 }
 
-/* Pass 2: CUPTI Activity over warm-up + measured steps; timeline metrics of the window. */
+/* The timeline metrics of rank k's GPU (the trace holds every GPU's records) into its rows. */
+static void trace_metrics_of_rank(const run *r, uf_row *row, int k, uf_timeline tl)
+{
+    uf_timeline_metrics m;
+    uf_row *dst[2];
+    tl.device_id = r->ctx.device + k;
+    tl.sm_count = sm_count_of(r, k);
+    if (uf_timeline_analyze(&tl, &m) != 0) {
+        rank_note(row, k, "trace pass recorded no device activity");
+        return;
+    }
+    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+        dst[i]->busy_pct = m.busy_pct;
+        dst[i]->kernels_per_step = m.kernels_per_step;
+        dst[i]->kernel_us_mean = m.kernel_us_mean;
+        dst[i]->launch_us = m.launch_us;
+        dst[i]->idle_host_pct = m.idle_host_pct;
+        dst[i]->idle_other_pct = m.idle_other_pct;
+        dst[i]->comm_overlap_pct = m.comm_overlap_pct;
+        dst[i]->comm_exposed_ms = m.comm_exposed_ms;
+        dst[i]->comm_sm_pct = m.comm_sm_pct;
+        dst[i]->copy_overlap_pct = m.copy_overlap_pct;
+    }
+}
+
+/* Pass 2: CUPTI Activity over warm-up + measured steps; timeline metrics of the window, on
+ * every GPU. */
 static int trace_pass(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
@@ -324,9 +498,10 @@ static int trace_pass(run *r, int variant, uf_row *row)
     UF_CUDA_OR_GOTO(rc, cudaEventCreate(&e0), out_free);
     UF_CUDA_OR_GOTO(rc, cudaEventCreate(&e1), out_free);
 
+    open_rank_instruments(r);   /* the SM counts (a no-op after a timing pass) */
     int began = uf_trace_begin(reason, sizeof reason);
     if (began != UF_OK) {
-        note_append(row->skip_reason, sizeof row->skip_reason, reason);
+        note_every_rank(row, reason);
         snprintf(r->trace_note, sizeof r->trace_note, "%s", reason);
         r->trace_ok = 0;
         goto out_free;
@@ -349,37 +524,24 @@ static int trace_pass(run *r, int variant, uf_row *row)
 
 out_end:
     if (uf_trace_end(reason, sizeof reason) != UF_OK)
-        note_append(row->skip_reason, sizeof row->skip_reason, reason);
+        note_every_rank(row, reason);
     if (rc == UF_OK) {
         const uf_activity *acts;
         const uf_api_call *apis;
         size_t n_acts, n_apis, dropped;
         uf_trace_records(&acts, &n_acts, &apis, &n_apis, &dropped);
+        char note[96] = "";
+        if (dropped)    /* a timeline with holes: every trace metric would be wrong */
+            snprintf(note, sizeof note, "CUPTI dropped %zu records: trace metrics left empty",
+                     dropped);
         uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
                           .measure_begin_ns = begin_ns, .measure_end_ns = end_ns,
                           .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device,
                           .sm_count = r->sm_count};
-        uf_timeline_metrics m;
-        if (dropped) {
-            /* a timeline with holes: every trace metric would be wrong, so none is written */
-            char note[128];
-            snprintf(note, sizeof note,
-                     "CUPTI dropped %zu records: trace metrics left empty", dropped);
-            note_append(row->skip_reason, sizeof row->skip_reason, note);
-        } else if (uf_timeline_analyze(&tl, &m) == 0) {
-            row->busy_pct = m.busy_pct;
-            row->kernels_per_step = m.kernels_per_step;
-            row->kernel_us_mean = m.kernel_us_mean;
-            row->launch_us = m.launch_us;
-            row->idle_host_pct = m.idle_host_pct;
-            row->idle_other_pct = m.idle_other_pct;
-            row->comm_overlap_pct = m.comm_overlap_pct;
-            row->comm_exposed_ms = m.comm_exposed_ms;
-            row->comm_sm_pct = m.comm_sm_pct;
-            row->copy_overlap_pct = m.copy_overlap_pct;
-        } else {
-            note_append(row->skip_reason, sizeof row->skip_reason,
-                        "trace pass recorded no device activity");
+        for (int k = 0; k < ranks_analysed(r); k++) {
+            rank_note(row, k, note);
+            if (!dropped)
+                trace_metrics_of_rank(r, row, k, tl);
         }
         if (r->opt.trace_path[0]) {
             char label[UF_REASON_LEN], where[200];
@@ -397,66 +559,57 @@ out_free:
     return rc;
 }
 
-/* Pass 3: PM sampling (and NVML GPM) over enough back-to-back steps to span COUNTERS_MIN_MS. */
-static int counters_pass(run *r, int variant, uf_row *row)
+/* Rank k's GPM cross-check (begun before the steps) into its rows. */
+static void take_gpm(run *r, uf_row *row, int k)
 {
-    int rc = UF_OK;
     char reason[UF_REASON_LEN] = "";
-    const char *name = r->s->variants[variant].name;
-    int n = (int)ceil(COUNTERS_MIN_MS / fmax(row->step_ms, 1e-3));
-    if (n < r->repeat)
-        n = r->repeat;
-    if (n > COUNTERS_MAX_STEPS)
-        n = COUNTERS_MAX_STEPS;
-
-    uint64_t t0 = 0, t1 = 0;
-    int started = uf_pm_start(r->pm, PM_INTERVAL_US, reason, sizeof reason);
-    if (started != UF_OK) {
-        note_append(row->skip_reason, sizeof row->skip_reason, reason);
-        if (started == UF_SKIP) {       /* not permitted after all (e.g. a profiler attached) */
-            r->counters_denied = 1;
-            if (!r->pm_note[0])
-                snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
-        }
-        return UF_OK;
+    double sm = NAN, occupancy = NAN, tensor = NAN, dram = NAN;
+    uf_row *dst[2];
+    if (uf_gpm_end(nvml_of(r, k), &sm, &occupancy, &tensor, &dram, reason, sizeof reason) !=
+        UF_OK) {
+        rank_note(row, k, reason);
+        return;
     }
-    int gpm = r->nvml && uf_gpm_begin(r->nvml, reason, sizeof reason) == UF_OK;
-    if (!gpm && r->nvml)
-        note_append(row->skip_reason, sizeof row->skip_reason, reason);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
-    t0 = uf_cupti_now_ns();
-    UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
-    t1 = uf_cupti_now_ns();
-    if (gpm && uf_gpm_end(r->nvml, &row->gpm_sm_active_pct, &row->gpm_occupancy_pct,
-                          &row->gpm_tensor_active_pct, &row->gpm_dram_pct, reason,
-                          sizeof reason) != UF_OK)
-        note_append(row->skip_reason, sizeof row->skip_reason, reason);
+    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+        dst[i]->gpm_sm_active_pct = sm;
+        dst[i]->gpm_occupancy_pct = occupancy;
+        dst[i]->gpm_tensor_active_pct = tensor;
+        dst[i]->gpm_dram_pct = dram;
+    }
+}
 
-out_stop:;
+/* Stop rank k's PM sampler; the window's means into its rows, and (rank 0) the samples inside
+ * the window into the row for the time-series plot. `keep` 0 (the steps failed): stop only. */
+static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1, int keep)
+{
+    char reason[UF_REASON_LEN] = "";
     const uf_pm_sample *samples = NULL;
     size_t n_samples = 0;
-    int stopped = uf_pm_stop(r->pm, &samples, &n_samples, reason, sizeof reason);
-    note_append(row->skip_reason, sizeof row->skip_reason, reason);
-    if (stopped != UF_OK || rc != UF_OK)
-        return rc;
+    uf_pm_sample mean;
+    uf_row *dst[2];
+    int stopped = uf_pm_stop(pm_of(r, k), &samples, &n_samples, reason, sizeof reason);
+    rank_note(row, k, reason);  /* e.g. buffer overflow */
+    if (stopped != UF_OK || !keep)
+        return;
     if (reason[0]) {
         /* samples were lost (the hardware buffer overflowed): a mean over what is left would
          * pass for the window's, so the PM metrics and the series stay empty; GPM read its own
          * counters over the window and keeps its values */
-        note_append(row->skip_reason, sizeof row->skip_reason, "PM counters left empty");
-        return UF_OK;
+        rank_note(row, k, "PM counters left empty");
+        return;
     }
-    uf_pm_sample mean;
-    if (uf_pm_window_mean(samples, n_samples, t0, t1, &mean) > 0) {
-        row->sm_active_pct = mean.sm_active_pct;
-        row->occupancy_pct = mean.occupancy_pct;
-        row->tensor_active_pct = mean.tensor_active_pct;
-        row->dram_pct = mean.dram_pct;
-    } else {
-        note_append(row->skip_reason, sizeof row->skip_reason, "no PM sample in the window");
+    if (uf_pm_window_mean(samples, n_samples, t0, t1, &mean) == 0) {
+        rank_note(row, k, "no PM sample in the window");
+        return;
     }
-    /* keep the samples inside the window for the time-series plot */
+    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+        dst[i]->sm_active_pct = mean.sm_active_pct;
+        dst[i]->occupancy_pct = mean.occupancy_pct;
+        dst[i]->tensor_active_pct = mean.tensor_active_pct;
+        dst[i]->dram_pct = mean.dram_pct;
+    }
+    if (k != 0 || row->samples)
+        return;
     size_t kept = 0;
     for (size_t i = 0; i < n_samples; i++)
         kept += samples[i].end_ns > t0 && samples[i].start_ns < t1;
@@ -466,7 +619,62 @@ out_stop:;
             if (samples[i].end_ns > t0 && samples[i].start_ns < t1)
                 row->samples[row->n_samples++] = samples[i];
     }
-    return UF_OK;
+}
+
+/* Pass 3: PM sampling (and NVML GPM) on every GPU over enough back-to-back steps to span
+ * COUNTERS_MIN_MS. A GPU whose sampler does not start keeps its reason; the steps run when at
+ * least one started. */
+static int counters_pass(run *r, int variant, uf_row *row)
+{
+    int rc = UF_OK, n_ranks = ranks_analysed(r), any = 0;
+    int started[UF_MAX_RANKS] = {0}, gpm[UF_MAX_RANKS] = {0};
+    char reason[UF_REASON_LEN] = "";
+    const char *name = r->s->variants[variant].name;
+    int n = (int)ceil(COUNTERS_MIN_MS / fmax(row->step_ms, 1e-3));
+    if (n < r->repeat)
+        n = r->repeat;
+    if (n > COUNTERS_MAX_STEPS)
+        n = COUNTERS_MAX_STEPS;
+
+    uint64_t t0 = 0, t1 = 0;
+    open_rank_instruments(r);   /* a no-op after a timing pass */
+    for (int k = 0; k < n_ranks; k++) {
+        if (!pm_of(r, k)) {
+            rank_note(row, k, pm_note_of(r, k));
+            continue;
+        }
+        int st = uf_pm_start(pm_of(r, k), PM_INTERVAL_US, reason, sizeof reason);
+        started[k] = st == UF_OK;
+        if (!started[k])
+            rank_note(row, k, reason);
+        if (st == UF_SKIP && k == 0) {  /* not permitted after all (e.g. a profiler attached) */
+            r->counters_denied = 1;
+            if (!r->pm_note[0])
+                snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
+        }
+        any |= started[k];
+    }
+    if (!any)
+        return UF_OK;
+    for (int k = 0; k < n_ranks; k++) {
+        gpm[k] = nvml_of(r, k) && uf_gpm_begin(nvml_of(r, k), reason, sizeof reason) == UF_OK;
+        if (!gpm[k] && nvml_of(r, k))
+            rank_note(row, k, reason);
+    }
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
+    t0 = uf_cupti_now_ns();
+    UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
+    t1 = uf_cupti_now_ns();
+    for (int k = 0; k < n_ranks; k++)
+        if (gpm[k])
+            take_gpm(r, row, k);
+
+out_stop:
+    for (int k = 0; k < n_ranks; k++)
+        if (started[k])
+            take_pm_samples(r, row, k, t0, t1, rc == UF_OK);
+    return rc;
 }
 
 double uf_step_ms(const uf_ctx *ctx, const uf_row *row)
@@ -535,13 +743,13 @@ static int instrumented_cell(run *r, int variant, uf_row *row)
         progress(r, name, "trace");
         UF_STATUS_OR_GOTO(rc, trace_pass(r, variant, row), out);
     } else {
-        note_append(row->skip_reason, sizeof row->skip_reason, r->trace_note);
+        note_every_rank(row, r->trace_note);
     }
     if (r->opt.counters && r->pm) {
         progress(r, name, "counters");
         UF_STATUS_OR_GOTO(rc, counters_pass(r, variant, row), out);
     } else {
-        note_append(row->skip_reason, sizeof row->skip_reason, r->pm_note);
+        note_every_rank(row, r->pm_note);
     }
 out:
     return rc;
@@ -562,6 +770,8 @@ static int measure_cell(run *r, int variant, int row_index, int instrumented)
         snprintf(row->variant, sizeof row->variant, "%s", v->name);
         snprintf(row->role, sizeof row->role, "%s", v->role == UF_BROKEN ? "broken" : "fixed");
         memcpy(row->axis, r->point, sizeof row->axis);
+        if (ranks_analysed(r) > 1)
+            UF_STATUS_OR_GOTO(rc, add_rank_lines(r, row), out_pop);
     }
     if (r->s->begin_variant) {
         r->ctx.reason[0] = '\0';
@@ -798,6 +1008,38 @@ static void print_table(const run *r)
                 printf(" %s=%.4g", t->rows[i].variant, v);
         }
         printf("\n");
+    }
+}
+
+/* On several GPUs: each row's per-GPU figures, one line per GPU (the results' rank lines). */
+static void print_ranks(const run *r)
+{
+    static const struct { const char *metric, *label; int decimals; } shown[] = {
+        {"busy_pct", "busy%", 1},        {"comm_exposed_ms", "exposed_ms", 3},
+        {"sm_clock_mhz", "sm_MHz", 0},   {"power_w", "W", 0},
+        {"sm_active_pct", "sm%", 1},     {"nvml_util_pct", "nvml%", 1},
+    };
+    const uf_table *t = &r->table;
+    int header = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        const uf_row *row = &t->rows[i];
+        char where[200];
+        if (row->n_ranks == 0)
+            continue;
+        if (!header++) {
+            printf("\n# per GPU (trace, counters, NVML of each rank; the row above is rank 0):\n");
+            printf("%-14s %-40s %4s", "variant", "point", "rank");
+            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
+                printf(" %10s", shown[m].label);
+            printf("\n");
+        }
+        point_label(r, row->axis, where, sizeof where);
+        for (int k = 0; k < row->n_ranks; k++) {
+            printf("%-14s %-40s %4d", row->variant, where, k);
+            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
+                print_value(uf_row_rank_value(row, k, shown[m].metric), 10, shown[m].decimals);
+            printf("\n");
+        }
     }
 }
 
@@ -1174,10 +1416,8 @@ static int sweep_all(run *r)
         rc = sweep_phase(r, 1);
     } else {
         for (int i = 0; i < r->table.n_rows; i++) {
-            note_append(r->table.rows[i].skip_reason, sizeof r->table.rows[i].skip_reason,
-                        r->trace_note);
-            note_append(r->table.rows[i].skip_reason, sizeof r->table.rows[i].skip_reason,
-                        r->pm_note);
+            note_every_rank(&r->table.rows[i], r->trace_note);
+            note_every_rank(&r->table.rows[i], r->pm_note);
         }
         r->cells_done = r->cells_total;
     }
@@ -1232,6 +1472,7 @@ static void release(run *r)
     }
     free(r->sections);
     uf_table_free(&r->table);
+    close_rank_instruments(r);
     if (r->pm)
         uf_pm_close(r->pm);
     if (r->nvml)
@@ -1325,6 +1566,7 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     if (rc != UF_OK)
         goto out;
     print_table(r);
+    print_ranks(r);
     print_lesson(r);
     if (r->wrong_results) {
         printf("\n%d result(s) WRONG: see skip_reason in the results; exit 1\n", r->wrong_results);

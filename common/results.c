@@ -2,16 +2,19 @@
  * file. Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
- * Results CSV (uf_table_write_csv), version 2:
- *     # underfed-results v3                 magic line (v2: no step_ms_mean; v1: neither
- *                                           comm_sm_pct, copy_overlap_pct, sm_clock_mhz,
- *                                           sm_clock_min_mhz, power_w); anything else is
- *                                           refused
+ * Results CSV (uf_table_write_csv), version 3:
+ *     # underfed-results v3                 magic line (v2: no `rank` column, no step_ms_mean,
+ *                                           no rank lines; v1: neither comm_sm_pct,
+ *                                           copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz,
+ *                                           power_w); anything else is refused
  *     # scenario: NAME
  *     # KEY: VALUE                          the run's metadata (uf_meta), in order
  *     # unit.EXTRA: UNIT                    the unit of each scenario-specific column
- *     variant,role,AXIS...,METRIC...,EXTRA...,skip_reason
- *     one line per row
+ *     variant,role,AXIS...,METRIC...,EXTRA...,skip_reason        (v1, v2)
+ *     variant,role,rank,AXIS...,METRIC...,EXTRA...,skip_reason   (v3)
+ *     one line per row; in v3 the row's `rank` is empty and its ranks' lines follow it, rank
+ *     0, 1, ... in order, with the row's variant, role and axes, the rank's per-device metrics
+ *     (uf_metric_desc.per_device), every other metric and extra empty, and its own skip_reason
  *   AXIS columns are the sweep axes (the columns between `role` and `step_ms`); METRIC columns
  *   are every uf_metrics entry in table order (step_ms ... max_rel_err); EXTRA columns are those
  *   between the last fixed metric and `skip_reason`. Numbers are written with "%.10g"; NaN (not
@@ -23,7 +26,8 @@
  *      "axes":[NAME,..],"extras":[{"name":..,"unit":..}],"metrics":[{"name":..,"unit":..}],
  *      "rows":[{"variant":..,"role":..,"axes":{..},"metrics":{..},"extras":{..},
  *               "skip_reason":..}]}
- *   NaN and infinities are null.
+ *   A row with per-rank figures (version 3) adds "ranks":[{"rank":K,"metrics":{per-device
+ *   metrics},"skip_reason":..},..]. NaN and infinities are null.
  *
  * Series CSV (uf_table_write_series_csv): `# underfed-series v1`, the metadata, then
  *     variant,AXIS...,t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct
@@ -52,9 +56,10 @@
 #include <unistd.h>
 
 #define RESULTS_VERSION 3     /* v3 added step_ms_mean (the step of figures derived from
-                               * the mean); v2 added comm_sm_pct, copy_overlap_pct,
-                               * sm_clock_mhz, sm_clock_min_mhz, power_w; v1 and v2 are
-                               * still read */
+                               * the mean), the `rank` column and per-rank lines; v2 added
+                               * comm_sm_pct, copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz,
+                               * power_w; v1 and v2 are still read */
+#define RESULTS_VERSION_RANKS 3 /* the first version with the `rank` column */
 #define RESULTS_MAGIC "# underfed-results v3"
 #define RESULTS_MAGIC_V2 "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"
@@ -63,23 +68,27 @@
 
 /* ---- the tables ------------------------------------------------------------------------- */
 
-#define M(field, unit) {#field, unit, offsetof(uf_row, field), 1}
-#define M2(field, unit) {#field, unit, offsetof(uf_row, field), 2}
-#define M3(field, unit) {#field, unit, offsetof(uf_row, field), 3}
+/* M: a metric of the whole run (since v1; M2 since v2, M3 since v3); D, D2: measured on each
+ * GPU (the trace pass's timeline, the counters, NVML), kept per rank on several GPUs. */
+#define M(field, unit) {#field, unit, offsetof(uf_row, field), 1, 0}
+#define M2(field, unit) {#field, unit, offsetof(uf_row, field), 2, 0}
+#define M3(field, unit) {#field, unit, offsetof(uf_row, field), 3, 0}
+#define D(field, unit) {#field, unit, offsetof(uf_row, field), 1, 1}
+#define D2(field, unit) {#field, unit, offsetof(uf_row, field), 2, 1}
 const uf_metric_desc uf_metrics[] = {
     M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M3(step_ms_mean, "ms"),
     M(spread_pct, "%"),
     M(steps_timed, "count"),
     M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
-    M(busy_pct, "%"), M(kernels_per_step, "count"), M(kernel_us_mean, "us"),
-    M(launch_us, "us"), M(idle_host_pct, "%"), M(idle_other_pct, "%"),
-    M(comm_overlap_pct, "%"), M(comm_exposed_ms, "ms"), M2(comm_sm_pct, "%"),
-    M2(copy_overlap_pct, "%"),
-    M(sm_active_pct, "%"), M(occupancy_pct, "%"), M(tensor_active_pct, "%"), M(dram_pct, "%"),
-    M(gpm_sm_active_pct, "%"), M(gpm_occupancy_pct, "%"), M(gpm_tensor_active_pct, "%"),
-    M(gpm_dram_pct, "%"),
-    M(nvml_util_pct, "%"), M2(sm_clock_mhz, "MHz"), M2(sm_clock_min_mhz, "MHz"),
-    M2(power_w, "W"),
+    D(busy_pct, "%"), D(kernels_per_step, "count"), D(kernel_us_mean, "us"),
+    D(launch_us, "us"), D(idle_host_pct, "%"), D(idle_other_pct, "%"),
+    D(comm_overlap_pct, "%"), D(comm_exposed_ms, "ms"), D2(comm_sm_pct, "%"),
+    D2(copy_overlap_pct, "%"),
+    D(sm_active_pct, "%"), D(occupancy_pct, "%"), D(tensor_active_pct, "%"), D(dram_pct, "%"),
+    D(gpm_sm_active_pct, "%"), D(gpm_occupancy_pct, "%"), D(gpm_tensor_active_pct, "%"),
+    D(gpm_dram_pct, "%"),
+    D(nvml_util_pct, "%"), D2(sm_clock_mhz, "MHz"), D2(sm_clock_min_mhz, "MHz"),
+    D2(power_w, "W"),
     M(useful_flops, "flop"), M(executed_flops, "flop"), M(tflops_useful, "TFLOP/s"),
     M(pct_of_gemm, "%"),
     M(min_bytes, "bytes"), M(gbs, "GB/s"), M(pct_of_copy, "%"),
@@ -89,6 +98,8 @@ const uf_metric_desc uf_metrics[] = {
 #undef M
 #undef M2
 #undef M3
+#undef D
+#undef D2
 const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
 
 #define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
@@ -179,7 +190,8 @@ void uf_table_init(uf_table *t, const char *scenario)
 static int column_taken(const uf_table *t, const char *name)
 {
     if (strcmp(name, "variant") == 0 || strcmp(name, "role") == 0 ||
-        strcmp(name, "skip_reason") == 0 || metric_index(name) >= 0)
+        strcmp(name, "rank") == 0 || strcmp(name, "skip_reason") == 0 ||
+        metric_index(name) >= 0)
         return 1;
     for (int i = 0; i < t->n_axes; i++)
         if (strcmp(t->axis_names[i], name) == 0)
@@ -211,8 +223,8 @@ int uf_table_add_extra(uf_table *t, const char *name, const char *unit)
     return 0;
 }
 
-/* Every metric, axis and extra NaN, strings empty, no samples. The samples pointer is reset,
- * not freed (the row may be uninitialized memory): uf_table_free frees them. */
+/* Every metric, axis and extra NaN, strings empty, no samples, no ranks. The pointers are
+ * reset, not freed (the row may be uninitialized memory): uf_table_free frees them. */
 void uf_row_clear(uf_row *r)
 {
     memset(r, 0, sizeof *r);
@@ -224,6 +236,32 @@ void uf_row_clear(uf_row *r)
         r->extra[i] = NAN;
     r->samples = NULL;
     r->n_samples = 0;
+    r->ranks = NULL;
+    r->n_ranks = 0;
+}
+
+uf_row *uf_row_add_rank(uf_row *r)
+{
+    if (r == NULL || r->n_ranks >= UF_MAX_RANKS)
+        return NULL;
+    uf_row *ranks = realloc(r->ranks, (size_t)(r->n_ranks + 1) * sizeof *ranks);
+    if (ranks == NULL)
+        return NULL;
+    r->ranks = ranks;
+    uf_row *k = &ranks[r->n_ranks++];
+    uf_row_clear(k);
+    copy_str(k->variant, sizeof k->variant, r->variant);
+    copy_str(k->role, sizeof k->role, r->role);
+    memcpy(k->axis, r->axis, sizeof k->axis);
+    return k;
+}
+
+double uf_row_rank_value(const uf_row *r, int rank, const char *name)
+{
+    if (r == NULL || name == NULL || rank < 0 || rank >= r->n_ranks)
+        return NAN;
+    int i = metric_index(name);
+    return i >= 0 && uf_metrics[i].per_device ? metric_get(&r->ranks[rank], i) : NAN;
 }
 
 uf_row *uf_table_append(uf_table *t)
@@ -243,8 +281,10 @@ uf_row *uf_table_append(uf_table *t)
 
 void uf_table_free(uf_table *t)
 {
-    for (int i = 0; i < t->n_rows; i++)
+    for (int i = 0; i < t->n_rows; i++) {
         free(t->rows[i].samples);
+        free(t->rows[i].ranks);     /* rank rows hold no samples and no ranks */
+    }
     free(t->rows);
     t->rows = NULL;
     t->n_rows = 0;
@@ -332,16 +372,46 @@ static void csv_preamble(uf_strbuf *b, const char *magic, const char *scenario, 
             meta_line(b, m->key[i], m->value[i]);
 }
 
+/* One CSV line: a row (rank < 0: the `rank` field empty, or absent when !with_rank) or the
+ * figures of one of its ranks. */
+static void csv_row_line(uf_strbuf *b, const uf_table *t, const uf_row *row, int with_rank,
+                         int rank)
+{
+    csv_string(b, row->variant);
+    uf_sb_putn(b, ",", 1);
+    csv_string(b, row->role);
+    if (with_rank)
+        uf_sb_putn(b, ",", 1);
+    if (with_rank && rank >= 0)
+        uf_sb_printf(b, "%d", rank);
+    for (int a = 0; a < t->n_axes; a++) {
+        uf_sb_putn(b, ",", 1);
+        csv_number(b, row->axis[a]);
+    }
+    for (int i = 0; i < uf_n_metrics; i++) {    /* a rank line: per-device metrics only */
+        uf_sb_putn(b, ",", 1);
+        csv_number(b, rank >= 0 && !uf_metrics[i].per_device ? NAN : metric_get(row, i));
+    }
+    for (int e = 0; e < t->n_extra; e++) {
+        uf_sb_putn(b, ",", 1);
+        csv_number(b, rank >= 0 ? NAN : row->extra[e]);
+    }
+    uf_sb_putn(b, ",", 1);
+    csv_string(b, row->skip_reason);
+    uf_sb_putn(b, "\n", 1);
+}
+
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen)
 {
     uf_strbuf b = {0};
+    const int with_rank = 1;    /* v3: the `rank` column is always there, empty on a row */
     csv_preamble(&b, RESULTS_MAGIC, t->scenario, &t->meta);
     for (int e = 0; e < t->n_extra; e++) {
         char key[UF_NAME_LEN + 8];
         snprintf(key, sizeof key, "unit.%s", t->extra_names[e]);
         meta_line(&b, key, t->extra_units[e]);
     }
-    uf_sb_puts(&b, "variant,role");
+    uf_sb_puts(&b, with_rank ? "variant,role,rank" : "variant,role");
     for (int a = 0; a < t->n_axes; a++) {
         uf_sb_putn(&b, ",", 1);
         csv_string(&b, t->axis_names[a]);
@@ -355,24 +425,9 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
     uf_sb_puts(&b, ",skip_reason\n");
     for (int r = 0; r < t->n_rows; r++) {
         const uf_row *row = &t->rows[r];
-        csv_string(&b, row->variant);
-        uf_sb_putn(&b, ",", 1);
-        csv_string(&b, row->role);
-        for (int a = 0; a < t->n_axes; a++) {
-            uf_sb_putn(&b, ",", 1);
-            csv_number(&b, row->axis[a]);
-        }
-        for (int i = 0; i < uf_n_metrics; i++) {
-            uf_sb_putn(&b, ",", 1);
-            csv_number(&b, metric_get(row, i));
-        }
-        for (int e = 0; e < t->n_extra; e++) {
-            uf_sb_putn(&b, ",", 1);
-            csv_number(&b, row->extra[e]);
-        }
-        uf_sb_putn(&b, ",", 1);
-        csv_string(&b, row->skip_reason);
-        uf_sb_putn(&b, "\n", 1);
+        csv_row_line(&b, t, row, with_rank, -1);
+        for (int k = 0; k < row->n_ranks; k++)
+            csv_row_line(&b, t, &row->ranks[k], with_rank, k);
     }
     return uf_sb_commit(&b, path, err, errlen);
 }
@@ -413,6 +468,19 @@ static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
     }
     uf_sb_puts(b, "},\"skip_reason\":");
     uf_sb_json_string(b, row->skip_reason);
+    for (int k = 0; k < row->n_ranks; k++) {
+        const uf_row *rank = &row->ranks[k];
+        uf_sb_printf(b, "%s{\"rank\":%d,\"metrics\":{", k > 0 ? "," : ",\"ranks\":[", k);
+        for (int i = 0, n = 0; i < uf_n_metrics; i++) {
+            if (!uf_metrics[i].per_device)
+                continue;
+            uf_sb_printf(b, "%s\"%s\":", n++ > 0 ? "," : "", uf_metrics[i].name);
+            json_number(b, metric_get(rank, i));
+        }
+        uf_sb_puts(b, "},\"skip_reason\":");
+        uf_sb_json_string(b, rank->skip_reason);
+        uf_sb_puts(b, k + 1 == row->n_ranks ? "}]" : "}");
+    }
     uf_sb_putn(b, "}", 1);
 }
 
@@ -850,7 +918,9 @@ static int parse_value(const char *s, double *out)
 
 /* ---- the results reader ----------------------------------------------------------------- */
 
-typedef enum { COL_VARIANT, COL_ROLE, COL_AXIS, COL_METRIC, COL_EXTRA, COL_SKIP } col_kind;
+typedef enum {
+    COL_VARIANT, COL_ROLE, COL_RANK, COL_AXIS, COL_METRIC, COL_EXTRA, COL_SKIP
+} col_kind;
 
 typedef struct col_map {
     col_kind kind;
@@ -887,16 +957,20 @@ static int read_results_meta(csv_reader *r, uf_table *t, unit_list *units, char 
     return 0;
 }
 
-/* Map the header's columns: variant, role, axes, every fixed metric, extras, skip_reason. */
+/* Map the header's columns: variant, role, rank (v3), axes, every fixed metric, extras,
+ * skip_reason. */
 static int map_header(csv_reader *r, int line, int version, uf_table *t, col_map *cols,
                       char *err, size_t errlen)
 {
     char **f = r->fields;
     int n = r->n_fields;
+    int axis0 = version >= RESULTS_VERSION_RANKS ? 3 : 2;  /* the first axis column */
     if (strcmp(f[0], "variant") != 0)
         return rd_error(r, line, err, errlen, "missing required column 'variant' (first)");
     if (n < 2 || strcmp(f[1], "role") != 0)
         return rd_error(r, line, err, errlen, "missing required column 'role' (second)");
+    if (axis0 == 3 && (n < 3 || strcmp(f[2], "rank") != 0))
+        return rd_error(r, line, err, errlen, "missing required column 'rank' (third, v3)");
     if (strcmp(f[n - 1], "skip_reason") != 0)
         return rd_error(r, line, err, errlen, "missing required column 'skip_reason' (last)");
     for (int i = 0; i < n; i++)
@@ -906,7 +980,7 @@ static int map_header(csv_reader *r, int line, int version, uf_table *t, col_map
     /* Axes run from `role` to the first fixed metric (step_ms); extras from the last fixed
      * metric to skip_reason. */
     int first = -1, last = -1;
-    for (int i = 2; i < n - 1; i++) {
+    for (int i = axis0; i < n - 1; i++) {
         if (first < 0 && strcmp(f[i], uf_metrics[0].name) == 0)
             first = i;
         if (metric_index(f[i]) >= 0)
@@ -917,15 +991,17 @@ static int map_header(csv_reader *r, int line, int version, uf_table *t, col_map
                         uf_metrics[0].name);
     cols[0].kind = COL_VARIANT;
     cols[1].kind = COL_ROLE;
+    if (axis0 == 3)
+        cols[2].kind = COL_RANK;
     cols[n - 1].kind = COL_SKIP;
-    if (first - 2 > UF_MAX_AXES)
-        return rd_error(r, line, err, errlen, "too many axes (%d, at most %d)", first - 2,
+    if (first - axis0 > UF_MAX_AXES)
+        return rd_error(r, line, err, errlen, "too many axes (%d, at most %d)", first - axis0,
                         UF_MAX_AXES);
-    for (int i = 2; i < first; i++) {
+    for (int i = axis0; i < first; i++) {
         if (f[i][0] == '\0' || uf_table_add_axis(t, f[i]) != 0)
             return rd_error(r, line, err, errlen, "bad axis column '%s'", f[i]);
         cols[i].kind = COL_AXIS;
-        cols[i].index = i - 2;
+        cols[i].index = i - axis0;
     }
     int seen = 0;
     for (int i = first; i <= last; i++) {
@@ -993,15 +1069,51 @@ static int read_string_field(const csv_reader *r, int line, const char *col, con
     return 0;
 }
 
+/* A rank line (its `rank` field in *rank) belongs to the last row: same variant, role and
+ * axes, the next rank in order, and only per-device metrics. Attach it there. */
+static int attach_rank_line(const csv_reader *r, int line, uf_table *t, const uf_row *got,
+                            double rank, char *err, size_t errlen)
+{
+    uf_row *owner = t->n_rows > 0 ? &t->rows[t->n_rows - 1] : NULL;
+    int same = owner != NULL && strcmp(owner->variant, got->variant) == 0 &&
+               strcmp(owner->role, got->role) == 0;
+    for (int a = 0; same && a < t->n_axes; a++)
+        same = owner->axis[a] == got->axis[a] || (isnan(owner->axis[a]) && isnan(got->axis[a]));
+    if (!same)
+        return rd_error(r, line, err, errlen, "rank %g: not after the line of its row (same "
+                        "variant, role and axes, an empty rank)", rank);
+    if (rank != owner->n_ranks || owner->n_ranks >= UF_MAX_RANKS)
+        return rd_error(r, line, err, errlen, "rank %g: expected rank %d (ranks in order from "
+                        "0, at most %d)", rank, owner->n_ranks, UF_MAX_RANKS);
+    for (int i = 0; i < uf_n_metrics; i++)
+        if (!uf_metrics[i].per_device && !isnan(metric_get(got, i)))
+            return rd_error(r, line, err, errlen, "rank %g: column '%s' is not measured per "
+                            "GPU, it must be empty", rank, uf_metrics[i].name);
+    for (int e = 0; e < t->n_extra; e++)
+        if (!isnan(got->extra[e]))
+            return rd_error(r, line, err, errlen, "rank %g: extra column '%s' must be empty",
+                            rank, t->extra_names[e]);
+    uf_row *k = uf_row_add_rank(owner);
+    if (k == NULL)
+        return rd_error(r, line, err, errlen, "out of memory");
+    for (int i = 0; i < uf_n_metrics; i++)
+        *metric_ptr(k, i) = metric_get(got, i);
+    copy_str(k->skip_reason, sizeof k->skip_reason, got->skip_reason);
+    return 0;
+}
+
+/* One line: a row, appended to t, or (v3, a `rank` given) the figures of the last row's next
+ * rank. */
 static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, char **header,
                     int n_cols, char *err, size_t errlen)
 {
     if (r->n_fields != n_cols)
         return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
                         n_cols);
-    uf_row *row = uf_table_append(t);
-    if (row == NULL)
-        return rd_error(r, line, err, errlen, "out of memory");
+    uf_row got;
+    double rank = NAN;
+    uf_row_clear(&got);
+    uf_row *row = &got;
     for (int i = 0; i < n_cols; i++) {
         const char *s = r->fields[i];
         double *dst = NULL;
@@ -1021,6 +1133,7 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
                                   sizeof row->skip_reason, err, errlen) != 0)
                 return -1;
             break;
+        case COL_RANK: dst = &rank; break;
         case COL_AXIS: dst = &row->axis[cols[i].index]; break;
         case COL_METRIC: dst = metric_ptr(row, cols[i].index); break;
         case COL_EXTRA: dst = &row->extra[cols[i].index]; break;
@@ -1028,7 +1141,15 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
         if (dst != NULL && parse_value(s, dst) != 0)
             return rd_error(r, line, err, errlen, "column '%s': '%s' is not a number",
                             header[i], s);
+        if (dst == &rank && s[0] != '\0' && !isfinite(rank))  /* empty: the row itself */
+            return rd_error(r, line, err, errlen, "column 'rank': '%s' is not a rank", s);
     }
+    if (!isnan(rank))
+        return attach_rank_line(r, line, t, &got, rank, err, errlen);
+    uf_row *appended = uf_table_append(t);
+    if (appended == NULL)
+        return rd_error(r, line, err, errlen, "out of memory");
+    *appended = got;
     return 0;
 }
 

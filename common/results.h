@@ -17,6 +17,7 @@ extern "C" {
 #define UF_MAX_EXTRA 12
 #define UF_MAX_META 64
 #define UF_META_VALUE_LEN 512
+#define UF_MAX_RANKS 8          /* GPUs (ranks) of one process whose figures a row keeps */
 
 /* One PM-sampling sample (counters pass), percentages as CUPTI evaluates them. */
 typedef struct uf_pm_sample {
@@ -61,6 +62,13 @@ typedef struct uf_row {
     /* PM-sampled time series of the counters pass (owned by the row; not in the CSV) */
     uf_pm_sample *samples;
     size_t n_samples;
+
+    /* A run on several GPUs: ranks[k] holds the per-device metrics (uf_metric_desc.per_device:
+     * trace, counters, NVML) of rank k, the GPU ctx->device + k, and that GPU's notes in its
+     * skip_reason; every other metric is NaN. The row's own per-device columns are rank 0's.
+     * Owned by the row (format v3: the lines with a `rank`); n_ranks 0 on one GPU. */
+    struct uf_row *ranks;
+    int n_ranks;
 } uf_row;
 
 /* The column table: name, unit and place of every fixed metric, in CSV order. */
@@ -69,6 +77,8 @@ typedef struct uf_metric_desc {
     const char *unit;
     size_t offset;                  /* offsetof(uf_row, ...) */
     int since;                      /* results format version that introduced the column */
+    int per_device;                 /* measured on each GPU (trace, counters, NVML): kept per
+                                     * rank in a run on several GPUs */
 } uf_metric_desc;
 
 extern const uf_metric_desc uf_metrics[];
@@ -100,8 +110,14 @@ void uf_table_init(uf_table *t, const char *scenario);
 int uf_table_add_axis(uf_table *t, const char *name);                      /* 0 ok, -1 full */
 int uf_table_add_extra(uf_table *t, const char *name, const char *unit);   /* 0 ok, -1 full */
 uf_row *uf_table_append(uf_table *t);    /* a new row, every metric NaN; NULL on OOM */
-void uf_table_free(uf_table *t);         /* frees rows and their samples */
+void uf_table_free(uf_table *t);         /* frees rows, their samples and their ranks */
 void uf_row_clear(uf_row *r);            /* every metric NaN, strings empty, no samples */
+/* Rank r->n_ranks's figures: a cleared row with r's variant, role and axes, appended to
+ * r->ranks. NULL on OOM or when r has UF_MAX_RANKS already. */
+uf_row *uf_row_add_rank(uf_row *r);
+/* Per-device metric `name` of rank `rank` of row r; NaN when r is NULL, has no such rank, or
+ * the name is not a per-device metric. */
+double uf_row_rank_value(const uf_row *r, int rank, const char *name);
 
 /* Value of a metric by column name: fixed metrics, extras, or an axis name. NaN when the
  * name is unknown or the value is empty. */
@@ -109,7 +125,8 @@ double uf_table_value(const uf_table *t, const uf_row *r, const char *name);
 /* Address of a metric by name (fixed or extra); NULL when unknown. */
 double *uf_row_metric(const uf_table *t, uf_row *r, const char *name);
 
-/* Writers: CSV (`#` metadata lines, a header line, one row per line), JSON (same content),
+/* Writers: CSV (`#` metadata lines, a header line, one row per line, each followed by the lines
+ * of its ranks when it has any: format v3, else v2), JSON (same content),
  * series CSV (one line per PM sample: variant, axes, t_ms from the first sample, 4 metrics).
  * Each writes to PATH.tmp.PID then renames: a reader never sees half a file.
  * Return 0, or -1 with a message in err. */
@@ -117,10 +134,12 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
-/* Strict reader of a file written by uf_table_write_csv (format v3, or an older one: the same
- * without the columns of a later `since`, which then read as empty): unknown columns, wrong field
- * counts, unparsable numbers, a missing header or a truncated last line are errors naming the
- * file and line. Fills an initialized table. Return 0, or -1 with a message in err. */
+/* Strict reader of a file written by uf_table_write_csv (format v3, with a `rank` column and
+ * per-rank lines attached to their row's ranks; or an older one: v2 without the rank column
+ * and the columns of `since` 3, v1 without those of `since` 2, which then read as empty):
+ * unknown columns, wrong field counts, unparsable numbers, a rank line that does not follow
+ * its row in order, a missing header or a truncated last line are errors naming the file and
+ * line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);
 /* Strict reader of a series file written by uf_table_write_series_csv: attaches each sample
  * to the row of t with the same variant and axes (start_ns = t_ms × 1e6). A sample whose row

@@ -98,7 +98,10 @@ typedef struct uf_ctx {
     const struct uf_scenario *scenario;
     const uf_options *opt;
     int device;                 /* the primary CUDA device (--device); current when callbacks run */
-    int n_gpus;                 /* GPUs this run may use: device, device+1, ... */
+    int n_gpus;                 /* GPUs this run may use: device, device+1, ...; setup may
+                                 * lower it to the GPUs this process drives. On several, the
+                                 * trace, counters and NVML record each GPU's figures (the
+                                 * row's ranks) */
     cudaStream_t stream;        /* the stream steps run on (created by the harness, non-blocking) */
     int point_index;            /* index of the current sweep point */
     const double *axis;         /* values at the current point, in the scenario's axis order */

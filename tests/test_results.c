@@ -364,17 +364,17 @@ Test(results, csv_layout)
     cr_assert(strncmp(text, "# underfed-results v3\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
-    cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,step_ms_max,"
+    cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,step_ms_min,step_ms_max,"
                            "step_ms_mean,spread_pct,") != NULL);
     cr_assert(strstr(text, ",comm_overlap_pct,comm_exposed_ms,comm_sm_pct,copy_overlap_pct,"
                            "sm_active_pct,") != NULL);
     cr_assert(strstr(text, ",nvml_util_pct,sm_clock_mhz,sm_clock_min_mhz,power_w,"
                            "useful_flops,") != NULL);
     cr_assert(strstr(text, ",max_rel_err,tokens_per_s,pad_pct,skip_reason\n") != NULL);
-    cr_assert(strstr(text, "\neager,broken,4096,64,1.25,,,") != NULL);
+    cr_assert(strstr(text, "\neager,broken,,4096,64,1.25,,,") != NULL);
     cr_assert(strstr(text, ",\"counters: not permitted, \"\"ERR_NVGPUCTRPERM\"\", see docs\"\n")
               != NULL, "%s", text);
-    cr_assert(strstr(text, "\n\"odd,name\",fixed,1,2,") != NULL);
+    cr_assert(strstr(text, "\n\"odd,name\",fixed,,1,2,") != NULL);
     free(text);
     uf_table_free(&t);
     remove_tree(dir);
@@ -704,4 +704,160 @@ Test(results, ceilings_fixtures)
     cr_assert_eq(uf_ceilings_read(DATA("good.csv"), &c, err, sizeof err), -1);
     cr_assert(strstr(err, "good.csv:1:") != NULL, "%s", err);
     cr_assert(strstr(err, "not an underfed ceilings file") != NULL, "%s", err);
+}
+
+/* ---- the ranks of a run on several GPUs (format v3) ------------------------------------- */
+
+/* The metrics measured on each GPU: the trace pass's timeline, the counters and NVML. The
+ * step time and the counted figures are the whole run's. */
+Test(results, per_device_metrics)
+{
+    static const char *const per_device[] = {
+        "busy_pct", "kernels_per_step", "kernel_us_mean", "launch_us", "idle_host_pct",
+        "idle_other_pct", "comm_overlap_pct", "comm_exposed_ms", "comm_sm_pct",
+        "copy_overlap_pct", "sm_active_pct", "occupancy_pct", "tensor_active_pct", "dram_pct",
+        "gpm_sm_active_pct", "gpm_occupancy_pct", "gpm_tensor_active_pct", "gpm_dram_pct",
+        "nvml_util_pct", "sm_clock_mhz", "sm_clock_min_mhz", "power_w"};
+    size_t n = sizeof per_device / sizeof per_device[0], found = 0;
+    for (int i = 0; i < uf_n_metrics; i++) {
+        int listed = 0;
+        for (size_t k = 0; k < n; k++)
+            listed |= strcmp(uf_metrics[i].name, per_device[k]) == 0;
+        cr_assert_eq(uf_metrics[i].per_device, listed, "%s", uf_metrics[i].name);
+        found += listed;
+    }
+    cr_assert_eq(found, n);
+}
+
+/* The launch_storm table with rank lines on its first row: rank k's busy_pct 40 + k, its
+ * comm_exposed_ms 0.5 + k, a note on rank 1. */
+static void make_ranked_table(uf_table *t)
+{
+    make_table(t);
+    uf_row *row = &t->rows[0];
+    for (int k = 0; k < 2; k++) {
+        uf_row *rank = uf_row_add_rank(row);
+        cr_assert_not_null(rank);
+        cr_assert_str_eq(rank->variant, "eager");
+        cr_assert_float_eq(rank->axis[1], 64.0, 0.0);
+        rank->busy_pct = 40 + k;
+        rank->comm_exposed_ms = 0.5 + k;
+        rank->sm_clock_mhz = 1800 - 100 * k;
+    }
+    snprintf(row->ranks[1].skip_reason, sizeof row->ranks[1].skip_reason,
+             "counters: not permitted, on device 1");
+}
+
+Test(results, rank_lines_round_trip)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "allreduce.csv");
+    uf_table t;
+    make_ranked_table(&t);
+    /* the writer keeps a rank line to the per-device columns */
+    t.rows[0].ranks[0].step_ms = 99;
+    cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
+    char *text = read_text(path);
+    cr_assert(strncmp(text, "# underfed-results v3\n", 22) == 0, "%.40s", text);
+    cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,") != NULL);
+    cr_assert(strstr(text, "\neager,broken,,4096,64,1.25,") != NULL, "the row: rank empty");
+    cr_assert(strstr(text, "\neager,broken,0,4096,64,,") != NULL, "rank 0, no step_ms");
+    cr_assert(strstr(text, "\neager,broken,1,4096,64,,") != NULL, "rank 1 after rank 0");
+    free(text);
+
+    uf_table back;
+    uf_table_init(&back, "");
+    cr_assert_eq(uf_table_read_csv(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(back.n_rows, 3, "rank lines are not rows");
+    const uf_row *row = &back.rows[0];
+    cr_assert_eq(row->n_ranks, 2);
+    cr_assert_eq(back.rows[1].n_ranks, 0);
+    cr_assert_float_eq(row->busy_pct, 37.5, 0.0);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_float_eq(uf_row_rank_value(row, k, "busy_pct"), 40.0 + k, 0.0);
+        cr_assert_float_eq(uf_row_rank_value(row, k, "comm_exposed_ms"), 0.5 + k, 0.0);
+        cr_assert_float_eq(uf_row_rank_value(row, k, "sm_clock_mhz"), 1800.0 - 100 * k, 0.0);
+        cr_assert(isnan(uf_row_rank_value(row, k, "step_ms")), "not a per-device metric");
+        cr_assert(isnan(row->ranks[k].step_ms));
+    }
+    cr_assert_str_eq(row->ranks[1].skip_reason, "counters: not permitted, on device 1");
+    cr_assert_str_eq(row->ranks[0].skip_reason, "");
+    cr_assert(isnan(uf_row_rank_value(row, 2, "busy_pct")), "no rank 2");
+    cr_assert(isnan(uf_row_rank_value(row, -1, "busy_pct")));
+    cr_assert(isnan(uf_row_rank_value(NULL, 0, "busy_pct")));
+    uf_table_free(&back);
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
+/* A row keeps at most UF_MAX_RANKS GPUs. */
+Test(results, ranks_are_bounded)
+{
+    uf_table t;
+    make_table(&t);
+    for (int k = 0; k < UF_MAX_RANKS; k++)
+        cr_assert_not_null(uf_row_add_rank(&t.rows[1]));
+    cr_assert_null(uf_row_add_rank(&t.rows[1]));
+    cr_assert_eq(t.rows[1].n_ranks, UF_MAX_RANKS);
+    cr_assert_eq(uf_table_add_axis(&t, "rank"), -1, "rank is a column of its own");
+    uf_table_free(&t);
+}
+
+Test(results, json_with_ranks)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "x.json");
+    uf_table t;
+    make_ranked_table(&t);
+    cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
+    char *text = read_text(path);
+    cr_assert(json_valid(text), "not valid JSON:\n%s", text);
+    cr_assert(strstr(text, "\"version\":3") != NULL);
+    cr_assert(strstr(text, ",\"ranks\":[{\"rank\":0,\"metrics\":{\"busy_pct\":40,") != NULL,
+              "%s", text);
+    cr_assert(strstr(text, "{\"rank\":1,\"metrics\":{\"busy_pct\":41,") != NULL);
+    cr_assert(strstr(text, "\"skip_reason\":\"counters: not permitted, on device 1\"}]}") !=
+              NULL);
+    cr_assert_eq(count_occurrences(text, "\"ranks\":"), 1, "only the row that has ranks");
+    free(text);
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
+/* Rank lines that do not follow their row, in order, with per-device figures only, are
+ * refused with the file and line; v2 and v3 headers are told apart by the magic line. */
+Test(results, reader_refuses_misplaced_rank_lines)
+{
+    char *dir = make_tmpdir();
+    char good[256], path[256], err[512] = "";
+    join(good, sizeof good, dir, "good_v3.csv");
+    uf_table t;
+    make_ranked_table(&t);
+    cr_assert_eq(uf_table_write_csv(&t, good, err, sizeof err), 0, "%s", err);
+    uf_table_free(&t);
+    int header = 0;     /* the header's line number: after the magic and 5 metadata lines */
+    char *text = read_text(good);
+    for (char *c = text; *c && strncmp(c, "variant,", 8) != 0; c++)
+        header += *c == '\n';
+    header++;
+    free(text);
+    static const struct { const char *from, *to, *phrase; int line_after_header; } cases[] = {
+        {"\neager,broken,1,", "\neager,broken,2,", "expected rank 1", 3},
+        {"\neager,broken,0,", "\ngraph,broken,0,", "not after the line of its row", 2},
+        {"\neager,broken,0,4096,", "\neager,broken,0,4095,", "not after the line of its row", 2},
+        {"\neager,broken,1,4096,64,,", "\neager,broken,1,4096,64,2,",
+         "column 'step_ms' is not measured per GPU", 3},
+        {"\neager,broken,0,", "\neager,broken,x,", "column 'rank': 'x' is not a number", 2},
+        {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a rank", 2},
+        {"variant,role,rank,", "variant,role,", "missing required column 'rank'", 0},
+        {"# underfed-results v3", "# underfed-results v2", "bad axis column 'rank'", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        join(path, sizeof path, dir, "bad.csv");
+        write_edited(good, path, cases[c].from, cases[c].to);
+        expect_read_error(path, header + cases[c].line_after_header, cases[c].phrase);
+    }
+    remove_tree(dir);
 }
