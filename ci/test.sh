@@ -58,16 +58,16 @@ for ((i = 0; i < ${#notes[@]}; i += 2)); do echo "ci/test.sh: ${notes[i]} ${note
 # ctest shows "Skipped" without the reason: the last line of each skipped test's output, from
 # ctest's log.
 skip_reasons() {  # skip_reasons CTEST_OUTPUT
-  local names
-  names=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$1")
-  [ -n "$names" ] || return 0
+  local names log=$build/Testing/Temporary/LastTest.log
+  names=$(sed -n 's/^[[:space:]]*[0-9]* - \(.*\) (Skipped).*$/\1/p' "$1")
+  [ -n "$names" ] && [ -f "$log" ] || return 0
   echo "ci/test.sh: skipped tests and why:" >&2
   awk -v names="$names" '
     BEGIN { n = split(names, list, "\n"); for (i = 1; i <= n; i++) want[list[i]] = 1 }
     /^[0-9]+\/[0-9]+ Test: / { name = $3; out = 0; last = ""; next }
     /^Output:$/ { out = 1; getline; next }
     /^<end of output>$/ { if (name in want) printf "  %-34s %s\n", name, last; out = 0; next }
-    out && NF { last = $0 }' "$build/Testing/Temporary/LastTest.log" >&2
+    out && NF { last = $0 }' "$log" >&2 || true
 }
 
 cd "$build"
