@@ -48,7 +48,8 @@ int uf_pm_open(int device, uf_pm **out, char *reason, size_t reason_len);
 /* Start sampling every interval_us µs (a decode thread drains the hardware buffer). */
 int uf_pm_start(uf_pm *pm, uint32_t interval_us, char *reason, size_t reason_len);
 /* Stop, decode what is left, and return the samples (the first, which spans the time before
- * start, is dropped). The array stays valid until the next start or close. */
+ * start, is dropped). The array stays valid until the next start or close. UF_OK with a
+ * reason: samples were lost (the hardware buffer overflowed), the series has holes. */
 int uf_pm_stop(uf_pm *pm, const uf_pm_sample **samples, size_t *n, char *reason,
                size_t reason_len);
 void uf_pm_close(uf_pm *pm);

@@ -26,7 +26,6 @@ extern const char uf_git_describe[];
 
 enum {
     MAX_POINTS = 4096,
-    MAX_CLAIMS = 64,
     TIMING_MIN_MS_FULL = 1000,     /* the timing pass lasts at least this long, so NVML sees it */
     TIMING_MIN_MS_QUICK = 200,
     TIMING_MAX_STEPS = 200000,
@@ -39,25 +38,6 @@ enum {
     DEFAULT_WARMUP = 3
 };
 
-struct uf_report {
-    const uf_scenario *scenario;
-    const uf_table *table;
-    const double *const *axis_values;  /* values run per axis */
-    const int *axis_counts;
-};
-
-typedef struct uf_claim {
-    char text[512];
-    double value, bound;
-    uf_cmp cmp;
-    int status;                 /* 1 held, 0 failed, -1 n/a */
-} uf_claim;
-
-struct uf_expectations {
-    int n;
-    uf_claim claims[MAX_CLAIMS];
-};
-
 /* Everything one run holds; lives on uf_main's stack. */
 typedef struct run {
     const uf_scenario *s;
@@ -67,6 +47,7 @@ typedef struct run {
     char out_dir[UF_PATH_LEN + UF_NAME_LEN + 2];
     uf_ceilings ceilings;
     char ceilings_note[UF_REASON_LEN];
+    char ceilings_git[UF_NAME_LEN], ceilings_utc[UF_NAME_LEN];  /* of the ceilings file */
     uf_table table;
     int variant_selected[UF_MAX_VARIANTS];
     int n_selected;
@@ -81,6 +62,7 @@ typedef struct run {
     int power_read;             /* power_w was sampled: 1 from the average, 2 the instant field */
     uf_pm *pm;
     char pm_note[UF_REASON_LEN];
+    int counters_denied;        /* PM sampling answered UF_SKIP: the GPU does not permit it */
     int trace_ok;
     char trace_note[UF_REASON_LEN];
     /* trace export */
@@ -374,18 +356,18 @@ out_end:
         const uf_api_call *apis;
         size_t n_acts, n_apis, dropped;
         uf_trace_records(&acts, &n_acts, &apis, &n_apis, &dropped);
-        if (dropped) {
-            char note[96];
-            snprintf(note, sizeof note, "CUPTI dropped %zu records: trace metrics incomplete",
-                     dropped);
-            note_append(row->skip_reason, sizeof row->skip_reason, note);
-        }
         uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
                           .measure_begin_ns = begin_ns, .measure_end_ns = end_ns,
                           .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device,
                           .sm_count = r->sm_count};
         uf_timeline_metrics m;
-        if (uf_timeline_analyze(&tl, &m) == 0) {
+        if (dropped) {
+            /* a timeline with holes: every trace metric would be wrong, so none is written */
+            char note[128];
+            snprintf(note, sizeof note,
+                     "CUPTI dropped %zu records: trace metrics left empty", dropped);
+            note_append(row->skip_reason, sizeof row->skip_reason, note);
+        } else if (uf_timeline_analyze(&tl, &m) == 0) {
             row->busy_pct = m.busy_pct;
             row->kernels_per_step = m.kernels_per_step;
             row->kernel_us_mean = m.kernel_us_mean;
@@ -429,8 +411,14 @@ static int counters_pass(run *r, int variant, uf_row *row)
         n = COUNTERS_MAX_STEPS;
 
     uint64_t t0 = 0, t1 = 0;
-    if (uf_pm_start(r->pm, PM_INTERVAL_US, reason, sizeof reason) != UF_OK) {
+    int started = uf_pm_start(r->pm, PM_INTERVAL_US, reason, sizeof reason);
+    if (started != UF_OK) {
         note_append(row->skip_reason, sizeof row->skip_reason, reason);
+        if (started == UF_SKIP) {       /* not permitted after all (e.g. a profiler attached) */
+            r->counters_denied = 1;
+            if (!r->pm_note[0])
+                snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
+        }
         return UF_OK;
     }
     int gpm = r->nvml && uf_gpm_begin(r->nvml, reason, sizeof reason) == UF_OK;
@@ -450,11 +438,16 @@ out_stop:;
     const uf_pm_sample *samples = NULL;
     size_t n_samples = 0;
     int stopped = uf_pm_stop(r->pm, &samples, &n_samples, reason, sizeof reason);
-    note_append(row->skip_reason, sizeof row->skip_reason, reason); /* e.g. buffer overflow */
-    if (stopped != UF_OK)
+    note_append(row->skip_reason, sizeof row->skip_reason, reason);
+    if (stopped != UF_OK || rc != UF_OK)
         return rc;
-    if (rc != UF_OK)
-        return rc;
+    if (reason[0]) {
+        /* samples were lost (the hardware buffer overflowed): a mean over what is left would
+         * pass for the window's, so the PM metrics and the series stay empty; GPM read its own
+         * counters over the window and keeps its values */
+        note_append(row->skip_reason, sizeof row->skip_reason, "PM counters left empty");
+        return UF_OK;
+    }
     uf_pm_sample mean;
     if (uf_pm_window_mean(samples, n_samples, t0, t1, &mean) > 0) {
         row->sm_active_pct = mean.sm_active_pct;
@@ -477,9 +470,21 @@ out_stop:;
     return UF_OK;
 }
 
+double uf_step_ms(const uf_ctx *ctx, const uf_row *row)
+{
+    return ctx->scenario->step_stat == UF_STAT_MEAN ? row->step_ms_mean : row->step_ms;
+}
+
+static const char *step_stat_name(uf_step_stat stat)
+{
+    return stat == UF_STAT_MEAN ? "mean" : "median";
+}
+
+/* The harness's figures from the scenario's counts: over the step of the declared statistic,
+ * against the ceilings recorded in the metadata (fill_meta). */
 static void derive(const run *r, uf_row *row)
 {
-    double step_s = row->step_ms * 1e-3;
+    double step_s = uf_step_ms(&r->ctx, row) * 1e-3;
     row->tflops_useful = row->useful_flops / step_s / 1e12;
     row->pct_of_gemm = 100.0 * row->tflops_useful / r->ceilings.gemm_bf16_tflops;
     row->gbs = row->min_bytes / step_s / 1e9;
@@ -584,119 +589,160 @@ out_pop:
 
 /* ---- expectations --------------------------------------------------------------------- */
 
-static int parse_where(const uf_report *rep, const char *where, double *point)
+/* The scenario's declarations as the claims engine (expect.h) sees them. */
+typedef struct claims_decl {
+    const char *variants[UF_MAX_VARIANTS];
+    const char *extras[UF_MAX_EXTRA];
+    uf_claims_axis axes[UF_MAX_AXES];
+    uf_claims_decl decl;
+} claims_decl;
+
+/* The values an axis declares for a mode: the default alone when it declares none. */
+static void declared_values(const uf_axis_desc *ax, int quick, const double **values, int *n)
 {
-    const uf_scenario *s = rep->scenario;
-    for (int a = 0; a < s->n_axes; a++)
-        point[a] = s->axes[a].default_value;
-    if (!where || !*where)
-        return 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", where);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq)
-            return -1;
-        *eq = '\0';
-        int a = 0;
-        while (a < s->n_axes && strcmp(s->axes[a].name, tok) != 0)
-            a++;
-        if (a == s->n_axes)
-            return -1;
-        const char *val = eq + 1;
-        if (strcmp(val, "max") == 0 || strcmp(val, "min") == 0) {
-            int is_max = val[1] == 'a';
-            double best = rep->axis_values[a][0];
-            for (int k = 1; k < rep->axis_counts[a]; k++) {
-                double x = rep->axis_values[a][k];
-                if (is_max ? x > best : x < best)
-                    best = x;
-            }
-            point[a] = best;
-        } else if (uf_parse_number(val, &point[a]) != 0) {
-            return -1;
+    *values = quick && ax->n_quick_values ? ax->quick_values : ax->values;
+    *n = quick && ax->n_quick_values ? ax->n_quick_values : ax->n_values;
+    if (*n <= 0 || !*values) {
+        *values = &ax->default_value;
+        *n = 1;
+    }
+}
+
+/* r: the values each axis ran; NULL: the values declared for the mode (the dry check). */
+static void make_decl(const uf_scenario *s, int quick, const run *r, claims_decl *d)
+{
+    for (int v = 0; v < s->n_variants && v < UF_MAX_VARIANTS; v++)
+        d->variants[v] = s->variants[v].name;
+    for (int e = 0; e < s->n_extras && e < UF_MAX_EXTRA; e++)
+        d->extras[e] = s->extras[e].name;
+    for (int a = 0; a < s->n_axes && a < UF_MAX_AXES; a++) {
+        uf_claims_axis *ca = &d->axes[a];
+        ca->name = s->axes[a].name;
+        ca->default_value = s->axes[a].default_value;
+        if (r) {
+            ca->values = r->axis_values[a];
+            ca->n_values = r->axis_counts[a];
+        } else {
+            declared_values(&s->axes[a], quick, &ca->values, &ca->n_values);
         }
+        declared_values(&s->axes[a], 0, &ca->full_values, &ca->n_full_values);
     }
-    return 0;
+    d->decl = (uf_claims_decl){.variants = d->variants, .n_variants = s->n_variants,
+                               .axes = d->axes, .n_axes = s->n_axes,
+                               .extras = d->extras, .n_extras = s->n_extras};
 }
 
-const uf_row *uf_find(const uf_report *rep, const char *variant, const char *where)
+/* Print the programming errors the engine found; returns how many. */
+static int claims_errors(const uf_scenario *s, const uf_expectations *ex, const char *mode)
 {
-    double point[UF_MAX_AXES];
-    if (parse_where(rep, where, point) != 0) {
-        fprintf(stderr, "underfed: expectation names a bad point \"%s\"\n", where);
+    int n = uf_claims_n_errors(ex);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "%s: programming error in the claims (%s run): %s\n", s->name, mode,
+                uf_claims_error(ex, i));
+    return n;
+}
+
+/* The scenario's claims on a dry report of the points one mode declares: every variant,
+ * metric and point they name must exist. Returns the number of errors (printed). */
+static int check_claims_mode(const uf_scenario *s, int quick, int verbose)
+{
+    const char *mode = quick ? "--quick" : "full";
+    claims_decl d;
+    make_decl(s, quick, NULL, &d);
+    uf_run_facts facts = {.quick = quick};
+    uf_expectations *ex = uf_claims_new(&d.decl, NULL, &facts);
+    if (!ex) {
+        fprintf(stderr, "%s: the claims check (%s run) has no memory or too many points\n",
+                s->name, mode);
+        return 1;
+    }
+    s->expect(uf_claims_report(ex), ex);
+    uf_claims_end(ex);
+    int errors = claims_errors(s, ex, mode);
+    if (!errors && verbose)
+        fprintf(stdout, "[%s] %d claims (%s run): every name they use exists\n", s->name,
+                uf_claims_count(ex), mode);
+    uf_claims_free(ex);
+    return errors;
+}
+
+/* Before any GPU work: UF_OK, or UF_ERR when a claim names something that does not exist.
+ * both: the full and the --quick declarations (--check-claims); else the run's mode. */
+static int check_claims(const uf_scenario *s, int quick, int both)
+{
+    if (!s->expect)
+        return UF_OK;
+    int errors = check_claims_mode(s, quick, both);
+    if (both)
+        errors += check_claims_mode(s, !quick, both);
+    return errors ? UF_ERR : UF_OK;
+}
+
+static void set_pass(uf_run_facts *f, uf_source src, uf_pass_state state, const char *reason)
+{
+    f->state[src] = state;
+    snprintf(f->reason[src], sizeof f->reason[src], "%s", reason);
+}
+
+/* What became of each pass in this run: why an empty metric is empty. */
+static void claims_facts(const run *r, uf_run_facts *f)
+{
+    memset(f, 0, sizeof *f);
+    f->quick = r->opt.quick;
+    if (!r->opt.trace_pass)
+        set_pass(f, UF_SRC_TRACE, UF_PASS_OFF, "trace pass off (--no-trace)");
+    else if (!r->trace_ok)
+        set_pass(f, UF_SRC_TRACE, UF_PASS_FAILED, r->trace_note);
+    if (!r->opt.counters)
+        set_pass(f, UF_SRC_COUNTERS, UF_PASS_OFF, "counters off (--no-counters)");
+    else if (r->counters_denied)
+        set_pass(f, UF_SRC_COUNTERS, UF_PASS_DENIED, r->pm_note);
+    else if (!r->pm)
+        set_pass(f, UF_SRC_COUNTERS, UF_PASS_FAILED, r->pm_note);
+    if (!r->nvml)
+        set_pass(f, UF_SRC_NVML, UF_PASS_FAILED, r->nvml_note);
+    if (r->ceilings_note[0])
+        set_pass(f, UF_SRC_CEILINGS, UF_PASS_FAILED, r->ceilings_note);
+}
+
+/* Run the scenario's claims on the measured table and record each verdict in the results'
+ * metadata (claim.N). NULL when out of memory. */
+static uf_expectations *evaluate_claims(run *r)
+{
+    claims_decl d;
+    uf_run_facts facts;
+    make_decl(r->s, r->opt.quick, r, &d);
+    claims_facts(r, &facts);
+    uf_expectations *ex = uf_claims_new(&d.decl, &r->table, &facts);
+    if (!ex)
         return NULL;
+    r->s->expect(uf_claims_report(ex), ex);
+    uf_claims_end(ex);
+    for (int i = 0; i < uf_claims_count(ex); i++) {
+        char key[UF_NAME_LEN], line[UF_META_VALUE_LEN];
+        snprintf(key, sizeof key, "claim.%d", i + 1);
+        uf_claim_line(uf_claims_at(ex, i), line, sizeof line);
+        uf_meta_set(&r->table.meta, key, "%s", line);
     }
-    for (int i = 0; i < rep->table->n_rows; i++) {
-        const uf_row *row = &rep->table->rows[i];
-        if (strcmp(row->variant, variant) != 0)
-            continue;
-        int same = 1;
-        for (int a = 0; a < rep->scenario->n_axes; a++)
-            same &= fabs(row->axis[a] - point[a]) <= 1e-9 * fmax(1.0, fabs(point[a]));
-        if (same)
-            return row;
-    }
-    return NULL;
+    return ex;
 }
 
-double uf_value(const uf_report *rep, const uf_row *row, const char *metric)
+/* UNDERFED_REQUIRE_GPU=1 (a GPU runner): every claim must be judged. */
+static int gpu_required(void)
 {
-    return row ? uf_table_value(rep->table, row, metric) : NAN;
+    const char *require = getenv("UNDERFED_REQUIRE_GPU");
+    return require && strcmp(require, "1") == 0;
 }
 
-static const char *cmp_text(uf_cmp cmp)
+/* Print the claims and return the exit code they make: UF_ERR for a name that does not exist
+ * (a branch the dry check did not take), else the engine's verdict. */
+static int claims_verdict(const run *r, const uf_expectations *ex)
 {
-    switch (cmp) {
-    case UF_LE: return "<=";
-    case UF_GE: return ">=";
-    case UF_LT: return "<";
-    default: return ">";
-    }
-}
-
-void uf_expect(uf_expectations *ex, const char *claim, double value, uf_cmp cmp, double bound)
-{
-    if (ex->n >= MAX_CLAIMS)
-        return;
-    uf_claim *c = &ex->claims[ex->n++];
-    snprintf(c->text, sizeof c->text, "%s", claim);
-    c->value = value;
-    c->bound = bound;
-    c->cmp = cmp;
-    if (isnan(value))
-        c->status = -1;
-    else if (cmp == UF_LE)
-        c->status = value <= bound;
-    else if (cmp == UF_GE)
-        c->status = value >= bound;
-    else if (cmp == UF_LT)
-        c->status = value < bound;
-    else
-        c->status = value > bound;
-}
-
-void uf_expect_metric(uf_expectations *ex, const uf_report *rep, const char *variant,
-                      const char *where, const char *metric, uf_cmp cmp, double bound,
-                      const char *why)
-{
-    char text[512];
-    snprintf(text, sizeof text, "%s %s%s%s %s %g: %s", variant, metric, where ? " @ " : "",
-             where ? where : "", cmp_text(cmp), bound, why);
-    uf_expect(ex, text, uf_value(rep, uf_find(rep, variant, where), metric), cmp, bound);
-}
-
-void uf_expect_ratio(uf_expectations *ex, const uf_report *rep, const char *variant_a,
-                     const char *variant_b, const char *where, const char *metric, uf_cmp cmp,
-                     double bound, const char *why)
-{
-    char text[512];
-    snprintf(text, sizeof text, "%s/%s %s%s%s %s %g: %s", variant_a, variant_b, metric,
-             where ? " @ " : "", where ? where : "", cmp_text(cmp), bound, why);
-    double a = uf_value(rep, uf_find(rep, variant_a, where), metric);
-    double b = uf_value(rep, uf_find(rep, variant_b, where), metric);
-    uf_expect(ex, text, a / b, cmp, bound);
+    int required = gpu_required();
+    uf_claims_print(stdout, ex, required);
+    if (claims_errors(r->s, ex, r->opt.quick ? "--quick" : "full"))
+        return UF_ERR;
+    return uf_claims_exit_code(uf_claims_tally_of(ex), required);
 }
 
 /* ---- output ----------------------------------------------------------------------------- */
@@ -803,41 +849,6 @@ static void print_lesson(const run *r)
     }
 }
 
-static int print_expectations(const uf_expectations *ex)
-{
-    int failed = 0, held = 0, na = 0;
-    printf("\n## Expectation\n");
-    for (int i = 0; i < ex->n; i++) {
-        const uf_claim *c = &ex->claims[i];
-        const char *verdict = c->status == 1 ? "held" : c->status == 0 ? "FAILED" : "n/a";
-        printf("- [%s] %s (measured %.4g)\n", verdict, c->text, c->value);
-        failed += c->status == 0;
-        held += c->status == 1;
-        na += c->status == -1;
-    }
-    printf("%d held, %d failed, %d not measured\n", held, failed, na);
-    return failed;
-}
-
-/* Run the scenario's claims and record each verdict in the results' metadata. */
-static void evaluate_expectations(run *r, uf_expectations *ex)
-{
-    const double *axis_values[UF_MAX_AXES];
-    for (int a = 0; a < r->s->n_axes; a++)
-        axis_values[a] = r->axis_values[a];
-    uf_report rep = {.scenario = r->s, .table = &r->table, .axis_values = axis_values,
-                     .axis_counts = r->axis_counts};
-    r->s->expect(&rep, ex);
-    for (int i = 0; i < ex->n; i++) {
-        const uf_claim *c = &ex->claims[i];
-        char key[UF_NAME_LEN];
-        snprintf(key, sizeof key, "claim.%d", i + 1);
-        uf_meta_set(&r->table.meta, key, "[%s] (measured %.4g) %.400s",
-                    c->status == 1 ? "held" : c->status == 0 ? "FAILED" : "n/a", c->value,
-                    c->text);
-    }
-}
-
 /* ---- metadata --------------------------------------------------------------------------- */
 
 static void lib_version(const char *lib, const char *symbol, int kind, char *out, size_t len)
@@ -858,6 +869,26 @@ static void lib_version(const char *lib, const char *symbol, int kind, char *out
             snprintf(out, len, "%d.%d.%d", major, minor, patch);
     }
     dlclose(h);
+}
+
+/* What every derived figure was computed with: the step statistic, and the value of every
+ * ceiling measured (pct_of_gemm, pct_of_copy and the scenario's own shares read them), with
+ * the ceilings file's git and time, so that a reader recomputes a share from this file alone. */
+static void derived_meta(const run *r, uf_meta *m)
+{
+    uf_meta_set(m, "step_stat", "%s", step_stat_name(r->s->step_stat));
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        double v = *(const double *)((const char *)&r->ceilings + uf_ceiling_descs[i].offset);
+        char key[UF_NAME_LEN];
+        if (isnan(v))
+            continue;
+        snprintf(key, sizeof key, "ceiling.%.48s", uf_ceiling_descs[i].name);
+        uf_meta_set(m, key, "%.10g", v);
+    }
+    if (r->ceilings_git[0])
+        uf_meta_set(m, "ceilings.git", "%s", r->ceilings_git);
+    if (r->ceilings_utc[0])
+        uf_meta_set(m, "ceilings.utc", "%s", r->ceilings_utc);
 }
 
 static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp *prop)
@@ -918,6 +949,7 @@ static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp
                 r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL);
     uf_meta_set(m, "counters", "%s", r->pm ? "CUPTI PM sampling, 1 ms interval" : r->pm_note);
     uf_meta_set(m, "ceilings", "%s", r->ceilings_note[0] ? r->ceilings_note : "ceilings.csv");
+    derived_meta(r, m);
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -997,6 +1029,7 @@ out:
 
 static void open_instruments(run *r)
 {
+    int pm_rc;
     if (uf_nvml_open(r->ctx.device, &r->nvml, r->nvml_note, sizeof r->nvml_note) != UF_OK)
         r->nvml = NULL;
     r->trace_ok = 1;
@@ -1004,8 +1037,11 @@ static void open_instruments(run *r)
         snprintf(r->trace_note, sizeof r->trace_note, "trace pass off (--no-trace)");
     if (!r->opt.counters)
         snprintf(r->pm_note, sizeof r->pm_note, "counters off (--no-counters)");
-    else if (uf_pm_open(r->ctx.device, &r->pm, r->pm_note, sizeof r->pm_note) != UF_OK)
+    else if ((pm_rc = uf_pm_open(r->ctx.device, &r->pm, r->pm_note, sizeof r->pm_note)) !=
+             UF_OK) {
         r->pm = NULL;
+        r->counters_denied = pm_rc == UF_SKIP;  /* not permitted here: a legitimate n/a */
+    }
 }
 
 static void read_ceilings(run *r)
@@ -1021,8 +1057,19 @@ static void read_ceilings(run *r)
         return;
     }
     fclose(f);
-    if (uf_ceilings_read(path, &r->ceilings, err, sizeof err) != 0)
+    uf_meta *meta = calloc(1, sizeof *meta);
+    if (!meta) {
+        snprintf(r->ceilings_note, sizeof r->ceilings_note, "ceilings unread: out of memory");
+        return;
+    }
+    if (uf_ceilings_read_meta(path, &r->ceilings, meta, err, sizeof err) != 0) {
         snprintf(r->ceilings_note, sizeof r->ceilings_note, "ceilings unreadable: %.200s", err);
+    } else {
+        const char *git = uf_meta_get(meta, "git"), *utc = uf_meta_get(meta, "utc");
+        snprintf(r->ceilings_git, sizeof r->ceilings_git, "%s", git ? git : "");
+        snprintf(r->ceilings_utc, sizeof r->ceilings_utc, "%s", utc ? utc : "");
+    }
+    free(meta);
 }
 
 static int write_results(run *r)
@@ -1223,6 +1270,10 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
         fputs(uf_scenario_page, stdout);
         goto out;
     }
+    /* a claim naming what does not exist is a programming error: found before any GPU work */
+    rc = check_claims(s, r->opt.quick, r->opt.check_claims);
+    if (rc != UF_OK || r->opt.check_claims)
+        goto out;
 
     struct cudaDeviceProp prop;
     rc = select_gpus(r, &prop);
@@ -1264,13 +1315,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
                     r->power_read == 2 ? "NVML instant board power (NVML_FI_DEV_POWER_INSTANT)"
                                        : "nvmlDeviceGetPowerUsage (a trailing 1 s average on "
                                          "Ampere and later)");
-    ex = calloc(1, sizeof *ex);
-    if (!ex) {
-        rc = uf_fail(&r->ctx, UF_ERR, "out of host memory");
-        goto out;
+    if (r->opt.expect && s->expect && !r->wrong_results) {
+        ex = evaluate_claims(r);
+        if (!ex) {
+            rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the claims");
+            goto out;
+        }
     }
-    if (r->opt.expect && s->expect && !r->wrong_results)
-        evaluate_expectations(r, ex);
     rc = write_results(r);
     if (rc != UF_OK)
         goto out;
@@ -1281,10 +1332,10 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
         rc = UF_ERR;
         goto out;
     }
-    if (r->opt.expect && s->expect && print_expectations(ex))
-        rc = UF_UNMET;
+    if (ex)
+        rc = claims_verdict(r, ex);
 out:
-    free(ex);
+    uf_claims_free(ex);
     release(r);
     free(r);
     return rc;

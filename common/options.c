@@ -17,7 +17,7 @@
 typedef enum {
     OPT_VARIANT, OPT_QUICK, OPT_REPEAT, OPT_WARMUP, OPT_SWEEP, OPT_OUT, OPT_TRACE,
     OPT_NO_COUNTERS, OPT_NO_TRACE, OPT_NO_EXPECT, OPT_SEED, OPT_DEVICE, OPT_GPUS,
-    OPT_LIST, OPT_EXPLAIN, OPT_HELP
+    OPT_LIST, OPT_EXPLAIN, OPT_CHECK_CLAIMS, OPT_HELP
 } opt_id;
 
 typedef struct opt_desc {
@@ -46,6 +46,8 @@ static const opt_desc opt_table[] = {
     {"--gpus", OPT_GPUS, "N", "GPUs a multi-GPU scenario may use (>= 1; default: all)"},
     {"--list", OPT_LIST, NULL, "list variants and sweep axes, then exit"},
     {"--explain", OPT_EXPLAIN, NULL, "print the scenario's page, then exit"},
+    {"--check-claims", OPT_CHECK_CLAIMS, NULL,
+     "check the names the claims use (full and --quick), exit 0/1; no GPU"},
     {"--help", OPT_HELP, NULL, "this text (also -h)"},
 };
 enum { N_OPTS = sizeof opt_table / sizeof opt_table[0] };
@@ -244,6 +246,7 @@ static int apply(uf_options *opt, const opt_desc *d, const char *v, char *err, s
     case OPT_GPUS: return parse_count(d->flag, v, 1, &opt->gpus, err, errlen);
     case OPT_LIST: opt->list = 1; return 0;
     case OPT_EXPLAIN: opt->explain = 1; return 0;
+    case OPT_CHECK_CLAIMS: opt->check_claims = 1; return 0;
     case OPT_HELP: opt->help = 1; return 0;
     }
     return opt_error(err, errlen, "%s: not handled", d->flag);

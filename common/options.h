@@ -37,6 +37,7 @@ typedef struct uf_options {
     int device;                             /* --device N (default 0) */
     int gpus;                               /* --gpus N (>= 1); 0: every visible GPU */
     int list, explain, help;                /* --list, --explain, --help */
+    int check_claims;                       /* --check-claims: check the claim list's names */
 } uf_options;
 
 /* Parse argv. Returns 0, or 2 with a one-line message in err (unknown flag, missing or bad

@@ -3,9 +3,10 @@
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
  * Results CSV (uf_table_write_csv), version 2:
- *     # underfed-results v2                 magic line (v1: no comm_sm_pct, copy_overlap_pct,
- *                                           sm_clock_mhz, sm_clock_min_mhz, power_w);
- *                                           anything else is refused
+ *     # underfed-results v3                 magic line (v2: no step_ms_mean; v1: neither
+ *                                           comm_sm_pct, copy_overlap_pct, sm_clock_mhz,
+ *                                           sm_clock_min_mhz, power_w); anything else is
+ *                                           refused
  *     # scenario: NAME
  *     # KEY: VALUE                          the run's metadata (uf_meta), in order
  *     # unit.EXTRA: UNIT                    the unit of each scenario-specific column
@@ -18,7 +19,7 @@
  *   RFC-4180 style ("" inside quotes is one quote).
  *
  * Results JSON (uf_table_write_json), the same content:
- *     {"format":"underfed-results","version":2,"scenario":..,"meta":{KEY:VALUE,..},
+ *     {"format":"underfed-results","version":3,"scenario":..,"meta":{KEY:VALUE,..},
  *      "axes":[NAME,..],"extras":[{"name":..,"unit":..}],"metrics":[{"name":..,"unit":..}],
  *      "rows":[{"variant":..,"role":..,"axes":{..},"metrics":{..},"extras":{..},
  *               "skip_reason":..}]}
@@ -50,9 +51,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define RESULTS_VERSION 2     /* v2 added comm_sm_pct, copy_overlap_pct, sm_clock_mhz,
-                               * sm_clock_min_mhz, power_w; v1 is still read */
-#define RESULTS_MAGIC "# underfed-results v2"
+#define RESULTS_VERSION 3     /* v3 added step_ms_mean (the step of figures derived from
+                               * the mean); v2 added comm_sm_pct, copy_overlap_pct,
+                               * sm_clock_mhz, sm_clock_min_mhz, power_w; v1 and v2 are
+                               * still read */
+#define RESULTS_MAGIC "# underfed-results v3"
+#define RESULTS_MAGIC_V2 "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"
 #define SERIES_MAGIC "# underfed-series v1"
 #define CEILINGS_MAGIC "# underfed-ceilings v1"
@@ -61,8 +65,10 @@
 
 #define M(field, unit) {#field, unit, offsetof(uf_row, field), 1}
 #define M2(field, unit) {#field, unit, offsetof(uf_row, field), 2}
+#define M3(field, unit) {#field, unit, offsetof(uf_row, field), 3}
 const uf_metric_desc uf_metrics[] = {
-    M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M(spread_pct, "%"),
+    M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M3(step_ms_mean, "ms"),
+    M(spread_pct, "%"),
     M(steps_timed, "count"),
     M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
     M(busy_pct, "%"), M(kernels_per_step, "count"), M(kernel_us_mean, "us"),
@@ -82,6 +88,7 @@ const uf_metric_desc uf_metrics[] = {
 };
 #undef M
 #undef M2
+#undef M3
 const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
 
 #define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
@@ -215,7 +222,6 @@ void uf_row_clear(uf_row *r)
         *metric_ptr(r, i) = NAN;
     for (int i = 0; i < UF_MAX_EXTRA; i++)
         r->extra[i] = NAN;
-    r->step_ms_mean = NAN;
     r->samples = NULL;
     r->n_samples = 0;
 }
@@ -413,7 +419,8 @@ static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen)
 {
     uf_strbuf b = {0};
-    uf_sb_puts(&b, "{\"format\":\"underfed-results\",\"version\":2,\"scenario\":");
+    uf_sb_printf(&b, "{\"format\":\"underfed-results\",\"version\":%d,\"scenario\":",
+                 RESULTS_VERSION);
     uf_sb_json_string(&b, t->scenario);
     uf_sb_puts(&b, ",\n\"meta\":{");
     for (int i = 0; i < t->meta.n; i++) {
@@ -1025,7 +1032,10 @@ static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, c
     return 0;
 }
 
-/* 1 when the file starts with the v1 magic line, else the current version (reader_open then
+static const char *const results_magic[RESULTS_VERSION + 1] = {
+    NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC};
+
+/* The version whose magic line the file starts with, else the current one (reader_open then
  * checks the magic line and reports anything else). */
 static int results_version(const char *path)
 {
@@ -1036,7 +1046,11 @@ static int results_version(const char *path)
             first[0] = '\0';
         fclose(f);
     }
-    return strcmp(first, RESULTS_MAGIC_V1 "\n") == 0 ? 1 : RESULTS_VERSION;
+    first[strcspn(first, "\r\n")] = '\0';
+    for (int v = 1; v < RESULTS_VERSION; v++)
+        if (strcmp(first, results_magic[v]) == 0)
+            return v;
+    return RESULTS_VERSION;
 }
 
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
@@ -1045,8 +1059,7 @@ int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
         return uf_set_err(err, errlen, "%s: the reader fills an empty table", path);
     csv_reader r;
     int version = results_version(path);
-    if (reader_open(&r, path, version == 1 ? RESULTS_MAGIC_V1 : RESULTS_MAGIC,
-                    "underfed results", err, errlen) != 0) {
+    if (reader_open(&r, path, results_magic[version], "underfed results", err, errlen) != 0) {
         reader_close(&r);
         return -1;
     }

@@ -33,8 +33,8 @@ typedef struct uf_row {
     char role[16];                  /* "broken" or "fixed" */
     double axis[UF_MAX_AXES];       /* the sweep point, in the table's axis order */
 
-    /* timing pass (events, no CUPTI) */
-    double step_ms, step_ms_min, step_ms_max, spread_pct, steps_timed;
+    /* timing pass (events, no CUPTI); step_ms_mean: total time / steps (format v3) */
+    double step_ms, step_ms_min, step_ms_max, step_ms_mean, spread_pct, steps_timed;
     /* trace pass (CUPTI Activity) */
     double trace_step_ms, trace_overhead;
     double busy_pct, kernels_per_step, kernel_us_mean, launch_us, idle_host_pct, idle_other_pct;
@@ -55,9 +55,6 @@ typedef struct uf_row {
     double peak_mem_bytes;
     double verified, max_rel_err;
     double extra[UF_MAX_EXTRA];     /* scenario-specific, named in the table */
-    /* Not a column (it lies outside the metrics' span): the timing pass's mean step, for
-     * describe where a rate over the whole pass (total work / total time) is wanted. */
-    double step_ms_mean;
 
     char skip_reason[UF_REASON_LEN];  /* why something was not measured; "" when all was */
 
@@ -120,8 +117,8 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
-/* Strict reader of a file written by uf_table_write_csv (format v2, or v1: the same without
- * the columns of `since` 2, which then read as empty): unknown columns, wrong field
+/* Strict reader of a file written by uf_table_write_csv (format v3, or an older one: the same
+ * without the columns of a later `since`, which then read as empty): unknown columns, wrong field
  * counts, unparsable numbers, a missing header or a truncated last line are errors naming the
  * file and line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 #include "results.h"
 #include "options.h"
+#include "expect.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,7 +22,8 @@ enum {
     UF_OK = 0,      /* reproduced and verified */
     UF_ERR = 1,     /* error or wrong result */
     UF_USAGE = 2,   /* bad usage: bad flag, size that cannot fit, zero or negative count */
-    UF_UNMET = 3,   /* ran and verified, but the expectation did not hold */
+    UF_UNMET = 3,   /* ran and verified, but the expectation did not hold (a claim FAILED, or
+                     * was n/a without a legitimate reason: see expect.h) */
     UF_SKIP = 77,   /* not applicable here: no GPU, too few GPUs, a feature unavailable */
     UF_SKIP_POINT = 78 /* from setup only: this sweep point does not apply (the reason in
                         * ctx->reason); its rows stay empty, the run goes on. Never an exit code */
@@ -72,6 +74,16 @@ typedef struct uf_axis_desc {
     int n_quick_values;
 } uf_axis_desc;
 
+/* The statistic of the timing pass's step times that every figure derived from a step time
+ * uses (tflops_useful, pct_of_gemm, gbs, pct_of_copy, and the scenario's own rates such as
+ * tokens_per_s): one per scenario, named in the results' metadata (`# step_stat:`). step_ms
+ * stays the median whatever this says (DESIGN.md). */
+typedef enum {
+    UF_STAT_MEDIAN = 0,         /* the default: a typical step, robust to a stray slow one */
+    UF_STAT_MEAN = 1            /* total time / steps: a rate over the whole pass, for steps
+                                 * that alternate between two kinds (bimodal) */
+} uf_step_stat;
+
 /* A scenario-specific column (e.g. tokens_per_s), filled by describe(). */
 typedef struct uf_extra_desc {
     const char *name;
@@ -103,35 +115,19 @@ double uf_axis(const uf_ctx *ctx, const char *name);
 /* Record why, print it on stderr, and return status: `return uf_fail(ctx, UF_USAGE, "...")`. */
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The row's step time in the scenario's declared statistic (step_ms or step_ms_mean), in ms:
+ * what describe() divides by for a rate, so that its figures and the harness's agree. */
+double uf_step_ms(const uf_ctx *ctx, const uf_row *row);
+
 /* UF_OK when `bytes` fit in the device's free memory (cudaMemGetInfo, with a 5 % margin);
  * otherwise UF_USAGE with the memory it would need in the reason. Call before allocating. */
 int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what);
 
-/* ---- expectations ---------------------------------------------------------------------- */
-
-typedef enum { UF_LE, UF_GE, UF_LT, UF_GT } uf_cmp;
-
-typedef struct uf_report uf_report;         /* the measured table, as expect() sees it */
-typedef struct uf_expectations uf_expectations;
-
-/* The row of a variant at a point. `where` names axis values ("elems=4096,ops=64", numbers
- * with suffixes as on the command line, or "elems=max" / "elems=min" for the largest/smallest
- * value run); axes it does not name are at their default value. NULL `where`: all defaults.
- * NULL when that row was not run. */
-const uf_row *uf_find(const uf_report *rep, const char *variant, const char *where);
-/* Metric of a row by column name (fixed, extra or axis); NaN when the row is NULL or empty. */
-double uf_value(const uf_report *rep, const uf_row *row, const char *metric);
-
-/* One claim: value `cmp` bound. `claim` says what and why, in a sentence. A NaN value (not
- * run, not measured) leaves the claim unchecked: reported as n/a, never as passed. */
-void uf_expect(uf_expectations *ex, const char *claim, double value, uf_cmp cmp, double bound);
-/* Shorthands: metric of one variant, or the ratio metric(a) / metric(b), at `where`. */
-void uf_expect_metric(uf_expectations *ex, const uf_report *rep, const char *variant,
-                      const char *where, const char *metric, uf_cmp cmp, double bound,
-                      const char *why);
-void uf_expect_ratio(uf_expectations *ex, const uf_report *rep, const char *variant_a,
-                     const char *variant_b, const char *where, const char *metric, uf_cmp cmp,
-                     double bound, const char *why);
+/* ---- expectations ----------------------------------------------------------------------
+ * A scenario's expect() makes its claims with uf_find, uf_value, uf_axis_values, uf_expect,
+ * uf_expect_metric, uf_expect_ratio and uf_expect_full_run: see expect.h (the plain-C engine
+ * that judges them). Each claim is held, FAILED or n/a with the reason; names that do not
+ * exist are caught before any GPU work (and by `NAME --check-claims`, a unit test). */
 
 /* ---- the scenario ---------------------------------------------------------------------- */
 
@@ -149,6 +145,7 @@ typedef struct uf_scenario {
     int min_gpus;               /* 1, or more for multi-GPU scenarios (fewer visible: exit 77) */
     int repeat, quick_repeat;   /* timed steps per variant and point (defaults; --repeat overrides) */
     int warmup;                 /* warm-up steps (default; --warmup overrides) */
+    uf_step_stat step_stat;     /* the step statistic of every derived figure (default median) */
 
     /* Allocate and make inputs from ctx->seed for the point ctx->axis; set ctx->state.
      * Check sizes against device memory before allocating (uf_check_fits). */

@@ -132,6 +132,29 @@ else
   fail "underfed report on two runs exited non-zero:"; cat "$work/mixed.log" >&2
 fi
 
+# ---- the report's shares: against the ceilings a file records, else the folder's, and says so --
+shares=$work/shares
+mkdir -p "$shares"
+cp "$src/tests/data/derived-good/ceilings.csv" "$src/tests/data/derived-good/starved_input.csv" \
+   "$src/tests/data/derived-good/varlen_attention.csv" "$shares/"
+if "$tool" report "$shares" > "$work/shares.log" 2>&1; then
+  # starved_input records gemm 795.6866472 (the folder's says 800): 613.4 TFLOP/s is 77.1 %, not 76.7
+  grep -q '^| pretokenized | fixed | 5.5963 |.* 613.4 | 77.1 |' "$shares/REPORT.md" ||
+    fail "starved_input's share is not against the ceilings its file records"
+  grep -q 'over the mean step of each timing pass (`step_stat: mean`' "$shares/REPORT.md" ||
+    fail "starved_input's section does not name its step statistic"
+  grep -q 'ceilings recorded with this run: GEMM bf16 795.7 TFLOP/s, copy 4244 GB/s' "$shares/REPORT.md" ||
+    fail "starved_input's section does not name the ceilings it recorded"
+  # varlen_attention (v2) records none: against the folder's 800 TFLOP/s, 258.8 TFLOP/s is 32.4 %
+  grep -q '^| pad_global | broken | 4.2500 |.* 258.8 | 32.4 |' "$shares/REPORT.md" ||
+    fail "varlen_attention's share is not against the folder's ceilings.csv"
+  grep -q "This file records no ceilings: its shares here are against the folder's" "$shares/REPORT.md" ||
+    fail "varlen_attention's section does not say its shares come from the folder's ceilings"
+  pass "report shares: recorded ceilings, else the folder's, each said"
+else
+  fail "underfed report on the derived fixtures exited non-zero:"; cat "$work/shares.log" >&2
+fi
+
 # ---- the scenario-specific plots degrade on a file without their columns -------------------
 if [ $images = 1 ]; then
   for script in "$src"/plots/*.gp; do

@@ -185,7 +185,8 @@ Test(results, metric_table_covers_the_row_in_order)
         cr_assert(uf_metrics[i].unit != NULL && uf_metrics[i].unit[0] != '\0');
 }
 
-/* The columns of format v2, after nvml_util_pct the NVML clock and power of the timing pass. */
+/* The columns of format v2, after nvml_util_pct the NVML clock and power of the timing pass;
+ * and of v3, the mean step after step_ms_max. */
 Test(results, metric_table_v2_columns)
 {
     static const struct { const char *name, *unit; } v2[] = {
@@ -194,8 +195,13 @@ Test(results, metric_table_v2_columns)
     };
     size_t found = 0;
     for (int i = 0; i < uf_n_metrics; i++) {
-        cr_assert(uf_metrics[i].since == 1 || uf_metrics[i].since == 2, "%s",
+        cr_assert(uf_metrics[i].since >= 1 && uf_metrics[i].since <= 3, "%s",
                   uf_metrics[i].name);
+        if (uf_metrics[i].since == 3) {
+            cr_assert_str_eq(uf_metrics[i].name, "step_ms_mean");
+            cr_assert_str_eq(uf_metrics[i - 1].name, "step_ms_max");
+            cr_assert_str_eq(uf_metrics[i].unit, "ms");
+        }
         if (uf_metrics[i].since != 2)
             continue;
         cr_assert_lt(found, sizeof v2 / sizeof v2[0], "%s is v2 too", uf_metrics[i].name);
@@ -355,10 +361,11 @@ Test(results, csv_layout)
     make_table(&t);
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v2\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
+    cr_assert(strncmp(text, "# underfed-results v3\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
-    cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,") != NULL);
+    cr_assert(strstr(text, "\nvariant,role,elems,ops,step_ms,step_ms_min,step_ms_max,"
+                           "step_ms_mean,spread_pct,") != NULL);
     cr_assert(strstr(text, ",comm_overlap_pct,comm_exposed_ms,comm_sm_pct,copy_overlap_pct,"
                            "sm_active_pct,") != NULL);
     cr_assert(strstr(text, ",nvml_util_pct,sm_clock_mhz,sm_clock_min_mhz,power_w,"
@@ -386,6 +393,8 @@ Test(results, read_committed_fixture)
     cr_assert_str_eq(t.extra_units[0], "tokens/s");
     cr_assert_eq(t.n_rows, 2);
     cr_assert_float_eq(t.rows[0].step_ms, 1.25, 0.0);
+    cr_assert_float_eq(t.rows[0].step_ms_mean, 1.5, 0.0);
+    cr_assert(isnan(t.rows[1].step_ms_mean));
     cr_assert_float_eq(t.rows[0].verified, 1.0, 0.0);
     cr_assert_float_eq(t.rows[0].extra[0], 1000.0, 0.0);
     cr_assert(isnan(t.rows[1].extra[0]));
@@ -439,6 +448,13 @@ Test(results, reader_format_versions)
     cr_assert(!isnan(uf_table_value(&t, &t.rows[0], "step_ms")));
     uf_table_free(&t);
     expect_read_error(DATA("v2_missing_column.csv"), 6, "missing required column 'copy_overlap_pct'");
+    /* v2 (before step_ms_mean) is read too, the mean step empty; a v3 file must have it */
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, DATA("good_v2.csv"), err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t.n_rows, 2);
+    cr_assert_float_eq(t.rows[0].step_ms, 1.25, 0.0);
+    cr_assert(isnan(t.rows[0].step_ms_mean));
+    uf_table_free(&t);
     expect_read_error(DATA("v1_with_v2_column.csv"), 6, "column 'copy_overlap_pct' is not in format v1");
 
     /* the same for the NVML clock and power columns, on edited copies of the fixtures */
@@ -447,6 +463,12 @@ Test(results, reader_format_versions)
     join(path, sizeof path, dir, "v2_no_power.csv");
     write_edited(DATA("good.csv"), path, ",sm_clock_min_mhz,power_w,", ",sm_clock_min_mhz,");
     expect_read_error(path, 6, "missing required column 'power_w'");
+    join(path, sizeof path, dir, "v3_no_mean.csv");
+    write_edited(DATA("good.csv"), path, ",step_ms_mean,", ",");
+    expect_read_error(path, 6, "missing required column 'step_ms_mean'");
+    join(path, sizeof path, dir, "v2_with_mean.csv");
+    write_edited(DATA("good_v2.csv"), path, ",step_ms_max,", ",step_ms_max,step_ms_mean,");
+    expect_read_error(path, 6, "column 'step_ms_mean' is not in format v2");
     join(path, sizeof path, dir, "v1_with_clock.csv");
     write_edited(DATA("good_v1.csv"), path, ",nvml_util_pct,", ",nvml_util_pct,sm_clock_mhz,");
     expect_read_error(path, 6, "column 'sm_clock_mhz' is not in format v1");
@@ -496,7 +518,7 @@ Test(results, json_is_well_formed)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":2",
+    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":3",
                           "\"scenario\":\"launch_storm\"", "\"meta\":{\"gpu\":\"NVIDIA H200\"",
                           "\"axes\":[\"elems\",\"ops\"]",
                           "\"extras\":[{\"name\":\"tokens_per_s\",\"unit\":\"tokens/s\"}",

@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "compare.h"
+#include "expect.h"
 #include "options.h"
+#include "readme.h"
 #include "results.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_FILES = 64, MAX_DIRS = 16 };
@@ -68,47 +70,50 @@ static void print_num(FILE *f, double v)
         fprintf(f, " %.6g", v);
 }
 
-/* The point W names, defaults from the metadata. -1 when W is malformed. */
+/* The point W names, in the `where` grammar the harness's claims use (expect.h): unnamed axes
+ * at the run's default (metadata default.AXIS, else the first row's value), max/min over the
+ * values run. A named value is then replaced by the run's value it matches under the shared
+ * tolerance, so that rows match it exactly. -1 (with the reason on stderr) when W is
+ * malformed or names an unknown axis. */
 static int resolve_point(const uf_table *t, const char *where, double *point)
 {
+    uf_where_axis axes[UF_MAX_AXES];
+    double *run_values = malloc((size_t)(t->n_rows ? t->n_rows : 1) * UF_MAX_AXES *
+                                sizeof *run_values);
+    char err[UF_REASON_LEN];
+    int rc = -1;
+    if (!run_values) {
+        fprintf(stderr, "underfed: out of memory\n");
+        return -1;
+    }
     for (int a = 0; a < t->n_axes; a++) {
         char key[UF_NAME_LEN + 16];
+        double *values = run_values + (size_t)a * (size_t)(t->n_rows ? t->n_rows : 1);
+        for (int i = 0; i < t->n_rows; i++)
+            values[i] = t->rows[i].axis[a];
         snprintf(key, sizeof key, "default.%s", t->axis_names[a]);
         const char *def = uf_meta_get(&t->meta, key);
-        point[a] = NAN;
+        axes[a] = (uf_where_axis){.name = t->axis_names[a], .default_value = NAN,
+                                  .values = values, .n_values = t->n_rows};
         if (def)
-            uf_parse_number(def, &point[a]);
+            uf_parse_number(def, &axes[a].default_value);
         else if (t->n_rows)
-            point[a] = t->rows[0].axis[a];
+            axes[a].default_value = t->rows[0].axis[a];
     }
-    if (!where || !*where)
-        return 0;
-    char buf[UF_REASON_LEN];
-    snprintf(buf, sizeof buf, "%s", where);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int a = 0;
-        if (!eq)
-            return -1;
-        *eq = '\0';
-        while (a < t->n_axes && strcmp(t->axis_names[a], tok) != 0)
-            a++;
-        if (a == t->n_axes)
-            return -1;
-        if (strcmp(eq + 1, "max") == 0 || strcmp(eq + 1, "min") == 0) {
-            int want_max = eq[2] == 'a';
-            point[a] = NAN;
-            for (int i = 0; i < t->n_rows; i++) {
-                double v = t->rows[i].axis[a];
-                if (isnan(point[a]) || (want_max ? v > point[a] : v < point[a]))
-                    point[a] = v;
+    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: --where: %s\n", err);
+        goto out;
+    }
+    for (int a = 0; a < t->n_axes; a++)
+        for (int i = 0; i < t->n_rows; i++)
+            if (uf_axis_value_same(axes[a].values[i], point[a])) {
+                point[a] = axes[a].values[i];
+                break;
             }
-        } else if (uf_parse_number(eq + 1, &point[a]) != 0) {
-            return -1;
-        }
-    }
-    return 0;
+    rc = 0;
+out:
+    free(run_values);
+    return rc;
 }
 
 /* Does the row sit at the point on every axis except `free_axis` (-1: none)? */
@@ -695,6 +700,15 @@ static void md_num(FILE *f, double v, int decimals)
         fprintf(f, " %.*f |", decimals, v);
 }
 
+/* A number in running text; "–" when not measured. */
+static void md_plain(FILE *f, double v, int decimals)
+{
+    if (isnan(v))
+        fprintf(f, "–");
+    else
+        fprintf(f, "%.*f", decimals, v);
+}
+
 static void report_ceilings(FILE *f, const char *dir)
 {
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
@@ -772,6 +786,59 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         fprintf(f, " (%s; power limit %s W).\n", source, meta_or(t, "power_limit_w"));
 }
 
+/* The ceilings the report's shares of this file are against: those the file records
+ * (`# ceiling.NAME`, the values its own figures were computed with): 1; for a file from before
+ * they were recorded, the folder's ceilings.csv: 0; neither: -1 (all NaN). */
+static int share_ceilings(const args *a, const uf_table *t, uf_ceilings *c)
+{
+    int recorded = 0;
+    uf_ceilings_clear(c);
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        char key[UF_NAME_LEN + 16];
+        snprintf(key, sizeof key, "ceiling.%s", uf_ceiling_descs[i].name);
+        const char *v = uf_meta_get(&t->meta, key);
+        double x;
+        if (v && uf_parse_number(v, &x) == 0) {
+            *(double *)((char *)c + uf_ceiling_descs[i].offset) = x;
+            recorded = 1;
+        }
+    }
+    if (recorded)
+        return 1;
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    if (join_path(path, sizeof path, a->pos[0], "ceilings", ".csv") != 0 ||
+        uf_ceilings_read(path, c, err, sizeof err) != 0)
+        return -1;
+    return 0;
+}
+
+/* Which step the rates are over and which ceilings the shares are against, in a sentence. */
+static void report_derived_note(FILE *f, const uf_table *t, const uf_ceilings *c, int source)
+{
+    const char *stat = uf_meta_get(&t->meta, "step_stat");
+    if (stat)
+        fprintf(f, "Useful TFLOP/s and GB/s are over the %s step of each timing pass "
+                   "(`step_stat: %s`; step ms is the median). ", stat, stat);
+    else
+        fprintf(f, "Useful TFLOP/s and GB/s are over the median step (the file names no "
+                   "`step_stat`: written before it existed). ");
+    if (source < 0) {
+        fprintf(f, "No ceilings: the shares are not computed.\n");
+        return;
+    }
+    if (source == 0) {
+        fprintf(f, "This file records no ceilings: its shares here are against the folder's "
+                   "ceilings.csv (above), not necessarily the ceilings its own run used.\n");
+        return;
+    }
+    fprintf(f, "Shares are against the ceilings recorded with this run: GEMM bf16 ");
+    md_plain(f, c->gemm_bf16_tflops, 1);
+    fprintf(f, " TFLOP/s, copy ");
+    md_plain(f, c->copy_d2d_gbs, 0);
+    fprintf(f, " GB/s (ceilings measured with git %s, %s).\n", meta_or(t, "ceilings.git"),
+            meta_or(t, "ceilings.utc"));
+}
+
 static void report_scenario(FILE *f, const args *a, const char *name, const uf_table *t)
 {
     const char *title = uf_meta_get(&t->meta, "title");
@@ -791,9 +858,12 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     for (int ax = 0; ax < t->n_axes; ax++)
         fprintf(f, "%s%s=%g", ax ? ", " : "", t->axis_names[ax], point[ax]);
     fprintf(f, "; all points in [%s.csv](%s.csv)):\n\n", name, name);
+    uf_ceilings ceil;
+    int ceil_source = share_ceilings(a, t, &ceil);
     fputs("| variant | role | step ms | spread % | busy % | NVML util % | SM active % | "
-          "tensor % | DRAM % | useful TFLOP/s | GB/s | SM clock MHz | verified |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+          "tensor % | DRAM % | useful TFLOP/s | % of GEMM | GB/s | % of copy | SM clock MHz | "
+          "verified |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
     int n = variants_of(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(t, names[v], point);
@@ -808,11 +878,15 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
         md_num(f, r->tensor_active_pct, 1);
         md_num(f, r->dram_pct, 1);
         md_num(f, r->tflops_useful, 1);
+        md_num(f, 100.0 * r->tflops_useful / ceil.gemm_bf16_tflops, 1);
         md_num(f, r->gbs, 0);
+        md_num(f, 100.0 * r->gbs / ceil.copy_d2d_gbs, 1);
         md_num(f, r->sm_clock_mhz, 0);
         fprintf(f, " %s |\n", r->verified == 1 ? "yes" : "**no**");
     }
     report_power(f, t, names, n, point);
+    fprintf(f, "\n");
+    report_derived_note(f, t, &ceil, ceil_source);
     fprintf(f, "\n**Expectation** (checked by the harness when this was measured):\n\n");
     int claims = 0;
     for (int i = 0; i < t->meta.n; i++)
@@ -955,30 +1029,33 @@ typedef struct command {
     const char *options;
     const char *summary;
     int (*run)(const args *a);
+    int (*run_own)(int argc, char **argv);  /* instead: a command that parses its own argv */
 } command;
 
 static const command commands[] = {
     {"ladder", "FILE.csv", 1, 1, "--where",
-     "the utilization ladder of each variant at one point", cmd_ladder},
-    {"values", "FILE.csv", 1, 1, "--metrics! --where", "the named columns of each variant at one point",
-     cmd_values},
+     "the utilization ladder of each variant at one point", cmd_ladder, NULL},
+    {"values", "FILE.csv", 1, 1, "--metrics! --where",
+     "the named columns of each variant at one point", cmd_values, NULL},
     {"points", "FILE.csv", 1, 1, "--x! --where --metrics --variant",
-     "a sweep along one axis, a block per variant", cmd_points},
+     "a sweep along one axis, a block per variant", cmd_points, NULL},
     {"series", "FILE.csv", 1, 1, "--where",
-     "PM-sampled counters over time (FILE.series.csv), a block per variant", cmd_series},
+     "PM-sampled counters over time (FILE.series.csv)", cmd_series, NULL},
     {"axes", "FILE.csv", 1, 1, "",
-     "each axis, its number of values, 1 when a log scale suits it", cmd_axes},
-    {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants},
+     "each axis, its number of values, 1 when a log scale suits it", cmd_axes, NULL},
+    {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants, NULL},
     {"ceiling", "NAME DIR", 2, 2, "", "one ceiling of DIR/ceilings.csv (NaN where not measured)",
-     cmd_ceiling},
+     cmd_ceiling, NULL},
     {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
-     "one scenario across result folders (GPUs), raw and as ceiling shares",
-     cmd_across},
+     "one scenario across result folders (GPUs), raw and as shares",
+     cmd_across, NULL},
     /* --allow-missing: compare's, where the option table has it. */
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
-     "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare},
-    {"report", "DIR", 1, 1, "--plots --plots-link", "writes DIR/REPORT.md from the folder's results",
-     cmd_report},
+     "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare, NULL},
+    {"report", "DIR", 1, 1, "--plots --plots-link",
+     "writes DIR/REPORT.md from the folder's results", cmd_report, NULL},
+    {"readme", "[--check] DIR FILE.md...", 0, 0, "",
+     "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -1025,8 +1102,12 @@ static void print_help(FILE *f)
 {
     fprintf(f, "usage: underfed COMMAND ARGS [options]   (underfed COMMAND --help: its arguments "
                "and options)\n\ncommands:\n");
+    int width = 0;
     for (int c = 0; c < N_COMMANDS; c++)
-        fprintf(f, "  %-9s %-12s %s\n", commands[c].name, commands[c].operands,
+        if ((int)strlen(commands[c].operands) > width)
+            width = (int)strlen(commands[c].operands);
+    for (int c = 0; c < N_COMMANDS; c++)
+        fprintf(f, "  %-9s %-*s  %s\n", commands[c].name, width, commands[c].operands,
                 commands[c].summary);
     fprintf(f, "\nW names axis values (\"elems=4K,ops=1000\", max and min allowed); unnamed axes "
                "take the run's\ndefault. Result files are read strictly: a malformed file is an "
@@ -1151,6 +1232,8 @@ int main(int argc, char **argv)
             print_command_help(stdout, c);
             return 0;
         }
+    if (c->run_own)
+        return c->run_own(argc - 2, argv + 2);
     int rc = parse_args(c, argc, argv, &a);
     return rc != 0 ? rc : c->run(&a);
 }

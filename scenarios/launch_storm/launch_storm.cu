@@ -659,6 +659,7 @@ static const uf_scenario launch_storm = {
     .repeat = 30,
     .quick_repeat = 10,
     .warmup = 3,
+    .step_stat = UF_STAT_MEDIAN,
     .setup = ls_setup,
     .begin_variant = ls_begin_variant,
     .end_variant = ls_end_variant,

@@ -1498,7 +1498,7 @@ static int va_describe(uf_ctx *ctx, int variant, uf_row *row)
     row->extra[VA_X_TOKEN_PADDING] =
         100.0 * (1.0 - (double)st->real_tokens / (double)p->stored_tokens);
     row->extra[VA_X_EXEC_RATIO] = p->executed_flops / st->useful_flops;
-    row->extra[VA_X_TFLOPS_EXEC] = p->executed_flops / (row->step_ms * 1e-3) / 1e12;
+    row->extra[VA_X_TFLOPS_EXEC] = p->executed_flops / (uf_step_ms(ctx, row) * 1e-3) / 1e12;
     row->extra[VA_X_SEQS] = st->n_seqs;
     row->extra[VA_X_REAL_TOKENS] = (double)st->real_tokens;
     row->extra[VA_X_STORED_TOKENS] = (double)p->stored_tokens;
@@ -1576,6 +1576,7 @@ static const uf_scenario va_scenario = {
     .repeat = 20,
     .quick_repeat = 5,
     .warmup = 3,
+    .step_stat = UF_STAT_MEDIAN,
     .setup = va_setup,
     .begin_variant = va_begin_variant,
     .end_variant = va_end_variant,

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `underfed readme`: the figures of the committed pages, and the generator itself.
+#   - README.md and every scenarios/*/README.md are in sync with results/nvidia-h200
+#     (`underfed readme --check`); a hand-edited generated number makes the check fail;
+#   - on the fixture folder tests/data/gpu-a, tests/data/readme/page.md regenerates to
+#     page.expected.md (inline figures, a table with a * row, text in a code block untouched),
+#     the result is in sync, and the stale input is not;
+#   - a variant, point, metric or ceiling that does not exist, or a value not measured, is an
+#     error (exit 2) that leaves the page as it was.
+#   tests/readme_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/readme_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+tool=$build/tools/underfed
+work=$build/readme-test
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+# expect STATUS DESCRIPTION COMMAND...: the command exits STATUS
+expect() {
+  local want=$1 what=$2; shift 2
+  "$@" > "$work/out.log" 2>&1
+  local got=$?
+  if [ "$got" = "$want" ]; then pass "$what (exit $got)"; else fail "$what: exit $got, not $want"; cat "$work/out.log" >&2; fi
+}
+
+[ -x "$tool" ] || { echo "FAIL: $tool is not built (cmake --build BUILD --target underfed)" >&2; exit 1; }
+rm -rf "$work" && mkdir -p "$work" || exit 1
+
+# ---- the committed pages ------------------------------------------------------------------
+cd "$src" || exit 1
+pages=(README.md scenarios/*/README.md)
+expect 0 "committed pages in sync with results/nvidia-h200" \
+  "$tool" readme --check results/nvidia-h200 "${pages[@]}"
+# A generated number edited by hand: the first figure of launch_storm's page, one digit changed.
+mkdir -p "$work/edited" && cp scenarios/launch_storm/README.md "$work/edited/README.md"
+sed -i -E '0,/<!-- uf [^>]*-->[0-9]/s/(<!-- uf [^>]*-->)([0-9])/\1X\2/' "$work/edited/README.md"
+sed -i 's/-->X0/-->9/; s/-->X[1-9]/-->0/' "$work/edited/README.md"
+if cmp -s scenarios/launch_storm/README.md "$work/edited/README.md"; then
+  fail "could not edit a generated figure of scenarios/launch_storm/README.md"
+else
+  expect 1 "a hand-edited figure is stale" "$tool" readme --check results/nvidia-h200 "$work/edited/README.md"
+  grep -q "stale" "$work/out.log" || fail "--check names no stale figure"
+fi
+
+# ---- the generator on fixtures ------------------------------------------------------------
+fixture=$src/tests/data/gpu-a
+cp "$src/tests/data/readme/page.md" "$work/page.md"
+expect 1 "--check on the stale fixture page" "$tool" readme --check "$fixture" "$work/page.md"
+cmp -s "$src/tests/data/readme/page.md" "$work/page.md" || fail "--check rewrote the page"
+expect 0 "regenerate the fixture page" "$tool" readme "$fixture" "$work/page.md"
+if diff -u "$src/tests/data/readme/page.expected.md" "$work/page.md"; then
+  pass "fixture page as expected"
+else
+  fail "fixture page differs from page.expected.md"
+fi
+expect 0 "the regenerated page is in sync" "$tool" readme --check "$fixture" "$work/page.md"
+
+# Each bad figure: exit 2, the page untouched.
+bad() {  # bad DESCRIPTION MARKDOWN WHAT_THE_MESSAGE_SAYS
+  printf '%s\n' "$2" > "$work/bad.md"
+  cp "$work/bad.md" "$work/bad.orig"
+  expect 2 "$1" "$tool" readme "$fixture" "$work/bad.md"
+  cmp -s "$work/bad.md" "$work/bad.orig" || fail "$1: the page was changed"
+  grep -q "bad.md:[0-9]*: .*$3" "$work/out.log" || fail "$1: the message does not name the line and say \"$3\""
+}
+bad "unknown variant" 'x <!-- uf launch_storm/lazy step_ms -->1<!-- /uf -->' \
+  "no variant \"lazy\""
+bad "no row at the point" 'x <!-- uf launch_storm/eager[elems=5000] step_ms -->1<!-- /uf -->' \
+  "no row of eager at elems=5000"
+bad "unknown axis" 'x <!-- uf launch_storm/eager[size=4K] step_ms -->1<!-- /uf -->' \
+  "no axis \"size\""
+bad "unknown metric" 'x <!-- uf launch_storm/eager step_msec -->1<!-- /uf -->' \
+  "no metric \"step_msec\""
+bad "value not measured" 'x <!-- uf launch_storm/eager[elems=64K,ops=100] sm_active_pct -->1<!-- /uf -->' \
+  "empty (not measured"
+bad "unknown ceiling" 'x <!-- uf launch_storm ceiling.warp_speed -->1<!-- /uf -->' \
+  "no ceiling \"warp_speed\""
+bad "unknown scenario" 'x <!-- uf no_such_scenario/eager step_ms -->1<!-- /uf -->' \
+  "no_such_scenario.csv"
+bad "two conversions" 'x <!-- uf launch_storm/eager step_ms %.1f %.2f -->1<!-- /uf -->' \
+  "conversions"
+bad "unknown variant in a table row" "$(printf '%s\n' '<!-- underfed:table launch_storm' \
+  'rows: eager, lazy' 'step ms = step_ms' '-->' '<!-- underfed:end -->')" \
+  "no variant \"lazy\""
+bad "a table without its end marker" "$(printf '%s\n' '<!-- underfed:table launch_storm' \
+  'rows: eager' 'step ms = step_ms' '-->')" \
+  "no \"<!-- underfed:end -->\" line"
+bad "a figure that starts a line" "$(printf '%s\n' 'text' '<!-- uf launch_storm/eager step_ms -->1<!-- /uf -->')" \
+  "starts the line"
+expect 2 "no page given" "$tool" readme "$fixture"
+
+echo "$failures failure(s)"
+[ "$failures" = 0 ]
