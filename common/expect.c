@@ -28,6 +28,7 @@ enum {
  * column is listed here, so a new column cannot be judged without one. */
 static const struct { const char *metric; uf_source source; } metric_sources[] = {
     {"step_ms", UF_SRC_TIMING}, {"step_ms_min", UF_SRC_TIMING}, {"step_ms_max", UF_SRC_TIMING},
+    {"step_ms_mean", UF_SRC_TIMING},
     {"spread_pct", UF_SRC_TIMING}, {"steps_timed", UF_SRC_TIMING},
     {"verified", UF_SRC_TIMING}, {"max_rel_err", UF_SRC_TIMING},
     {"trace_step_ms", UF_SRC_TRACE}, {"trace_overhead", UF_SRC_TRACE},
