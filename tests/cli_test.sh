@@ -50,6 +50,8 @@ for cmd in $commands; do
     fail "underfed --help has no one-line description of $cmd"
   run_case 0 out "usage: underfed $cmd " "$tool" "$cmd" --help
 done
+awk 'length > 100 { print "FAIL: underfed --help line over 100 columns: " $0; bad = 1 } END { exit bad }' \
+  "$work/help.txt" >&2 || failures=$((failures + 1))
 run_case 0 out "usage: underfed points FILE.csv --x AXIS" "$tool" help points
 run_case 0 out "--where W" "$tool" ladder "$csv" --help
 run_case 2 err "usage: underfed COMMAND" "$tool"

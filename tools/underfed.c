@@ -960,25 +960,25 @@ typedef struct command {
 static const command commands[] = {
     {"ladder", "FILE.csv", 1, 1, "--where",
      "the utilization ladder of each variant at one point", cmd_ladder},
-    {"values", "FILE.csv", 1, 1, "--metrics! --where", "the named columns of each variant at one point",
-     cmd_values},
+    {"values", "FILE.csv", 1, 1, "--metrics! --where",
+     "the named columns of each variant at one point", cmd_values},
     {"points", "FILE.csv", 1, 1, "--x! --where --metrics --variant",
      "a sweep along one axis, a block per variant", cmd_points},
     {"series", "FILE.csv", 1, 1, "--where",
-     "PM-sampled counters over time (FILE.series.csv), a block per variant", cmd_series},
+     "PM-sampled counters over time (FILE.series.csv)", cmd_series},
     {"axes", "FILE.csv", 1, 1, "",
      "each axis, its number of values, 1 when a log scale suits it", cmd_axes},
     {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants},
     {"ceiling", "NAME DIR", 2, 2, "", "one ceiling of DIR/ceilings.csv (NaN where not measured)",
      cmd_ceiling},
     {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
-     "one scenario across result folders (GPUs), raw and as ceiling shares",
+     "one scenario across result folders (GPUs), raw and as shares",
      cmd_across},
     /* --allow-missing: compare's, where the option table has it. */
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
      "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare},
-    {"report", "DIR", 1, 1, "--plots --plots-link", "writes DIR/REPORT.md from the folder's results",
-     cmd_report},
+    {"report", "DIR", 1, 1, "--plots --plots-link",
+     "writes DIR/REPORT.md from the folder's results", cmd_report},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -1025,8 +1025,12 @@ static void print_help(FILE *f)
 {
     fprintf(f, "usage: underfed COMMAND ARGS [options]   (underfed COMMAND --help: its arguments "
                "and options)\n\ncommands:\n");
+    int width = 0;
     for (int c = 0; c < N_COMMANDS; c++)
-        fprintf(f, "  %-9s %-12s %s\n", commands[c].name, commands[c].operands,
+        if ((int)strlen(commands[c].operands) > width)
+            width = (int)strlen(commands[c].operands);
+    for (int c = 0; c < N_COMMANDS; c++)
+        fprintf(f, "  %-9s %-*s  %s\n", commands[c].name, width, commands[c].operands,
                 commands[c].summary);
     fprintf(f, "\nW names axis values (\"elems=4K,ops=1000\", max and min allowed); unnamed axes "
                "take the run's\ndefault. Result files are read strictly: a malformed file is an "
