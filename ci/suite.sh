@@ -7,44 +7,73 @@
 #     --quick        smoke run of a few minutes (results go to results-quick/ unless --out)
 #     --only LIST    a subset of scenarios (comma-separated names; "ceilings" is always run)
 #     --out DIR      where result folders go (default: results, or results-quick with --quick)
+# The last lines say where the results, the plots and REPORT.md went. Where gnuplot is missing,
+# the plot data and REPORT.md are still written, and render.sh says how to draw the images.
+# Exit: 0 every scenario reproduced, 1 a failure or an unmet expectation, 2 usage.
 set -uo pipefail
+shopt -s nullglob
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 quick=0
 only=""
 out=""
+
+usage_error() { echo "suite: $* (see ci/suite.sh --help)" >&2; exit 2; }
+# The value of an option that takes one: the next argument, which must be there and not be
+# another option.
+need_value() {  # need_value FLAG WHAT NEXT_ARG_COUNT NEXT_ARG
+  [ "$3" -ge 2 ] && [ -n "$4" ] && [[ $4 != -* ]] || usage_error "$1 needs $2"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --only) only=${2:?--only needs a list}; shift ;;
-    --only=*) only=${1#--only=} ;;
-    --out) out=${2:?--out needs a folder}; shift ;;
-    --out=*) out=${1#--out=} ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
-    *) echo "suite: unknown option $1 (see --help)" >&2; exit 2 ;;
+    --only) need_value --only "a comma-separated list of scenarios" $# "${2-}"; only=$2; shift ;;
+    --only=*) only=${1#--only=}; [ -n "$only" ] || usage_error "--only needs a comma-separated list of scenarios" ;;
+    --out) need_value --out "a folder" $# "${2-}"; out=$2; shift ;;
+    --out=*) out=${1#--out=}; [ -n "$out" ] || usage_error "--out needs a folder" ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) usage_error "unknown option $1" ;;
   esac
   shift
 done
 [ -n "$out" ] || { [ $quick = 1 ] && out=$root/results-quick || out=$root/results; }
 
+# The scenarios to run, checked before anything is built.
+known=()
+for dir in "$root"/scenarios/*/; do known+=("$(basename "$dir")"); done
+scenarios=()
+if [ -n "$only" ]; then
+  [[ ,$only, != *,,* ]] || usage_error "--only: empty name in '$only'"
+  IFS=, read -r -a wanted <<< "$only"
+  for want in "${wanted[@]}"; do
+    [ "$want" = ceilings ] && continue
+    [[ " ${known[*]} " == *" $want "* ]] ||
+      usage_error "--only: no scenario named '$want' (scenarios: ${known[*]}; ceilings always runs)"
+  done
+  for name in "${known[@]}"; do
+    [[ ",$only," == *",$name,"* ]] && scenarios+=("$name")
+  done
+else
+  scenarios=("${known[@]}")
+fi
+
 say() { echo "[suite $(date -u +%H:%M:%S)] $*" >&2; }
+# The last lines: where the results, the plots and each REPORT.md went (render.sh puts the
+# images of results folder GPU in plots/GPU/, PLOTS_DIR overriding plots/).
+where_it_went() {  # where_it_went RESULT_DIR...
+  local dir plots=${PLOTS_DIR:-$root/plots}
+  for dir in "$@"; do
+    dir=${dir%/}
+    say "results: $dir/"
+    say "plots:   $plots/$(basename "$dir")/"
+    say "report:  $dir/REPORT.md"
+  done
+}
 
 command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
 say "building in $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null || exit 1
 cmake --build "$build" -j "$(nproc)" >/dev/null || { say "build failed"; exit 1; }
-
-scenarios=()
-for dir in "$root"/scenarios/*/; do
-  name=$(basename "$dir")
-  if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then continue; fi
-  scenarios+=("$name")
-done
-if [ -n "$only" ]; then
-  for want in ${only//,/ }; do
-    [ -d "$root/scenarios/$want" ] || { echo "suite: no scenario named $want" >&2; exit 2; }
-  done
-fi
 
 flags=()
 [ $quick = 1 ] && flags+=(--quick)
@@ -54,8 +83,11 @@ flags=()
 status=$?
 if [ $status = 77 ]; then
   say "no GPU here: rendering the committed results instead of measuring"
-  bash "$root/plots/render.sh" "$root"/results/*/
-  exit $?
+  rendered=("$root"/results/*/)
+  bash "$root/plots/render.sh" "${rendered[@]}"
+  status=$?
+  where_it_went "${rendered[@]}"
+  exit $status
 elif [ $status != 0 ]; then
   say "ceilings failed (exit $status)"
   exit 1
@@ -80,5 +112,11 @@ for name in "${scenarios[@]}"; do
 done
 
 # Every folder written this run (one per GPU model).
-bash "$root/plots/render.sh" "$out"/*/ || failed=1
+rendered=("$out"/*/)
+if [ ${#rendered[@]} = 0 ]; then
+  say "no result folder was written under $out"
+  exit 1
+fi
+bash "$root/plots/render.sh" "${rendered[@]}" || failed=1
+where_it_went "${rendered[@]}"
 exit $failed

@@ -14,6 +14,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "gpu_probe.h"
+#include "no_gpu.h"
 #include "stats.h"
 #include "timeline.h"
 #include "trace_export.h"
@@ -1241,8 +1242,8 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
     cudaError_t e = cudaGetDeviceCount(&count);
     char reason[UF_REASON_LEN];
     if (e != cudaSuccess || count == 0) {
-        snprintf(reason, sizeof reason, "no CUDA GPU is usable here (%s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+        uf_no_gpu_reason(e != cudaSuccess ? cudaGetErrorString(e) : "no device", reason,
+                         sizeof reason);
         return skip(r->s->name, reason);
     }
     if (r->opt.device >= count) {

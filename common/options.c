@@ -34,7 +34,9 @@ static const opt_desc opt_table[] = {
     {"--warmup", OPT_WARMUP, "N", "warm-up steps before timing (>= 0)"},
     {"--sweep", OPT_SWEEP, "AXIS=v1,v2,..",
      "values of a sweep axis, suffixes K/M/G allowed (repeatable, once per axis)"},
-    {"--out", OPT_OUT, "DIR", "folder for the results files (default: results/GPU)"},
+    {"--out", OPT_OUT, "DIR",
+     "results go to DIR/GPU/, GPU a slug of the device name such as nvidia-h200 "
+     "(default DIR: results, with --quick results-quick)"},
     {"--trace", OPT_TRACE, "FILE.json", "write the traced runs as a Perfetto/Chrome trace"},
     {"--no-counters", OPT_NO_COUNTERS, NULL, "skip the counters pass (CUPTI PM sampling)"},
     {"--no-trace", OPT_NO_TRACE, NULL, "skip the trace pass (CUPTI Activity)"},
@@ -258,13 +260,12 @@ int uf_parse_options(int argc, char **argv, uf_options *opt, char *err, size_t e
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] != '-')
-            return opt_error(err, errlen, "unexpected argument '%s' (see --help)", arg);
+            return opt_error(err, errlen, "unexpected argument '%s'", arg);
         const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
         size_t name_len = eq != NULL ? (size_t)(eq - arg) : strlen(arg);
         const opt_desc *d = find_flag(arg, name_len);
         if (d == NULL)
-            return opt_error(err, errlen, "unknown option '%.*s' (see --help)", (int)name_len,
-                             arg);
+            return opt_error(err, errlen, "unknown option '%.*s'", (int)name_len, arg);
         const char *value = NULL;
         if (d->value == NULL) {
             if (eq != NULL)
@@ -328,6 +329,28 @@ int uf_options_validate(const uf_options *opt, const char *const *variant_names,
     return 0;
 }
 
+/* text from column `indent` (the cursor is there), broken between words before column
+ * `width`; continuation lines indented to `indent`. */
+static void print_wrapped(FILE *f, const char *text, int indent, int width)
+{
+    int col = indent;
+    for (const char *p = text; *p != '\0';) {
+        int word = (int)strcspn(p, " ");
+        if (col > indent && col + 1 + word > width) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", word, p);
+        col += word;
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', f);
+}
+
 void uf_print_usage(void *file, const char *prog)
 {
     FILE *f = file;
@@ -338,9 +361,10 @@ void uf_print_usage(void *file, const char *prog)
             snprintf(left, sizeof left, "%s %s", opt_table[i].flag, opt_table[i].value);
         else
             snprintf(left, sizeof left, "%s", opt_table[i].flag);
-        fprintf(f, "  %-26s %s\n", left, opt_table[i].help);
+        fprintf(f, "  %-26s ", left);
+        print_wrapped(f, opt_table[i].help, 29, 96);
     }
     fprintf(f, "\nValues may also be given as --flag=value. Exit codes: 0 reproduced and "
-               "verified, 1 error or wrong result,\n2 bad usage, 3 expectation not met, "
+               "verified,\n1 error or wrong result, 2 bad usage, 3 expectation not met, "
                "77 skipped (reason on stderr).\n");
 }

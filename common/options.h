@@ -41,7 +41,8 @@ typedef struct uf_options {
 } uf_options;
 
 /* Parse argv. Returns 0, or 2 with a one-line message in err (unknown flag, missing or bad
- * value, zero or negative count, an axis given twice, too many values). */
+ * value, zero or negative count, an axis given twice, too many values). The message carries
+ * no "(see --help)": the program adds that hint, once. */
 int uf_parse_options(int argc, char **argv, uf_options *opt, char *err, size_t errlen);
 
 /* A number with an optional binary suffix: "4096", "4K" (4096), "64M", "1G", "0.5", "1e6".

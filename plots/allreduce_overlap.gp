@@ -27,7 +27,7 @@ buck = "< ".run(sweep)
 nstep = has_axis("bucket_mib") && has_bucketed ? count(sweep, 2) : 0
 nexp = has_axis("bucket_mib") && has_bucketed ? count(sweep, 3) : 0
 # One metric of one variant at the default point; NaN when absent.
-metric_of(variant, metric) = num(system(run("values ".q(csv)." --metrics ".metric)." | tr -d '\"' | " . \
+metric_of(variant, metric) = num(system(run("values ".q(csv)." --metrics ".q(metric."?"))." | tr -d '\"' | " . \
                                     "awk '$1 == \"".variant."\" { print $2 }'"))
 seq_step = metric_of("sequential", "step_ms")
 seq_exp = metric_of("sequential", "comm_exposed_ms")

@@ -22,10 +22,10 @@ sweep_k = kax ne "" && strstrt(vnames, " every_k ") > 0
 is_num = "/^[-+]?[.0-9]/"
 # "x_GiB step_ms label" lines: the policies at the default point (every_k too, unless the
 # sweep of k shows it), then every_k at each k.
-policies(mem) = run("values ".q(csv)." --metrics ".mem.",step_ms")." | tr -d '\"' | " . \
+policies(mem) = run("values ".q(csv)." --metrics ".q(mem."?,step_ms"))." | tr -d '\"' | " . \
                 "awk '$2 ~ ".is_num." && $3 ~ ".is_num.(sweep_k ? " && $1 !~ /^every_k$/" : ""). \
                 " { print $2 / 1073741824, $3, $1 }'"
-every_k(mem) = run("points ".q(csv)." --x ".kax." --variant every_k --metrics ".mem.",step_ms"). \
+every_k(mem) = run("points ".q(csv)." --x ".kax." --variant every_k --metrics ".q(mem."?,step_ms")). \
                " | awk '$2 ~ ".is_num." && $3 ~ ".is_num." { print $2 / 1073741824, $3, \"k=\" $1 }'"
 mem = count(policies("act_peak_bytes")) > 0 ? "act_peak_bytes" : "peak_mem_bytes"
 memlabel = mem eq "act_peak_bytes" ? "peak activation memory (GiB)" : \

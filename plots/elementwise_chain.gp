@@ -32,7 +32,7 @@ nax = has_axis("ops") ? "ops" : has_axis("n") ? "n" : ""
 has_bits = has_axis("bits")
 # columns: 1 N, 2 step_ms, 3 gbs, 4 intensity, 5 executed_flops, 6 bytes_moved
 sweep(where) = "points ".q(csv)." --x ".nax." ".where. \
-               " --metrics step_ms,gbs,intensity_flop_per_byte,executed_flops,bytes_moved"
+               " --metrics ".q("step_ms,gbs,intensity_flop_per_byte?,executed_flops,bytes_moved?")
 w32 = has_bits ? "--where bits=32" : ""
 w16 = "--where bits=16"
 n32 = nax eq "" ? 0 : count(sweep(w32), 2)

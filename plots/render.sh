@@ -4,7 +4,8 @@
 # For each folder GPU: plots/GPU/NAME_ladder, NAME_series, NAME_sweep_AXIS (+ plots/NAME.gp
 # when a scenario has its own), as PNG and SVG, with their data in plots/GPU/data/. With two
 # or more folders: plots/compare/NAME_across (the same metrics side by side, raw and as a share
-# of each GPU's ceilings). Where gnuplot is missing it says so and still writes the data.
+# of each GPU's ceilings). Where gnuplot is missing it still writes the data and REPORT.md,
+# says that no image was drawn and how to draw them, and exits 0.
 # PLOTS_DIR overrides where images go (default: plots/ beside this script); BUILD_DIR where the
 # underfed tool is built (default: build/). REPORT.md is written into each result folder.
 # Exit: 0 all rendered, 1 something failed (a malformed result file, a gnuplot error), 2 usage.
@@ -29,7 +30,7 @@ if [ ! -x "$tool" ]; then
 fi
 have_gnuplot=1
 command -v gnuplot >/dev/null 2>&1 ||
-  { have_gnuplot=0; echo "render: gnuplot not found: writing data and .gp inputs only" >&2; }
+  { have_gnuplot=0; echo "render: gnuplot not found: writing the plot data and REPORT.md only" >&2; }
 
 failed=0
 draw() {  # draw SCRIPT VARS...
@@ -86,6 +87,7 @@ for dir in "$@"; do
   done
   "$tool" report "$dir" --plots "$out" --plots-link "$(realpath --relative-to="$dir" "$out")" ||
     failed=1
+  echo "render: $dir -> plots in $out/, report $dir/REPORT.md" >&2
 done
 
 if [ $# -ge 2 ]; then
@@ -106,5 +108,10 @@ if [ $# -ge 2 ]; then
       failed=1
     fi
   done
+fi
+if [ $have_gnuplot = 0 ]; then
+  echo "render: NO IMAGES WERE DRAWN: gnuplot is not installed. The plot data and REPORT.md are" \
+       "written. To draw the images: install gnuplot (Debian/Ubuntu: apt-get install" \
+       "gnuplot-nox), then run: plots/render.sh $*" >&2
 fi
 exit $failed

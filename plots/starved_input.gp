@@ -10,7 +10,7 @@ if (!exists("gpu")) { gpu = "" }
 
 q(s) = "'".s."'"
 run(args) = q(tool)." ".args
-pts = "points ".q(csv)." --x workers --metrics busy_pct,tokens_per_s 2>/dev/null"
+pts = "points ".q(csv)." --x workers --metrics ".q("busy_pct,tokens_per_s?")." 2>/dev/null"
 data = "< ".run(pts)
 # Blocks of the points output, in variant order; a variant measured only at the default point
 # has one number in its block (the row of the default worker count).

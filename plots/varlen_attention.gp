@@ -18,7 +18,8 @@ num(s) = (s eq "" || s eq "NaN") ? NaN : real(s)
 isnum(x) = x == x
 # columns: 1 variant, 2 step_ms, 3 tflops_useful, 4 tflops_executed, 5 useful_flops,
 # 6 executed_flops, 7 padding_pct
-vals = "values ".q(csv)." --metrics step_ms,tflops_useful,tflops_executed,useful_flops,executed_flops,padding_pct"
+# (a name ending in ? may be absent from the file: NaN then, where an unmarked one is an error)
+vals = "values ".q(csv)." --metrics ".q("step_ms,tflops_useful,tflops_executed?,useful_flops,executed_flops,padding_pct?")
 data = "< ".run(vals)
 nstep = count(vals, 2)
 nflops = count(vals, 5) + count(vals, 6)

@@ -361,3 +361,56 @@ Test(options, usage_names_every_flag)
         cr_assert(strstr(text, flags[i]) != NULL, "usage lacks '%s'", flags[i]);
     free(text);
 }
+
+/* The program prints "NAME: MESSAGE (see --help)": the parser's message must not carry the
+ * hint itself, or it shows twice. */
+Test(options, errors_carry_no_help_hint)
+{
+    const char *cases[][3] = {
+        {"prog", "--bogus", NULL}, {"prog", "stray", NULL}, {"prog", "--repeat", "0"},
+        {"prog", "--repeat", NULL}, {"prog", "--quick=1", NULL}, {"prog", "--sweep", "x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int argc = cases[i][2] != NULL ? 3 : 2;
+        uf_options opt;
+        char err[256] = "";
+        cr_assert_eq(parse(argc, cases[i], &opt, err, sizeof err), 2, "'%s' accepted", cases[i][1]);
+        cr_assert(err[0] != '\0', "no message for '%s'", cases[i][1]);
+        cr_assert(strstr(err, "--help") == NULL, "'%s' carries the hint: %s", cases[i][1], err);
+    }
+}
+
+static char *usage_text(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    uf_print_usage(f, "launch_storm");
+    fclose(f);
+    return text;
+}
+
+/* --out X writes into X/GPU/, not X: the help says so. */
+Test(options, usage_says_where_out_writes)
+{
+    char *text = usage_text();
+    const char *out = strstr(text, "--out DIR");
+    cr_assert_not_null(out);
+    cr_assert(strstr(out, "DIR/GPU/") != NULL, "--out's help does not say DIR/GPU/:\n%s", text);
+    cr_assert(strstr(out, "slug of the device name") != NULL, "%s", text);
+    free(text);
+}
+
+/* Every line of the usage fits a 100-column terminal (long help is wrapped). */
+Test(options, usage_lines_fit)
+{
+    char *text = usage_text();
+    for (char *line = text, *end; *line != '\0'; line = *end ? end + 1 : end) {
+        end = strchr(line, '\n');
+        if (end == NULL)
+            end = line + strlen(line);
+        cr_assert_leq(end - line, 100, "line too long: %.*s", (int)(end - line), line);
+    }
+    free(text);
+}

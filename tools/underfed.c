@@ -2,21 +2,13 @@
  * naming the file and line) and turns them into plot data, a report, a comparison of two runs
  * or of several GPUs. No CUDA: it runs where the results are, GPU or not.
  *
- *   underfed ladder FILE.csv [--where W]           variants at one point: NVML, busy, SM, tensor, DRAM, step
- *   underfed values FILE.csv --metrics m1,m2 [--where W]   variants at one point: the metrics named
- *   underfed points FILE.csv --x AXIS [--where W] [--metrics m1,m2] [--variant V]
- *                                                  a sweep, one block per variant (or only V)
- *   underfed series FILE.csv [--where W]           PM time series (FILE.series.csv), one block per variant
- *   underfed axes FILE.csv                         each axis and how many values the run had
- *   underfed variants FILE.csv                     the variants, one per line
- *   underfed ceiling NAME DIR                      one ceiling of DIR/ceilings.csv (NaN if absent)
- *   underfed across NAME [--metric M] [--share S|auto] DIR...   one scenario across result folders
- *   underfed compare DIR_A DIR_B [--threshold PCT]            SAME/FASTER/SLOWER/NOISY per metric
- *   underfed report DIR [--plots DIR --plots-link PREFIX]     writes DIR/REPORT.md
+ *   underfed COMMAND ARGS [options]; `underfed --help` lists the commands (the table at the
+ *   end of this file), `underfed COMMAND --help` gives one command's arguments and options.
  *
  * W names axis values ("elems=4K,ops=1000", "max"/"min" allowed); unnamed axes take the
- * run's default (metadata default.AXIS). Exit: 0 ok, 1 compare found a regression, 2 usage or
- * unreadable input. */
+ * run's default (metadata default.AXIS). An option value that matches nothing (a column, a
+ * variant, a point the file does not have) is an error, never a NaN or empty output. Exit: 0
+ * ok, 1 compare found a regression, 2 usage or unreadable input. */
 #include <dirent.h>
 #include <math.h>
 #include <stddef.h>
@@ -33,6 +25,7 @@
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_FILES = 64, MAX_DIRS = 16 };
 
 typedef struct args {
+    const char *cmd;            /* the command's name, for messages */
     const char *where;
     const char *x;
     const char *metrics;
@@ -160,32 +153,159 @@ static int bad_where(const char *where)
     return EXIT_BAD;
 }
 
+/* The distinct values of axis `ax` in row order; returns how many (at most max). */
+static int distinct_values(const uf_table *t, int ax, double *seen, int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        int dup = 0;
+        for (int k = 0; k < n; k++)
+            dup |= seen[k] == t->rows[i].axis[ax];
+        if (!dup && n < max)
+            seen[n++] = t->rows[i].axis[ax];
+    }
+    return n;
+}
+
+/* Does any row sit at the point (every axis but free_axis, -1: none)? */
+static int point_has_rows(const uf_table *t, const double *point, int free_axis)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        if (at_point(t, &t->rows[i], point, free_axis))
+            return 1;
+    return 0;
+}
+
+/* The point --where names (defaults elsewhere) into point; with --where given, it must hold
+ * a row of the file (free_axis aside): else an error naming the point and each axis's values. */
+static int where_point(const args *a, const uf_table *t, const char *path, int free_axis,
+                       double *point)
+{
+    if (resolve_point(t, a->where, point) != 0)
+        return bad_where(a->where);
+    if (!a->where || point_has_rows(t, point, free_axis))
+        return 0;
+    fprintf(stderr, "underfed %s: %s has no row at --where \"%s\" (", a->cmd, path, a->where);
+    for (int ax = 0; ax < t->n_axes; ax++) {
+        double seen[UF_MAX_SWEEP];
+        int n = distinct_values(t, ax, seen, UF_MAX_SWEEP);
+        fprintf(stderr, "%s%s:", ax ? "; " : "", t->axis_names[ax]);
+        for (int k = 0; k < n; k++)
+            fprintf(stderr, "%s%.10g", k ? ", " : " ", seen[k]);
+    }
+    fprintf(stderr, ")\n");
+    return EXIT_BAD;
+}
+
+/* Is NAME a column of t: a metric of the results format, one of t's extras, or an axis? */
+static int has_column(const uf_table *t, const char *name)
+{
+    for (int i = 0; i < uf_n_metrics; i++)
+        if (strcmp(uf_metrics[i].name, name) == 0)
+            return 1;
+    for (int e = 0; e < t->n_extra; e++)
+        if (strcmp(t->extra_names[e], name) == 0)
+            return 1;
+    for (int ax = 0; ax < t->n_axes; ax++)
+        if (strcmp(t->axis_names[ax], name) == 0)
+            return 1;
+    return 0;
+}
+
+enum { MAX_COLUMNS = 32 };
+
+/* Column names from a comma list of an option, checked against a file's table. */
+typedef struct column_list {
+    int n;
+    char name[MAX_COLUMNS][UF_NAME_LEN];
+} column_list;
+
+static int column_error(const args *a, const char *flag, const char *path, const uf_table *t,
+                        const char *name)
+{
+    fprintf(stderr, "underfed %s: %s \"%s\": %s has no such column (its columns:", a->cmd, flag,
+            name, path);
+    for (int i = 0; i < uf_n_metrics; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", uf_metrics[i].name);
+    for (int e = 0; e < t->n_extra; e++)
+        fprintf(stderr, ", %s", t->extra_names[e]);
+    for (int ax = 0; ax < t->n_axes; ax++)
+        fprintf(stderr, ", %s", t->axis_names[ax]);
+    fprintf(stderr, "; a name ending in ? may be absent: NaN then)\n");
+    return EXIT_BAD;
+}
+
+/* LIST ("m1,m2,...") into out: each name a column of t, or ending in '?' (it may be absent,
+ * and reads NaN then; the '?' is dropped). 0, or 2 with a message naming the value. */
+static int parse_columns(const args *a, const char *flag, const char *list, const uf_table *t,
+                         const char *path, column_list *out)
+{
+    out->n = 0;
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        int optional = len > 0 && p[len - 1] == '?';
+        size_t name_len = len - (size_t)optional;
+        if (name_len == 0 || name_len >= UF_NAME_LEN || out->n >= MAX_COLUMNS) {
+            fprintf(stderr, "underfed %s: %s \"%s\": %s\n", a->cmd, flag, list,
+                    name_len == 0 ? "an empty name" : name_len >= UF_NAME_LEN
+                                                          ? "a name too long"
+                                                          : "too many names");
+            return EXIT_BAD;
+        }
+        memcpy(out->name[out->n], p, name_len);
+        out->name[out->n][name_len] = '\0';
+        if (!optional && !has_column(t, out->name[out->n]))
+            return column_error(a, flag, path, t, out->name[out->n]);
+        out->n++;
+        p += len;
+        if (*p == '\0')
+            return 0;
+    }
+}
+
+/* --variant: a variant of the file, else an error listing them. */
+static int check_variant(const args *a, const uf_table *t, const char *path)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = variants_of(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++)
+        if (strcmp(names[v], a->variant) == 0)
+            return 0;
+    fprintf(stderr, "underfed %s: --variant \"%s\": %s has no such variant (variants:", a->cmd,
+            a->variant, path);
+    for (int v = 0; v < n; v++)
+        fprintf(stderr, "%s %s", v ? "," : "", names[v]);
+    fprintf(stderr, ")\n");
+    return EXIT_BAD;
+}
+
 /* One line per variant at the point W names: "variant" then each metric of the comma list. */
 static int print_values(const args *a, const char *metric_list)
 {
     uf_table t;
     double point[UF_MAX_AXES];
     const char *names[UF_MAX_VARIANTS];
-    char list[UF_REASON_LEN];
-    if (load(&t, a->pos[0]) != 0)
+    column_list cols;
+    const char *path = a->pos[0];
+    if (load(&t, path) != 0)
         return EXIT_BAD;
-    if (resolve_point(&t, a->where, point) != 0) {
+    int rc = parse_columns(a, "--metrics", metric_list, &t, path, &cols);
+    if (rc == 0)
+        rc = where_point(a, &t, path, -1, point);
+    if (rc != 0) {
         uf_table_free(&t);
-        return bad_where(a->where);
+        return rc;
     }
-    snprintf(list, sizeof list, "%s", metric_list);
     printf("# variant");
-    for (char *save = NULL, *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save))
-        printf(" %s", m);
+    for (int c = 0; c < cols.n; c++)
+        printf(" %s", cols.name[c]);
     printf("\n");
     int n = variants_of(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(&t, names[v], point);
         printf("\"%s\"", names[v]);
-        snprintf(list, sizeof list, "%s", metric_list);
-        for (char *save = NULL, *m = strtok_r(list, ",", &save); m;
-             m = strtok_r(NULL, ",", &save))
-            print_num(stdout, r ? uf_table_value(&t, r, m) : NAN);
+        for (int c = 0; c < cols.n; c++)
+            print_num(stdout, r ? uf_table_value(&t, r, cols.name[c]) : NAN);
         printf("\n");
     }
     uf_table_free(&t);
@@ -200,10 +320,6 @@ static int cmd_ladder(const args *a)
 
 static int cmd_values(const args *a)
 {
-    if (!a->metrics) {
-        fprintf(stderr, "underfed values: --metrics m1,m2,... is required\n");
-        return EXIT_BAD;
-    }
     return print_values(a, a->metrics);
 }
 
@@ -253,12 +369,16 @@ static int axis_index(const uf_table *t, const char *name)
     return -1;
 }
 
-static int by_axis;
-static int compare_rows(const void *x, const void *y)
+/* Rows in increasing order of their value on axis ax (insertion sort: a sweep is short). */
+static void sort_by_axis(const uf_row **rows, int n, int ax)
 {
-    double a = (*(const uf_row *const *)x)->axis[by_axis];
-    double b = (*(const uf_row *const *)y)->axis[by_axis];
-    return (a > b) - (a < b);
+    for (int i = 1; i < n; i++) {
+        const uf_row *r = rows[i];
+        int k = i;
+        for (; k > 0 && rows[k - 1]->axis[ax] > r->axis[ax]; k--)
+            rows[k] = rows[k - 1];
+        rows[k] = r;
+    }
 }
 
 static int cmd_points(const args *a)
@@ -266,26 +386,34 @@ static int cmd_points(const args *a)
     uf_table t;
     double point[UF_MAX_AXES];
     const char *names[UF_MAX_VARIANTS];
-    char metrics[UF_REASON_LEN];
-    snprintf(metrics, sizeof metrics, "%s", a->metrics ? a->metrics : "step_ms,busy_pct");
-    if (!a->x) {
-        fprintf(stderr, "underfed points: --x AXIS is required\n");
-        return EXIT_BAD;
-    }
-    if (load(&t, a->pos[0]) != 0)
+    column_list cols;
+    const char *path = a->pos[0];
+    if (load(&t, path) != 0)
         return EXIT_BAD;
     int rc = 0;
     int ax = axis_index(&t, a->x);
     const uf_row **rows = malloc((size_t)(t.n_rows + 1) * sizeof *rows);
-    if (ax < 0 || !rows) {
-        fprintf(stderr, "underfed points: %s has no axis \"%s\"\n", a->pos[0], a->x);
+    if (!rows) {
+        fprintf(stderr, "underfed points: out of memory\n");
         rc = EXIT_BAD;
         goto out;
     }
-    if (resolve_point(&t, a->where, point) != 0) {
-        rc = bad_where(a->where);
+    if (ax < 0) {
+        fprintf(stderr, "underfed points: --x \"%s\": %s has no such axis (axes:", a->x, path);
+        for (int k = 0; k < t.n_axes; k++)
+            fprintf(stderr, "%s %s", k ? "," : "", t.axis_names[k]);
+        fprintf(stderr, "%s)\n", t.n_axes ? "" : " none");
+        rc = EXIT_BAD;
         goto out;
     }
+    rc = parse_columns(a, "--metrics", a->metrics ? a->metrics : "step_ms,busy_pct", &t, path,
+                       &cols);
+    if (rc == 0 && a->variant)
+        rc = check_variant(a, &t, path);
+    if (rc == 0)
+        rc = where_point(a, &t, path, ax, point);
+    if (rc != 0)
+        goto out;
     int n = variants_of(&t, names, UF_MAX_VARIANTS);
     int block = 0;
     for (int v = 0; v < n; v++) {
@@ -295,20 +423,15 @@ static int cmd_points(const args *a)
         for (int i = 0; i < t.n_rows; i++)
             if (strcmp(t.rows[i].variant, names[v]) == 0 && at_point(&t, &t.rows[i], point, ax))
                 rows[k++] = &t.rows[i];
-        by_axis = ax;
-        qsort(rows, (size_t)k, sizeof *rows, compare_rows);
+        sort_by_axis(rows, k, ax);
         printf("%s%s \"%s\"", block++ ? "\n\n" : "", a->x, names[v]);
-        char list[UF_REASON_LEN];
-        snprintf(list, sizeof list, "%s", metrics);
-        for (char *save = NULL, *m = strtok_r(list, ",", &save); m; m = strtok_r(NULL, ",", &save))
-            printf(" %s", m);
+        for (int c = 0; c < cols.n; c++)
+            printf(" %s", cols.name[c]);
         printf("\n");
         for (int i = 0; i < k; i++) {
             printf("%.10g", rows[i]->axis[ax]);
-            snprintf(list, sizeof list, "%s", metrics);
-            for (char *save = NULL, *m = strtok_r(list, ",", &save); m;
-                 m = strtok_r(NULL, ",", &save))
-                print_num(stdout, uf_table_value(&t, rows[i], m));
+            for (int c = 0; c < cols.n; c++)
+                print_num(stdout, uf_table_value(&t, rows[i], cols.name[c]));
             printf("\n");
         }
     }
@@ -344,10 +467,9 @@ static int cmd_series(const args *a)
         rc = EXIT_BAD;
         goto out;
     }
-    if (resolve_point(&t, a->where, point) != 0) {
-        rc = bad_where(a->where);
+    rc = where_point(a, &t, a->pos[0], -1, point);
+    if (rc != 0)
         goto out;
-    }
     int n = variants_of(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(&t, names[v], point);
@@ -372,35 +494,35 @@ out:
     return rc;
 }
 
-static int cmd_axes(const args *a, int variants_only)
+/* Each axis: its name, how many values the run had, and 1 when a log scale suits them. */
+static int cmd_axes(const args *a)
+{
+    uf_table t;
+    if (load(&t, a->pos[0]) != 0)
+        return EXIT_BAD;
+    for (int ax = 0; ax < t.n_axes; ax++) {
+        double seen[UF_MAX_SWEEP];
+        int n = distinct_values(&t, ax, seen, UF_MAX_SWEEP);
+        double lo = n ? seen[0] : NAN, hi = lo;
+        for (int k = 1; k < n; k++) {
+            lo = fmin(lo, seen[k]);
+            hi = fmax(hi, seen[k]);
+        }
+        printf("%s %d %d\n", t.axis_names[ax], n, n > 1 && lo > 0 && hi / lo >= 16);
+    }
+    uf_table_free(&t);
+    return 0;
+}
+
+static int cmd_variants(const args *a)
 {
     uf_table t;
     const char *names[UF_MAX_VARIANTS];
     if (load(&t, a->pos[0]) != 0)
         return EXIT_BAD;
-    if (variants_only) {
-        int n = variants_of(&t, names, UF_MAX_VARIANTS);
-        for (int v = 0; v < n; v++)
-            printf("%s\n", names[v]);
-    } else {
-        for (int ax = 0; ax < t.n_axes; ax++) {
-            double seen[UF_MAX_SWEEP];
-            int n = 0;
-            for (int i = 0; i < t.n_rows; i++) {
-                int dup = 0;
-                for (int k = 0; k < n; k++)
-                    dup |= seen[k] == t.rows[i].axis[ax];
-                if (!dup && n < UF_MAX_SWEEP)
-                    seen[n++] = t.rows[i].axis[ax];
-            }
-            double lo = n ? seen[0] : NAN, hi = lo;
-            for (int k = 1; k < n; k++) {
-                lo = fmin(lo, seen[k]);
-                hi = fmax(hi, seen[k]);
-            }
-            printf("%s %d %d\n", t.axis_names[ax], n, n > 1 && lo > 0 && hi / lo >= 16);
-        }
-    }
+    int n = variants_of(&t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++)
+        printf("%s\n", names[v]);
     uf_table_free(&t);
     return 0;
 }
@@ -420,12 +542,13 @@ static int cmd_across(const args *a)
 {
     uf_table t[MAX_DIRS];
     int n_dirs = a->n_pos - 1, rc = 0, loaded = 0;
-    const char *metric = a->metric ? a->metric : "step_ms";
     const char *share = a->share && strcmp(a->share, "auto") != 0 ? a->share : NULL;
+    column_list metric, share_col;
     if (n_dirs < 1 || n_dirs > MAX_DIRS) {
         fprintf(stderr, "underfed across: give 1 to %d result folders\n", MAX_DIRS);
         return EXIT_BAD;
     }
+    /* Every folder's file must have the columns named. */
     for (; loaded < n_dirs; loaded++) {
         char path[UF_PATH_LEN];
         if (join_path(path, sizeof path, a->pos[loaded + 1], a->pos[0], ".csv") != 0 ||
@@ -433,13 +556,25 @@ static int cmd_across(const args *a)
             rc = EXIT_BAD;
             goto out;
         }
+        rc = parse_columns(a, "--metric", a->metric ? a->metric : "step_ms", &t[loaded], path,
+                           &metric);
+        if (rc == 0 && share)
+            rc = parse_columns(a, "--share", share, &t[loaded], path, &share_col);
+        if (rc == 0 && (metric.n != 1 || (share && share_col.n != 1))) {
+            fprintf(stderr, "underfed across: --metric and --share take one column each\n");
+            rc = EXIT_BAD;
+        }
+        if (rc != 0) {
+            loaded++;
+            goto out;
+        }
     }
-    if (!share)
-        share = auto_share(&t[0]);
+    const char *m_name = metric.name[0];
+    share = share ? share_col.name[0] : auto_share(&t[0]);
     const char *names[UF_MAX_VARIANTS];
     int n = variants_of(&t[0], names, UF_MAX_VARIANTS);
     for (int block = 0; block < 2; block++) {
-        const char *m = block == 0 ? metric : share;
+        const char *m = block == 0 ? m_name : share;
         printf("%s\"%s\"", block ? "\n\n" : "", m);
         for (int d = 0; d < n_dirs; d++) {
             const char *gpu = uf_meta_get(&t[d].meta, "gpu");
@@ -858,98 +993,247 @@ static int cmd_report(const args *a)
 
 /* ---- command line ----------------------------------------------------------------------- */
 
-static int usage(void)
+/* The options, and where each value goes. kind: a text, or a percentage >= 0. */
+typedef enum { VALUE_TEXT, VALUE_PERCENT } value_kind;
+
+static const struct tool_option {
+    const char *flag;
+    const char *value;          /* the value's name in the help */
+    value_kind kind;
+    size_t offset;              /* of the field in args */
+    const char *help;
+} tool_options[] = {
+    {"--where", "W", VALUE_TEXT, offsetof(args, where),
+     "the point: AXIS=VALUE,... (4K, max, min); other axes at their default"},
+    {"--x", "AXIS", VALUE_TEXT, offsetof(args, x), "the axis swept along"},
+    {"--metrics", "m1,m2,...", VALUE_TEXT, offsetof(args, metrics),
+     "columns to print; a name ending in ? may be absent (NaN then)"},
+    {"--metric", "M", VALUE_TEXT, offsetof(args, metric), "the column compared (default step_ms)"},
+    {"--share", "S|auto", VALUE_TEXT, offsetof(args, share),
+     "share column (auto: pct_of_gemm, pct_of_copy or busy_pct)"},
+    {"--variant", "V", VALUE_TEXT, offsetof(args, variant), "this variant only"},
+    {"--threshold", "PCT", VALUE_PERCENT, offsetof(args, threshold_pct),
+     "a change beyond PCT % and the spread counts (default 5)"},
+    {"--plots", "DIR", VALUE_TEXT, offsetof(args, plots_dir), "the folder of the images to link"},
+    {"--plots-link", "PREFIX", VALUE_TEXT, offsetof(args, plots_link),
+     "that folder as REPORT.md links it (default: DIR)"},
+};
+enum { N_TOOL_OPTIONS = sizeof tool_options / sizeof tool_options[0] };
+
+/* The commands. options: the flags the command takes, space-separated; a '!' after one marks
+ * it required. */
+typedef struct command {
+    const char *name;
+    const char *operands;
+    int min_pos, max_pos;
+    const char *options;
+    const char *summary;
+    int (*run)(const args *a);
+    int (*run_own)(int argc, char **argv);  /* instead: a command that parses its own argv */
+} command;
+
+static const command commands[] = {
+    {"ladder", "FILE.csv", 1, 1, "--where",
+     "the utilization ladder of each variant at one point", cmd_ladder, NULL},
+    {"values", "FILE.csv", 1, 1, "--metrics! --where",
+     "the named columns of each variant at one point", cmd_values, NULL},
+    {"points", "FILE.csv", 1, 1, "--x! --where --metrics --variant",
+     "a sweep along one axis, a block per variant", cmd_points, NULL},
+    {"series", "FILE.csv", 1, 1, "--where",
+     "PM-sampled counters over time (FILE.series.csv)", cmd_series, NULL},
+    {"axes", "FILE.csv", 1, 1, "",
+     "each axis, its number of values, 1 when a log scale suits it", cmd_axes, NULL},
+    {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants, NULL},
+    {"ceiling", "NAME DIR", 2, 2, "", "one ceiling of DIR/ceilings.csv (NaN where not measured)",
+     cmd_ceiling, NULL},
+    {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
+     "one scenario across result folders (GPUs), raw and as shares",
+     cmd_across, NULL},
+    /* --allow-missing: compare's, where the option table has it. */
+    {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
+     "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare, NULL},
+    {"report", "DIR", 1, 1, "--plots --plots-link",
+     "writes DIR/REPORT.md from the folder's results", cmd_report, NULL},
+    {"readme", "[--check] DIR FILE.md...", 0, 0, "",
+     "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+static const command *find_command(const char *name)
 {
-    fprintf(stderr,
-            "usage: underfed ladder|series|axes|variants FILE.csv [--where W]\n"
-            "       underfed values FILE.csv --metrics m1,m2 [--where W]\n"
-            "       underfed points FILE.csv --x AXIS [--where W] [--metrics m1,m2] [--variant V]\n"
-            "       underfed ceiling NAME DIR\n"
-            "       underfed across NAME [--metric M] [--share S|auto] DIR...\n"
-            "       underfed compare DIR_A DIR_B [--threshold PCT]\n"
-            "       underfed report DIR [--plots DIR --plots-link PREFIX]\n");
+    for (int c = 0; c < N_COMMANDS; c++)
+        if (strcmp(commands[c].name, name) == 0)
+            return &commands[c];
+    return NULL;
+}
+
+static int find_option(const char *flag, size_t len)
+{
+    for (int k = 0; k < N_TOOL_OPTIONS; k++)
+        if (strlen(tool_options[k].flag) == len && strncmp(tool_options[k].flag, flag, len) == 0)
+            return k;
+    return -1;
+}
+
+/* Does the command take option k? 0 no, 1 yes, 2 yes and it is required. */
+static int takes_option(const command *c, int k)
+{
+    const char *flag = tool_options[k].flag;
+    size_t len = strlen(flag);
+    for (const char *p = c->options; (p = strstr(p, flag)) != NULL; p += len)
+        if ((p == c->options || p[-1] == ' ') && (p[len] == '\0' || p[len] == ' ' || p[len] == '!'))
+            return p[len] == '!' ? 2 : 1;
+    return 0;
+}
+
+/* "underfed points FILE.csv --x AXIS [--where W] ...": required options first. */
+static void print_synopsis(FILE *f, const command *c)
+{
+    fprintf(f, "underfed %s %s", c->name, c->operands);
+    for (int required = 2; required >= 1; required--)
+        for (int k = 0; k < N_TOOL_OPTIONS; k++)
+            if (takes_option(c, k) == required)
+                fprintf(f, required == 2 ? " %s %s" : " [%s %s]", tool_options[k].flag,
+                        tool_options[k].value);
+    fprintf(f, "\n");
+}
+
+static void print_help(FILE *f)
+{
+    fprintf(f, "usage: underfed COMMAND ARGS [options]   (underfed COMMAND --help: its arguments "
+               "and options)\n\ncommands:\n");
+    int width = 0;
+    for (int c = 0; c < N_COMMANDS; c++)
+        if ((int)strlen(commands[c].operands) > width)
+            width = (int)strlen(commands[c].operands);
+    for (int c = 0; c < N_COMMANDS; c++)
+        fprintf(f, "  %-9s %-*s  %s\n", commands[c].name, width, commands[c].operands,
+                commands[c].summary);
+    fprintf(f, "\nW names axis values (\"elems=4K,ops=1000\", max and min allowed); unnamed axes "
+               "take the run's\ndefault. Result files are read strictly: a malformed file is an "
+               "error naming file and line.\nExit: 0 ok, 1 compare found a regression, 2 usage "
+               "or unreadable input.\n");
+}
+
+static void print_command_help(FILE *f, const command *c)
+{
+    fprintf(f, "usage: ");
+    print_synopsis(f, c);
+    fprintf(f, "%s\n", c->summary);
+    int any = 0;
+    for (int k = 0; k < N_TOOL_OPTIONS; k++) {
+        if (!takes_option(c, k))
+            continue;
+        char left[64];
+        snprintf(left, sizeof left, "%s %s", tool_options[k].flag, tool_options[k].value);
+        fprintf(f, "%s  %-20s %s\n", any++ ? "" : "\noptions:\n", left, tool_options[k].help);
+    }
+}
+
+/* A usage error of command c: the message, the command's synopsis, exit 2. */
+static int usage_error(const command *c, const char *fmt, const char *what)
+{
+    fprintf(stderr, "underfed %s: ", c->name);
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nusage: ");
+    print_synopsis(stderr, c);
+    fprintf(stderr, "(underfed %s --help for more)\n", c->name);
     return EXIT_BAD;
 }
 
-/* The options that take a string, and where it goes. */
-static const struct {
-    const char *flag;
-    size_t offset;
-} string_options[] = {
-    {"--where", offsetof(args, where)},       {"--x", offsetof(args, x)},
-    {"--metrics", offsetof(args, metrics)},   {"--metric", offsetof(args, metric)},
-    {"--share", offsetof(args, share)},       {"--plots", offsetof(args, plots_dir)},
-    {"--plots-link", offsetof(args, plots_link)}, {"--variant", offsetof(args, variant)},
-};
-
-static int parse_args(int argc, char **argv, args *a)
+/* One option (argv[*i], its value after '=' or next) into a. */
+static int parse_option(const command *c, int argc, char **argv, int *i, args *a,
+                        unsigned *given)
 {
-    memset(a, 0, sizeof *a);
-    a->threshold_pct = 5.0;
-    for (int i = 2; i < argc; i++) {
-        const char *flag = argv[i];
-        const char **slot = NULL;
-        for (size_t k = 0; k < sizeof string_options / sizeof string_options[0] && !slot; k++)
-            if (strcmp(flag, string_options[k].flag) == 0)
-                slot = (const char **)((char *)a + string_options[k].offset);
-        if (slot || strcmp(flag, "--threshold") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "underfed: %s needs a value\n", flag);
-                return -1;
-            }
-            if (slot) {
-                *slot = argv[++i];
-            } else if (uf_parse_number(argv[++i], &a->threshold_pct) != 0 ||
-                       a->threshold_pct < 0) {
-                fprintf(stderr, "underfed: --threshold takes a percentage >= 0\n");
-                return -1;
-            }
-        } else if (flag[0] == '-' && flag[1] == '-') {
-            fprintf(stderr, "underfed: unknown option %s\n", flag);
-            return -1;
-        } else if (a->n_pos < MAX_DIRS + 2) {
-            a->pos[a->n_pos++] = flag;
-        } else {
-            fprintf(stderr, "underfed: too many arguments\n");
-            return -1;
-        }
+    const char *arg = argv[*i];
+    size_t len = strcspn(arg, "=");
+    int k = find_option(arg, len);
+    char flag[64];
+    snprintf(flag, sizeof flag, "%.*s", (int)(len < 63 ? len : 63), arg);
+    if (k < 0 || !takes_option(c, k))
+        return usage_error(c, k < 0 ? "unknown option %s" : "%s does not apply here", flag);
+    if (*given & (1u << k))
+        return usage_error(c, "%s given twice", flag);
+    *given |= 1u << k;
+    const char *value = arg[len] == '=' ? arg + len + 1 : NULL;
+    if (!value) {
+        if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
+            return usage_error(c, "%s needs a value", flag);
+        value = argv[++*i];
+    }
+    if (value[0] == '\0')
+        return usage_error(c, "%s: empty value", flag);
+    void *slot = (char *)a + tool_options[k].offset;
+    if (tool_options[k].kind == VALUE_TEXT) {
+        *(const char **)slot = value;
+    } else if (uf_parse_number(value, (double *)slot) != 0 || *(double *)slot < 0) {
+        return usage_error(c, "%s takes a percentage >= 0", flag);
     }
     return 0;
+}
+
+/* argv[2..] of command c into a: its options and operands, each checked. */
+static int parse_args(const command *c, int argc, char **argv, args *a)
+{
+    unsigned given = 0;
+    memset(a, 0, sizeof *a);
+    a->cmd = c->name;
+    a->threshold_pct = 5.0;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] == '-' && arg[1] != '\0') {
+            int rc = parse_option(c, argc, argv, &i, a, &given);
+            if (rc != 0)
+                return rc;
+        } else if (a->n_pos < c->max_pos) {
+            a->pos[a->n_pos++] = arg;
+        } else {
+            return usage_error(c, "unexpected argument \"%s\"", arg);
+        }
+    }
+    if (a->n_pos < c->min_pos)
+        return usage_error(c, "missing %s", c->operands);
+    for (int k = 0; k < N_TOOL_OPTIONS; k++)
+        if (takes_option(c, k) == 2 && !(given & (1u << k)))
+            return usage_error(c, "%s is required", tool_options[k].flag);
+    return 0;
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
 int main(int argc, char **argv)
 {
     args a;
-    if (argc >= 2 && strcmp(argv[1], "readme") == 0)   /* its own options: tools/readme.c */
-        return uf_cmd_readme(argc - 2, argv + 2);
-    if (argc < 2 || parse_args(argc, argv, &a) != 0)
-        return usage();
-    const char *cmd = argv[1];
-    int need = strcmp(cmd, "compare") == 0 || strcmp(cmd, "across") == 0 ||
-                       strcmp(cmd, "ceiling") == 0
-                   ? 2
-                   : 1;
-    if (a.n_pos < need)
-        return usage();
-    if (strcmp(cmd, "ladder") == 0)
-        return cmd_ladder(&a);
-    if (strcmp(cmd, "values") == 0)
-        return cmd_values(&a);
-    if (strcmp(cmd, "ceiling") == 0)
-        return cmd_ceiling(&a);
-    if (strcmp(cmd, "points") == 0)
-        return cmd_points(&a);
-    if (strcmp(cmd, "series") == 0)
-        return cmd_series(&a);
-    if (strcmp(cmd, "axes") == 0)
-        return cmd_axes(&a, 0);
-    if (strcmp(cmd, "variants") == 0)
-        return cmd_axes(&a, 1);
-    if (strcmp(cmd, "across") == 0)
-        return cmd_across(&a);
-    if (strcmp(cmd, "compare") == 0)
-        return cmd_compare(&a);
-    if (strcmp(cmd, "report") == 0)
-        return cmd_report(&a);
-    return usage();
+    if (argc < 2) {
+        print_help(stderr);
+        return EXIT_BAD;
+    }
+    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        const command *c = argc > 2 ? find_command(argv[2]) : NULL;
+        if (c)
+            print_command_help(stdout, c);
+        else
+            print_help(stdout);
+        return 0;
+    }
+    const command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "underfed: unknown command %s (commands:", argv[1]);
+        for (int k = 0; k < N_COMMANDS; k++)
+            fprintf(stderr, "%s %s", k ? "," : "", commands[k].name);
+        fprintf(stderr, "; underfed --help)\n");
+        return EXIT_BAD;
+    }
+    for (int i = 2; i < argc; i++)
+        if (is_help(argv[i])) {
+            print_command_help(stdout, c);
+            return 0;
+        }
+    if (c->run_own)
+        return c->run_own(argc - 2, argv + 2);
+    int rc = parse_args(c, argc, argv, &a);
+    return rc != 0 ? rc : c->run(&a);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The command lines, as a table of invocations with their expected exit status and a piece of
+# their message: the underfed tool (help, unknown command, extra arguments, option values that
+# match nothing), the scenario binaries' usage errors and --help, and ceilings (options it does
+# not use, --list, --explain, the skip reason). No GPU needed: nothing here measures (the skip
+# cases hide every GPU with CUDA_VISIBLE_DEVICES=). Fixtures: tests/data (read only).
+#   tests/cli_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+tool=$build/tools/underfed
+scenario=$build/scenarios/launch_storm
+ceilings=$build/benches/ceilings
+work=$build/cli-test
+data=$src/tests/data
+csv=$data/gpu-a/launch_storm.csv
+for program in "$tool" "$scenario" "$ceilings"; do
+  [ -x "$program" ] || { echo "FAIL: $program is not built (cmake --build $build)" >&2; exit 1; }
+done
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# run_case STATUS STREAM NEEDLE COMMAND...: COMMAND exits STATUS, and NEEDLE (a fixed string;
+# "" for none) is in its stdout (STREAM out) or stderr (STREAM err).
+run_case() {
+  local want=$1 stream=$2 needle=$3; shift 3
+  "$@" > "$work/out" 2> "$work/err"
+  local got=$?
+  local shown="${*#"$build"/}"
+  if [ "$got" != "$want" ]; then
+    fail "$shown: exit $got, expected $want"; sed 's/^/  | /' "$work/out" "$work/err" | head -20 >&2
+  elif [ -n "$needle" ] && ! grep -qF -- "$needle" "$work/$stream"; then
+    fail "$shown: no '$needle' on std$stream:"; sed 's/^/  | /' "$work/$stream" | head -20 >&2
+  else
+    echo "ok: $shown -> $got"
+  fi
+}
+
+# ---- underfed: help -------------------------------------------------------------------------
+commands="ladder values points series axes variants ceiling across compare report readme"
+for help in --help -h help; do
+  run_case 0 out "commands:" "$tool" $help
+done
+"$tool" --help > "$work/help.txt" 2>&1
+for cmd in $commands; do
+  # "  NAME  OPERANDS  a description of three words or more"
+  grep -qE "^  $cmd +[^ ].* {2,}[^ ]+ [^ ]+ [^ ]+" "$work/help.txt" ||
+    fail "underfed --help has no one-line description of $cmd"
+  run_case 0 out "usage: underfed $cmd " "$tool" "$cmd" --help
+done
+awk 'length > 100 { print "FAIL: underfed --help line over 100 columns: " $0; bad = 1 } END { exit bad }' \
+  "$work/help.txt" >&2 || failures=$((failures + 1))
+run_case 0 out "usage: underfed points FILE.csv --x AXIS" "$tool" help points
+run_case 0 out "--where W" "$tool" ladder "$csv" --help
+run_case 2 err "usage: underfed COMMAND" "$tool"
+
+# ---- underfed: commands, operands and options ----------------------------------------------
+run_case 2 err "unknown command nosuch" "$tool" nosuch
+run_case 2 err "unknown command --bogus" "$tool" --bogus
+run_case 2 err "missing FILE.csv" "$tool" ladder
+run_case 2 err 'unexpected argument "extra"' "$tool" ladder "$csv" extra
+run_case 2 err 'unexpected argument "extra"' "$tool" variants "$csv" extra
+run_case 2 err 'unexpected argument "extra"' "$tool" compare "$data/gpu-a" "$data/gpu-b" extra
+run_case 2 err 'unexpected argument "extra"' "$tool" ceiling copy_d2d_gbs "$data/gpu-a" extra
+run_case 2 err "missing NAME DIR..." "$tool" across launch_storm
+run_case 2 err "unknown option --bogus" "$tool" ladder "$csv" --bogus
+run_case 2 err "unknown option -x" "$tool" ladder "$csv" -x
+run_case 2 err "--where does not apply" "$tool" axes "$csv" --where elems=4096
+run_case 2 err "--threshold does not apply" "$tool" ladder "$csv" --threshold 5
+run_case 2 err "--where needs a value" "$tool" ladder "$csv" --where
+run_case 2 err "--where: empty value" "$tool" ladder "$csv" --where=
+run_case 2 err "--where given twice" "$tool" ladder "$csv" --where elems=4096 --where ops=100
+run_case 2 err "--metrics is required" "$tool" values "$csv"
+run_case 2 err "--x is required" "$tool" points "$csv"
+run_case 2 err "--threshold takes a percentage" "$tool" compare "$data/gpu-a" "$data/gpu-b" --threshold -1
+run_case 2 err 'unknown ceiling "nosuch"' "$tool" ceiling nosuch "$data/gpu-a"
+
+# ---- underfed: a value that matches nothing is an error, never NaN or empty output ---------
+run_case 2 err '--metrics "nosuch": ' "$tool" values "$csv" --metrics step_ms,nosuch
+run_case 2 err '--metrics "nosuch": ' "$tool" points "$csv" --x elems --metrics nosuch
+run_case 2 err "an empty name" "$tool" values "$csv" --metrics step_ms,,busy_pct
+run_case 0 out '"eager" 6 NaN' "$tool" values "$csv" --metrics step_ms,nosuch?
+run_case 0 out '# variant step_ms launches_per_step elems' "$tool" values "$csv" --metrics step_ms,launches_per_step,elems
+run_case 2 err '--variant "nosuch": ' "$tool" points "$csv" --x elems --variant nosuch
+run_case 0 out 'elems "eager" step_ms busy_pct' "$tool" points "$csv" --x elems --variant eager
+grep -q '"graph"' "$work/out" && fail "points --variant eager printed graph"
+run_case 2 err '--x "nosuch": ' "$tool" points "$csv" --x nosuch
+run_case 2 err '--metric "nosuch": ' "$tool" across launch_storm --metric nosuch "$data/gpu-a" "$data/gpu-b"
+run_case 2 err '--share "bogus": ' "$tool" across launch_storm --share bogus "$data/gpu-a" "$data/gpu-b"
+run_case 0 out '"step_ms" "Test GPU A" "Test GPU B"' "$tool" across launch_storm --share auto "$data/gpu-a" "$data/gpu-b"
+run_case 0 out '"busy_pct"' "$tool" across launch_storm --share busy_pct "$data/gpu-a" "$data/gpu-b"
+run_case 2 err 'no row at --where "elems=12345"' "$tool" ladder "$csv" --where elems=12345
+run_case 2 err 'no row at --where "elems=12345"' "$tool" values "$csv" --metrics step_ms --where elems=12345
+run_case 2 err 'no row at --where "ops=7"' "$tool" points "$csv" --x elems --where ops=7
+run_case 2 err 'no row at --where "elems=3"' "$tool" series "$csv" --where elems=3
+run_case 2 err "--where" "$tool" ladder "$csv" --where nosuch=1
+run_case 0 out '"eager" 100 25' "$tool" ladder "$csv" --where elems=4096
+run_case 0 out '4096 ' "$tool" points "$csv" --x elems --where ops=max
+
+# ---- scenario binaries: the hint once, --help says where --out writes ---------------------
+for bad in --bogus stray "--repeat 0" --quick=1; do
+  # shellcheck disable=SC2086
+  run_case 2 err "(see --help)" "$scenario" $bad
+  hints=$(grep -o 'see --help' "$work/err" | wc -l)
+  [ "$hints" = 1 ] || fail "launch_storm $bad: the hint printed $hints times"
+done
+run_case 0 out "DIR/GPU/" "$scenario" --help
+run_case 0 out "slug of the device name" "$scenario" --help
+run_case 2 err "unknown variant 'nosuch'" "$scenario" --variant nosuch
+
+# ---- ceilings: the options it uses, --list and --explain without running ------------------
+for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \
+              --no-counters --no-trace --no-expect "--sweep=x=1"; do
+  # shellcheck disable=SC2086
+  run_case 2 err "${unused%%[ =]*} does not apply" "$ceilings" $unused
+done
+run_case 2 err "(see --help)" "$ceilings" --bogus
+run_case 0 out "DIR/GPU/ceilings.csv" "$ceilings" --help
+run_case 0 out "no variants, no sweep axes" "$ceilings" --list
+for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs nccl_busbw_gbs; do
+  grep -q "^  $name " "$work/out" || fail "ceilings --list does not name $name"
+done
+run_case 0 out "# benches: the machine's ceilings" "$ceilings" --explain
+grep -q 'cublasGemmEx' "$work/out" || fail "ceilings --explain does not say how the GEMM is measured"
+
+# ---- the skip reason: no driver at all, or the runtime's words -----------------------------
+# Every GPU hidden: 77 on any machine. Where libcuda.so.1 is nowhere to be loaded, the reason
+# must say so rather than quote the runtime ("driver version is insufficient").
+driver=1
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  driver=0
+  IFS=: read -r -a lib_dirs <<< "${LD_LIBRARY_PATH:-}"
+  for d in "${lib_dirs[@]}"; do [ -n "$d" ] && [ -e "$d/libcuda.so.1" ] && driver=1; done
+fi
+for program in "$ceilings" "$scenario"; do
+  run_case 77 err "skipped: no " env -u UNDERFED_REQUIRE_GPU CUDA_VISIBLE_DEVICES= \
+    "$program" --quick --out "$work/results"
+  if [ $driver = 0 ]; then
+    grep -q "skipped: no NVIDIA driver found (" "$work/err" ||
+      fail "$(basename "$program") without a driver: $(cat "$work/err")"
+  else
+    grep -qE "skipped: (no CUDA GPU is usable here|no NVIDIA driver found) \(" "$work/err" ||
+      fail "$(basename "$program") with every GPU hidden: $(cat "$work/err")"
+  fi
+done
+
+[ $failures = 0 ] || { echo "$failures command-line check(s) failed" >&2; exit 1; }
+echo "every command-line check passed"

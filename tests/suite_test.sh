@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# ci/suite.sh's usage errors: each exits 2 with the suite's own message (never bash's), before
+# anything is built (BUILD_DIR points at a folder that must stay absent, and CMAKE_ARGS at a flag
+# that makes cmake fail at once, should the suite get that far); --help exits 0.
+#   tests/suite_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/suite_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+work=$(cd "$2" && pwd)/suite-test || exit 2
+rm -rf "$work" && mkdir -p "$work" || exit 1
+never_built=$work/never-built
+failures=0
+
+# case STATUS MESSAGE ARGS...: ci/suite.sh ARGS exits STATUS and its output holds MESSAGE.
+case_() {
+  local want=$1 needle=$2; shift 2
+  BUILD_DIR=$never_built CMAKE_ARGS=--suite-test-must-not-build bash "$src/ci/suite.sh" "$@" > "$work/out.txt" 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: ci/suite.sh $*: exit $got, expected $want:" >&2; cat "$work/out.txt" >&2
+    failures=$((failures + 1))
+  elif ! grep -qF -- "$needle" "$work/out.txt"; then
+    echo "FAIL: ci/suite.sh $*: no '$needle' in:" >&2; cat "$work/out.txt" >&2
+    failures=$((failures + 1))
+  elif [ -e "$never_built" ]; then
+    echo "FAIL: ci/suite.sh $*: built before refusing its arguments" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: ci/suite.sh $* -> $got"
+  fi
+}
+
+case_ 2 "suite: --only needs a comma-separated list of scenarios" --only
+case_ 2 "suite: --only needs a comma-separated list of scenarios" --only --quick
+case_ 2 "suite: --only needs a comma-separated list of scenarios" --only=
+case_ 2 "suite: --out needs a folder" --out
+case_ 2 "suite: --out needs a folder" --quick --out
+case_ 2 "suite: --out needs a folder" --out=
+case_ 2 "suite: --only: no scenario named 'nosuch' (scenarios: " --only nosuch
+case_ 2 "suite: --only: no scenario named 'nosuch'" --only launch_storm,nosuch
+case_ 2 "suite: --only: empty name in 'launch_storm,'" --only launch_storm,
+case_ 2 "suite: --only: empty name in 'a,,b'" --only a,,b
+case_ 2 "suite: unknown option --bogus" --bogus
+case_ 0 "ci/suite.sh [--quick] [--only NAME,...] [--out DIR]" --help
+# bash's own wording for a missing value must never show.
+if grep -q 'parameter null or not set' "$work/out.txt"; then
+  echo "FAIL: bash's raw message shown" >&2; failures=$((failures + 1))
+fi
+
+[ $failures = 0 ] || { echo "$failures suite usage check(s) failed" >&2; exit 1; }
+echo "every suite usage error exits 2 before the build"
