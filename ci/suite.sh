@@ -3,10 +3,13 @@
 # results/GPU/, render every plot and write results/GPU/REPORT.md. Without a GPU: say so, and
 # render the plots and report from the committed results.
 #
-#   ci/suite.sh [--quick] [--only NAME,...] [--out DIR]
-#     --quick        smoke run of a few minutes (results go to results-quick/ unless --out)
-#     --only LIST    a subset of scenarios (comma-separated names; "ceilings" is always run)
-#     --out DIR      where result folders go (default: results, or results-quick with --quick)
+#   ci/suite.sh [--quick] [--only NAME,...] [--out DIR] [--keep-ceilings]
+#     --quick          smoke run of a few minutes (results go to results-quick/ unless --out)
+#     --only LIST      a subset of scenarios (comma-separated names; "ceilings" is always run)
+#     --out DIR        where result folders go (default: results, or results-quick with --quick)
+#     --keep-ceilings  do not measure the ceilings again: use the one DIR/GPU/ceilings.csv an
+#                      earlier run wrote (a suite split over several runs, each scenario
+#                      measured against the same ceilings)
 # The last lines say where the results, the plots and REPORT.md went. Where gnuplot is missing,
 # the plot data and REPORT.md are still written, and render.sh says how to draw the images.
 # Exit: 0 every scenario reproduced, 1 a failure or an unmet expectation, 2 usage.
@@ -17,6 +20,7 @@ build=${BUILD_DIR:-$root/build}
 quick=0
 only=""
 out=""
+keep_ceilings=0
 
 usage_error() { echo "suite: $* (see ci/suite.sh --help)" >&2; exit 2; }
 # The value of an option that takes one: the next argument, which must be there and not be
@@ -31,6 +35,7 @@ while [ $# -gt 0 ]; do
     --only=*) only=${1#--only=}; [ -n "$only" ] || usage_error "--only needs a comma-separated list of scenarios" ;;
     --out) need_value --out "a folder" $# "${2-}"; out=$2; shift ;;
     --out=*) out=${1#--out=}; [ -n "$out" ] || usage_error "--out needs a folder" ;;
+    --keep-ceilings) keep_ceilings=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) usage_error "unknown option $1" ;;
   esac
@@ -57,6 +62,14 @@ else
   scenarios=("${known[@]}")
 fi
 
+# --keep-ceilings: exactly one earlier ceilings file under OUT, checked before the build.
+kept=()
+if [ $keep_ceilings = 1 ]; then
+  kept=("$out"/*/ceilings.csv)
+  [ ${#kept[@]} = 1 ] ||
+    usage_error "--keep-ceilings: expected one GPU/ceilings.csv under $out, found ${#kept[@]}"
+fi
+
 say() { echo "[suite $(date -u +%H:%M:%S)] $*" >&2; }
 # The last lines: where the results, the plots and each REPORT.md went (render.sh puts the
 # images of results folder GPU in plots/GPU/, PLOTS_DIR overriding plots/).
@@ -78,9 +91,15 @@ cmake --build "$build" -j "$(nproc)" >/dev/null || { say "build failed"; exit 1;
 flags=()
 [ $quick = 1 ] && flags+=(--quick)
 
-# Is there a GPU? The ceilings bench answers 77 where there is none.
-"$build/benches/ceilings" "${flags[@]}" --out "$out"
-status=$?
+# Is there a GPU? The ceilings bench answers 77 where there is none (a kept ceilings file
+# skips the bench: then each scenario answers 77 itself).
+if [ $keep_ceilings = 1 ]; then
+  say "keeping ${kept[0]} (not measured again)"
+  status=0
+else
+  "$build/benches/ceilings" "${flags[@]}" --out "$out"
+  status=$?
+fi
 if [ $status = 77 ]; then
   say "no GPU here: rendering the committed results instead of measuring"
   rendered=("$root"/results/*/)

@@ -41,7 +41,11 @@ case_ 2 "suite: --only: no scenario named 'nosuch'" --only launch_storm,nosuch
 case_ 2 "suite: --only: empty name in 'launch_storm,'" --only launch_storm,
 case_ 2 "suite: --only: empty name in 'a,,b'" --only a,,b
 case_ 2 "suite: unknown option --bogus" --bogus
-case_ 0 "ci/suite.sh [--quick] [--only NAME,...] [--out DIR]" --help
+mkdir -p "$work/empty" "$work/two/gpu-a" "$work/two/gpu-b"
+touch "$work/two/gpu-a/ceilings.csv" "$work/two/gpu-b/ceilings.csv"
+case_ 2 "suite: --keep-ceilings: expected one GPU/ceilings.csv under $work/empty, found 0" --keep-ceilings --out "$work/empty"
+case_ 2 "found 2" --keep-ceilings --out "$work/two"
+case_ 0 "ci/suite.sh [--quick] [--only NAME,...] [--out DIR] [--keep-ceilings]" --help
 # bash's own wording for a missing value must never show.
 if grep -q 'parameter null or not set' "$work/out.txt"; then
   echo "FAIL: bash's raw message shown" >&2; failures=$((failures + 1))
