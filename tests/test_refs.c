@@ -2,13 +2,16 @@
  * elementwise_chain (scenarios/elementwise_chain/elementwise_chain_ref.c): bf16 rounding to
  * nearest even, known outputs of the chain, fp32 rounding after every op changing nothing (why
  * fused and unfused agree bitwise in fp32), bf16 rounding after every op changing something,
- * the dropout keep rate. */
+ * the dropout keep rate. varlen_attention (scenarios/varlen_attention/varlen_attention_ref.c): the
+ * length distributions' ranges, and the fp64 host row on one key (the value row itself) and on
+ * many (a convex combination of the value rows). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "elementwise_chain_ref.h"
+#include "varlen_attention_ref.h"
 
 static float bits_float(uint32_t u)
 {
@@ -82,4 +85,55 @@ Test(elementwise_ref, dropout_keeps_its_fraction)
     for (int e = 0; e < n; ++e)
         kept += ew_dropout_keep(12345u, drop->index, (uint32_t)e, drop->a);
     cr_assert_float_eq((double)kept / n, (double)drop->a, 0.002, "kept %d of %d", kept, n);
+}
+
+Test(varlen_ref, lengths_stay_in_their_distribution)
+{
+    int len[256];
+    va_draw_lengths(VA_DIST_LOGNORMAL, 11, 256, len);
+    int above_median = 0;
+    for (int b = 0; b < 256; ++b) {
+        cr_assert(len[b] >= VA_MIN_LEN && len[b] <= VA_DATASET_MAX_LEN, "len %d", len[b]);
+        above_median += len[b] > VA_LOGNORMAL_MEDIAN;
+    }
+    cr_assert(above_median > 96 && above_median < 160, "%d of 256 above the median",
+              above_median);
+    va_draw_lengths(VA_DIST_WIDE, 11, 256, len);
+    for (int b = 0; b < 256; ++b)
+        cr_assert(len[b] >= VA_WIDE_MIN && len[b] <= VA_WIDE_MAX, "len %d", len[b]);
+    va_draw_lengths(VA_DIST_FIXED, 11, 256, len);
+    for (int b = 0; b < 256; ++b)
+        cr_assert_eq(len[b], VA_DATASET_MAX_LEN);
+}
+
+/* The value row of key `pos` of (logical, head), as the generator draws it. */
+static void value_row(uint64_t seed, int logical, int pos, int head, float v[VA_HEAD_DIM])
+{
+    for (int c = 0; c < VA_CHUNKS_PER_ROW; ++c)
+        va_chunk_values(seed, VA_TENSOR_V, logical, pos, head, c, v + 8 * c);
+}
+
+Test(varlen_ref, host_row_weighs_the_value_rows)
+{
+    double out[VA_HEAD_DIM];
+    float v[VA_HEAD_DIM];
+    /* causal, query 0: one key, softmax weight 1, the output is that key's value row */
+    va_host_row(3, 2, 500, 1, 0, 5, out);
+    value_row(3, 2, 0, 5, v);
+    for (int d = 0; d < VA_HEAD_DIM; ++d)
+        cr_assert_float_eq(out[d], (double)v[d], 1e-15, "dim %d", d);
+    /* 300 keys: each output lies between the smallest and largest value of its dimension */
+    va_host_row(3, 2, 300, 0, 17, 5, out);
+    for (int d = 0; d < VA_HEAD_DIM; ++d) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int j = 0; j < 300; ++j) {
+            value_row(3, 2, j, 5, v);
+            lo = fmin(lo, v[d]);
+            hi = fmax(hi, v[d]);
+        }
+        cr_assert(out[d] >= lo - 1e-12 && out[d] <= hi + 1e-12, "dim %d: %g not in [%g, %g]", d,
+                  out[d], lo, hi);
+    }
+    double want[2] = {3.0, 4.0}, got[2] = {3.0, 4.0 + 0.05};
+    cr_assert_float_eq(va_rel_err(want, got, 2), 0.01, 1e-12);
 }
