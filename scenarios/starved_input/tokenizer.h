@@ -1,0 +1,110 @@
+/* starved_input's CPU workload (tokenizer.c): the synthetic language, the corpus and the
+ * byte-level BPE tokenizer. Plain C, usable from C and CUDA. Functions that allocate return
+ * SI_TOK_OK or SI_TOK_ERR (out of memory, or passes of the tokenizer that disagree). */
+#ifndef SI_TOKENIZER_H
+#define SI_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "random.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The values of UF_OK and UF_ERR (underfed.h), without the harness's CUDA headers. */
+enum { SI_TOK_OK = 0, SI_TOK_ERR = 1 };
+
+enum {
+    SI_MAX_DOC_BYTES = 32768,   /* longest document (the log-normal tail is cut here) */
+    SI_MAX_PIECE = 32           /* longest pre-tokenized piece (bounds the O(n^2) merge loop) */
+};
+#define SI_DOC_MEDIAN_BYTES 1200.0  /* median document length */
+#define SI_DOC_SIGMA 1.0        /* log-normal sigma of document lengths: a long tail */
+#define SI_ZIPF_S 1.07          /* word frequencies ~ 1 / rank^s */
+
+static inline double rng_unit(uint64_t *state)     /* [0, 1) */
+{
+    return (double)(uf_splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static inline uint32_t rng_below(uint64_t *state, uint32_t n)   /* [0, n) */
+{
+    return (uint32_t)(((uf_splitmix64(state) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Words of a generated language: letters drawn with English frequencies, short words most
+ * frequent (Zipf). */
+typedef struct si_vocab {
+    int n_words;
+    char *chars;            /* every word, concatenated */
+    uint32_t *off;          /* word i is chars[off[i] .. off[i] + len[i]) */
+    uint8_t *len;
+    double *cdf;            /* cumulative Zipf probabilities; cdf[n_words - 1] == 1 */
+} si_vocab;
+
+/* The corpus: documents as text in memory (as if read from disk). */
+typedef struct si_corpus {
+    int n_docs;
+    char *text;
+    size_t *off;            /* document i is text[off[i] .. off[i] + len[i]) */
+    uint32_t *len;
+} si_corpus;
+
+/* Token ids: 0..255 are bytes, 256 + r is the result of merge r (lower r = applied first),
+ * then BOS, EOS and PAD. */
+typedef struct si_pair_map {    /* open addressing: (left, right) -> merge rank */
+    uint64_t *keys;             /* (left << 32 | right) + 1; 0 marks an empty entry */
+    int32_t *ranks;
+    uint32_t mask;
+} si_pair_map;
+
+typedef struct si_tokenizer {
+    int n_merges;
+    int vocab_size;             /* 256 + n_merges + 3 */
+    int32_t bos_id, eos_id, pad_id;
+    int passes;                 /* tok_cost: times the whole tokenizer runs over a document */
+    si_pair_map merges;
+} si_tokenizer;
+
+/* A tokenizing thread's buffers, sized for the longest document. */
+typedef struct si_scratch {
+    unsigned char *norm;
+    int32_t *ids, *ids_again;
+} si_scratch;
+
+/* The language of `seed`: n_words words, short ones most frequent. */
+int vocab_build(si_vocab *v, uint64_t seed, int n_words);
+void vocab_free(si_vocab *v);
+
+/* n_docs documents of the language; document d depends only on (seed, d). */
+int corpus_build(si_corpus *c, const si_vocab *v, uint64_t seed, int n_docs);
+void corpus_free(si_corpus *c);
+
+/* Train up to n_merges merges on the n_train most frequent words; `passes` is tok_cost. */
+int tokenizer_train(si_tokenizer *t, const si_vocab *v, int n_train, int n_merges, int passes);
+void tokenizer_free(si_tokenizer *t);
+
+/* Cleaning: fold accents, lower-case, drop control characters, collapse whitespace runs to
+ * one space, strip both ends. Returns the length written to out (<= n). */
+int normalize_text(const unsigned char *in, int n, unsigned char *out);
+
+/* One run of the tokenizer over text[0..n): the cleaned text in norm, the ids in ids (both
+ * at least n long); returns the number of ids. */
+int encode_text(const si_tokenizer *t, const char *text, int n, unsigned char *norm,
+                int32_t *ids);
+
+int scratch_alloc(si_scratch *s);
+void scratch_free(si_scratch *s);
+
+/* One sequence: BOS, the document's ids truncated to seq_len - 2, EOS, then PAD. A message in
+ * err when the tokenizer's passes disagree. */
+int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int32_t *row,
+               si_scratch *s, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
