@@ -59,7 +59,8 @@ static void describe_point(const uf_table *t, const uf_row *r, char *out, size_t
     out[0] = '\0';
     for (int k = 0; k < t->n_axes; k++) {
         size_t used = strlen(out);
-        snprintf(out + used, len - used, "%s%s=%g", k ? " " : "", t->axis_names[k], r->axis[k]);
+        snprintf(out + used, len - used, "%s%s=%.10g", k ? " " : "", t->axis_names[k],
+                 r->axis[k]);
     }
 }
 
