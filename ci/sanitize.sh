@@ -19,7 +19,8 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNDERFED_HOST_O
 cmake --build "$build" -j "$(nproc)"
 
 # A report aborts the process with a non-zero status that ctest sees; the stack says where.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1}
+asan=halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-$asan}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
 cd "$build"
 ctest -L unit --output-on-failure --timeout 900 ${CTEST_ARGS:-}

@@ -61,8 +61,8 @@ expect 2 'launch_storm.csv:8:3: NUL byte' "report on a NUL inside a variant name
 
 # ---- impossible values ---------------------------------------------------------------------
 mkdir -p "$work/nan" "$work/busy"
-sed 's/^eager,broken,4096,1000,[0-9.]*,/eager,broken,4096,1000,nan,/' "$data/gpu-a/launch_storm.csv" \
-  > "$work/nan/launch_storm.csv"
+sed 's/^eager,broken,4096,1000,[0-9.]*,/eager,broken,4096,1000,nan,/' \
+  "$data/gpu-a/launch_storm.csv" > "$work/nan/launch_storm.csv"
 expect 2 "nan/launch_storm.csv:30:24: column 'step_ms': 'nan' is not a number" \
   "compare on a NaN step_ms" "$tool" compare "$work/a" "$work/nan"
 awk -F, -v OFS=, 'NR == 27 { $12 = 500 } { print }' "$data/gpu-a/launch_storm.csv" \
@@ -89,27 +89,32 @@ compared=$(grep -oE '^s[0-9]+ ' "$work/out.txt" | sort -u | wc -l)
 # ---- empty input, broken ceilings -------------------------------------------------------------
 expect 2 "no result files" "report on an empty folder" "$tool" report "$work/empty"
 [ ! -e "$work/empty/REPORT.md" ] || fail "report wrote REPORT.md into an empty folder"
-expect 2 "no result files in $work/empty" "compare GOOD EMPTY" "$tool" compare "$work/a" "$work/empty"
-expect 2 "no result files in $work/empty" "compare EMPTY GOOD" "$tool" compare "$work/empty" "$work/a"
+expect 2 "no result files in $work/empty" "compare GOOD EMPTY" \
+  "$tool" compare "$work/a" "$work/empty"
+expect 2 "no result files in $work/empty" "compare EMPTY GOOD" \
+  "$tool" compare "$work/empty" "$work/a"
 mkdir -p "$work/ceil-empty" "$work/ceil-cut"
 cp "$data/gpu-a/launch_storm.csv" "$work/ceil-empty/"
 cp "$data/gpu-a/launch_storm.csv" "$work/ceil-cut/"
 : > "$work/ceil-empty/ceilings.csv"
-expect 2 "ceil-empty/ceilings.csv:1: not an underfed ceilings file" "report with an empty ceilings.csv" \
-  "$tool" report "$work/ceil-empty"
+expect 2 "ceil-empty/ceilings.csv:1: not an underfed ceilings file" \
+  "report with an empty ceilings.csv" "$tool" report "$work/ceil-empty"
 [ ! -e "$work/ceil-empty/REPORT.md" ] || fail "report wrote REPORT.md with an empty ceilings.csv"
 head -c 500 "$data/gpu-a/ceilings.csv" > "$work/ceil-cut/ceilings.csv"
 expect 2 "truncated" "report with a truncated ceilings.csv" "$tool" report "$work/ceil-cut"
-grep -qE 'ceil-cut/ceilings.csv:[0-9]+: truncated' "$work/out.txt" || fail "truncated ceilings: no file:line"
+grep -qE 'ceil-cut/ceilings.csv:[0-9]+: truncated' "$work/out.txt" ||
+  fail "truncated ceilings: no file:line"
 mkdir -p "$work/no-ceil"
 cp "$data/gpu-a/launch_storm.csv" "$work/no-ceil/"
 expect 0 "wrote" "report without ceilings.csv" "$tool" report "$work/no-ceil"
-grep -q '^Ceilings: not available' "$work/no-ceil/REPORT.md" || fail "report without ceilings does not say so"
+grep -q '^Ceilings: not available' "$work/no-ceil/REPORT.md" ||
+  fail "report without ceilings does not say so"
 
 # ---- compare: missing and new rows, files, names -----------------------------------------------
 mkdir -p "$work/lost" "$work/renamed" "$work/extra"
 sed '$d' "$data/gpu-a/launch_storm.csv" > "$work/lost/launch_storm.csv"   # the last row lost
-expect 1 "1 MISSING from $work/lost" "compare with a lost row" "$tool" compare "$work/a" "$work/lost"
+expect 1 "1 MISSING from $work/lost" "compare with a lost row" \
+  "$tool" compare "$work/a" "$work/lost"
 grep -qE '^launch_storm +fused +elems=16777216 ops=1000 +row .* MISSING$' "$work/out.txt" ||
   fail "the lost row is not listed MISSING"
 grep -qF -- "--allow-missing" "$work/out.txt" || fail "a lost row does not point at --allow-missing"
@@ -119,14 +124,15 @@ expect 0 "" "compare with a new row" "$tool" compare "$work/lost" "$work/a"
 grep -qE '^launch_storm +fused +elems=16777216 ops=1000 +row .* NEW$' "$work/out.txt" ||
   fail "the new row is not listed NEW"
 cp "$data/gpu-a/launch_storm.csv" "$work/extra/launch_storm.csv"
-sed 's/^# scenario: launch_storm$/# scenario: other/' "$data/gpu-a/launch_storm.csv" > "$work/extra/other.csv"
+sed 's/^# scenario: launch_storm$/# scenario: other/' "$data/gpu-a/launch_storm.csv" \
+  > "$work/extra/other.csv"
 expect 1 "other                  MISSING (only in" "compare with a file lost" \
   "$tool" compare "$work/extra" "$work/a"
 expect 0 "other                  NEW (only in" "compare with a file added" \
   "$tool" compare "$work/a" "$work/extra"
 sed 's/^# scenario: launch_storm$/# scenario: elementwise_chain/' "$data/gpu-a/launch_storm.csv" \
   > "$work/renamed/launch_storm.csv"
-expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file name" \
+expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file" \
   "compare with a file of another scenario" "$tool" compare "$work/a" "$work/renamed"
 
 if [ $failures -gt 0 ]; then

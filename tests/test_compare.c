@@ -1,7 +1,8 @@
 /* Unit tests of compare.c: the run comparison on hand-built tables (SAME within the threshold,
  * FASTER / SLOWER beyond threshold and spread, NOISY within the combined spread, missing and
- * new rows and values, axes matched by name, empty on both sides skipped), then as the `underfed compare` tool uses it: on the
- * fixture result folders of tests/data, read by the strict reader. */
+ * new rows and values, axes matched by name, empty on both sides skipped), then as the
+ * `underfed compare` tool uses it: on the fixture result folders of tests/data, read by the
+ * strict reader. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
