@@ -983,6 +983,7 @@ typedef struct results_state {
     int *row_lines;         /* the line of each row read so far */
     int cap_row_lines;
     int n_variants;         /* distinct variants so far */
+    char variants[UF_MAX_VARIANTS][UF_NAME_LEN];
 } results_state;
 
 static int read_unit_line(const csv_reader *r, int line, const char *key, const char *value,
@@ -1159,33 +1160,65 @@ static int check_row_names(const csv_reader *r, int line, const uf_row *row, cha
     return 0;
 }
 
-/* Same sweep point: equal axis values (two empty values count as equal). */
-static int same_point(const uf_table *t, const uf_row *a, const uf_row *b)
+/* A row with its line, for the duplicate check. */
+typedef struct row_ref {
+    const uf_row *row;
+    int line, n_axes;
+} row_ref;
+
+/* Order by variant, then sweep point (an empty axis value first); 0: same variant and point. */
+static int cmp_row_ref(const void *x, const void *y)
 {
-    for (int k = 0; k < t->n_axes; k++)
-        if (!(a->axis[k] == b->axis[k] || (isnan(a->axis[k]) && isnan(b->axis[k]))))
-            return 0;
-    return 1;
+    const row_ref *a = x, *b = y;
+    int c = strcmp(a->row->variant, b->row->variant);
+    for (int k = 0; c == 0 && k < a->n_axes; k++) {
+        double u = a->row->axis[k], v = b->row->axis[k];
+        c = isnan(u) || isnan(v) ? isnan(v) - isnan(u) : (u > v) - (u < v);
+    }
+    return c;
 }
 
-/* The last row against the earlier ones: no second row of a variant at one point, and no more
- * variants than the tools hold (UF_MAX_VARIANTS). */
-static int check_row_unique(const csv_reader *r, int line, const uf_table *t,
-                            results_state *st, char *err, size_t errlen)
+/* No second row of a variant at one sweep point: sorted, then neighbours compared
+ * (O(n log n): a file of many rows stays fast). The error names both lines. */
+static int check_duplicate_rows(const csv_reader *r, const uf_table *t, const int *lines,
+                                char *err, size_t errlen)
+{
+    if (t->n_rows < 2)
+        return 0;
+    row_ref *refs = malloc((size_t)t->n_rows * sizeof *refs);
+    if (refs == NULL)
+        return uf_set_err(err, errlen, "%s: out of memory", r->path);
+    for (int i = 0; i < t->n_rows; i++)
+        refs[i] = (row_ref){&t->rows[i], lines[i], t->n_axes};
+    qsort(refs, (size_t)t->n_rows, sizeof *refs, cmp_row_ref);
+    int rc = 0;
+    for (int i = 1; i < t->n_rows && rc == 0; i++) {
+        if (cmp_row_ref(&refs[i - 1], &refs[i]) != 0)
+            continue;
+        int first = refs[i - 1].line < refs[i].line ? refs[i - 1].line : refs[i].line;
+        int second = refs[i - 1].line ^ refs[i].line ^ first;
+        rc = rd_error(r, second, err, errlen, "duplicate row: variant '%s' at this sweep point "
+                      "is already on line %d", refs[i].row->variant, first);
+    }
+    free(refs);
+    return rc;
+}
+
+/* The last row's line kept, and its variant counted: no more variants than the tools hold
+ * (UF_MAX_VARIANTS). */
+static int note_row(const csv_reader *r, int line, const uf_table *t, results_state *st,
+                    char *err, size_t errlen)
 {
     const uf_row *row = &t->rows[t->n_rows - 1];
     int variant_seen = 0;
-    for (int i = 0; i < t->n_rows - 1; i++) {
-        if (strcmp(t->rows[i].variant, row->variant) != 0)
-            continue;
-        variant_seen = 1;
-        if (same_point(t, &t->rows[i], row))
-            return rd_error(r, line, err, errlen, "duplicate row: variant '%s' at this sweep "
-                            "point is already on line %d", row->variant, st->row_lines[i]);
+    for (int v = 0; v < st->n_variants && !variant_seen; v++)
+        variant_seen = strcmp(st->variants[v], row->variant) == 0;
+    if (!variant_seen) {
+        if (st->n_variants == UF_MAX_VARIANTS)
+            return rd_error(r, line, err, errlen, "more than %d variants (the limit of the "
+                            "tools)", UF_MAX_VARIANTS);
+        copy_str(st->variants[st->n_variants++], UF_NAME_LEN, row->variant);
     }
-    if (!variant_seen && ++st->n_variants > UF_MAX_VARIANTS)
-        return rd_error(r, line, err, errlen, "more than %d variants (the limit of the tools)",
-                        UF_MAX_VARIANTS);
     if (t->n_rows > st->cap_row_lines) {
         int cap = st->cap_row_lines > 0 ? 2 * st->cap_row_lines : 64;
         int *lines = realloc(st->row_lines, (size_t)cap * sizeof *lines);
@@ -1239,7 +1272,7 @@ static int read_row(csv_reader *r, int line, uf_table *t, results_state *st, cha
     }
     if (check_row_names(r, line, row, err, errlen) != 0)
         return -1;
-    return check_row_unique(r, line, t, st, err, errlen);
+    return note_row(r, line, t, st, err, errlen);
 }
 
 /* The header line: columns mapped, units attached. */
@@ -1300,7 +1333,7 @@ static int parse_results(csv_reader *r, uf_table *t, const char *scenario, char 
         if (read_row(r, line, t, st, err, errlen) != 0)
             goto out_free;
     if (got == 0)
-        rc = 0;
+        rc = check_duplicate_rows(r, t, st->row_lines, err, errlen);
 
 out_free:
     free(st->row_lines);
@@ -1405,10 +1438,14 @@ static int check_ceiling_header(const csv_reader *r, int line, char *err, size_t
     return 0;
 }
 
-/* The rows read so far, for duplicates: each name and its line. */
+/* The names read so far, for duplicates: each name and its line. */
+typedef struct ceiling_name {
+    char name[UF_NAME_LEN];
+    int line;
+} ceiling_name;
+
 typedef struct ceiling_names {
-    char (*name)[UF_NAME_LEN];
-    int *line;
+    ceiling_name *names;
     int n, cap;
 } ceiling_names;
 
@@ -1419,24 +1456,38 @@ static int note_ceiling_name(const csv_reader *r, int line, ceiling_names *seen,
     if (strlen(name) >= UF_NAME_LEN)
         return rd_error_at(r, line, 1, err, errlen, "ceiling name longer than %d characters",
                            UF_NAME_LEN - 1);
-    for (int i = 0; i < seen->n; i++)
-        if (strcmp(seen->name[i], name) == 0)
-            return rd_error_at(r, line, 1, err, errlen, "duplicate ceiling '%s' (already on "
-                               "line %d)", name, seen->line[i]);
     if (seen->n == seen->cap) {
         int cap = seen->cap > 0 ? 2 * seen->cap : 32;
-        char (*names)[UF_NAME_LEN] = realloc(seen->name, (size_t)cap * sizeof *names);
-        if (names != NULL)
-            seen->name = names;
-        int *lines = realloc(seen->line, (size_t)cap * sizeof *lines);
-        if (lines != NULL)
-            seen->line = lines;
-        if (names == NULL || lines == NULL)
+        ceiling_name *names = realloc(seen->names, (size_t)cap * sizeof *names);
+        if (names == NULL)
             return rd_error(r, line, err, errlen, "out of memory");
+        seen->names = names;
         seen->cap = cap;
     }
-    copy_str(seen->name[seen->n], UF_NAME_LEN, name);
-    seen->line[seen->n++] = line;
+    copy_str(seen->names[seen->n].name, UF_NAME_LEN, name);
+    seen->names[seen->n++].line = line;
+    return 0;
+}
+
+static int cmp_ceiling_name(const void *x, const void *y)
+{
+    const ceiling_name *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* No ceiling twice: sorted by name (then line), neighbours compared. */
+static int check_duplicate_ceilings(const csv_reader *r, ceiling_names *seen, char *err,
+                                    size_t errlen)
+{
+    if (seen->n < 2)
+        return 0;
+    qsort(seen->names, (size_t)seen->n, sizeof *seen->names, cmp_ceiling_name);
+    for (int i = 1; i < seen->n; i++)
+        if (strcmp(seen->names[i - 1].name, seen->names[i].name) == 0)
+            return rd_error_at(r, seen->names[i].line, 1, err, errlen, "duplicate ceiling '%s' "
+                               "(already on line %d)", seen->names[i].name,
+                               seen->names[i - 1].line);
     return 0;
 }
 
@@ -1505,12 +1556,11 @@ static int parse_ceilings(csv_reader *r, uf_ceilings *c, uf_meta *meta, char *er
         if (read_ceiling_row(r, line, c, &seen, err, errlen) != 0)
             goto out_free;
     if (got == 0)
-        rc = 0;
+        rc = check_duplicate_ceilings(r, &seen, err, errlen);
 
 out_free:
     free(keys);
-    free(seen.name);
-    free(seen.line);
+    free(seen.names);
     return rc;
 }
 

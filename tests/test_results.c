@@ -12,6 +12,7 @@
 #include "json_check.h"
 #include "options.h"
 #include "results.h"
+#include "strbuf.h"
 
 #define DATA(name) UF_TEST_DATA_DIR "/" name
 
@@ -1038,4 +1039,53 @@ Test(hostile, committed_results_still_read)
         }
     }
     cr_expect_eq(read, 8, "6 H200 scenarios and the two fixture folders");
+}
+
+/* Duplicates are found by sorting, not by comparing every pair: 40,000 rows and 40,000
+ * ceilings read in well under the timeout, and a duplicate at the end is still found. */
+Test(hostile, many_rows_read_without_quadratic_time, .timeout = 30)
+{
+    enum { ROWS = 40000 };
+    uf_strbuf b = {0};
+    uf_sb_puts(&b, "# underfed-results v2\n# scenario: many\nvariant,role,elems");
+    for (int i = 0; i < uf_n_metrics; i++)
+        uf_sb_printf(&b, ",%s", uf_metrics[i].name);
+    uf_sb_puts(&b, ",skip_reason\n");
+    for (int i = 0; i < ROWS; i++) {
+        uf_sb_printf(&b, "v%d,fixed,%d,1", i % UF_MAX_VARIANTS, i / UF_MAX_VARIANTS);
+        for (int m = 1; m < uf_n_metrics; m++)
+            uf_sb_putn(&b, ",", 1);
+        uf_sb_puts(&b, ",\n");
+    }
+    char err[512] = "";
+    uf_table t;
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "many.csv", b.data, b.len, "many", err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(t.n_rows, ROWS);
+    uf_table_free(&t);
+    uf_sb_puts(&b, "v3,fixed,0,1");     /* v3 at elems=0 again: the row of line 7 */
+    for (int m = 1; m < uf_n_metrics; m++)
+        uf_sb_putn(&b, ",", 1);
+    uf_sb_puts(&b, ",\n");
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "many.csv", b.data, b.len, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "many.csv:40004: duplicate row: variant 'v3' at this sweep point is "
+                          "already on line 7") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    free(b.data);
+
+    uf_strbuf c = {0};
+    uf_sb_puts(&c, "# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\n");
+    for (int i = 0; i < ROWS; i++)
+        uf_sb_printf(&c, "c%d,1,us,,\n", i);
+    uf_ceilings ceil;
+    cr_expect_eq(uf_ceilings_parse("ceilings.csv", c.data, c.len, &ceil, NULL, err, sizeof err),
+                 0, "%s", err);
+    uf_sb_puts(&c, "c17,2,us,,\n");
+    cr_expect_eq(uf_ceilings_parse("ceilings.csv", c.data, c.len, &ceil, NULL, err, sizeof err),
+                 -1);
+    cr_expect(strstr(err, "ceilings.csv:40003:1: duplicate ceiling 'c17' (already on line 20)"),
+              "'%s'", err);
+    free(c.data);
 }
