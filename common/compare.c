@@ -6,25 +6,25 @@
 #include "compare.h"
 #include "stats.h"
 
-/* name, lower is better, carries the step-time spread. The NVML view of the timing pass
- * (nvml_util_pct, sm_clock_mhz, sm_clock_min_mhz, power_w) is not judged: a lower clock or a
- * higher power explains a change in step time, it is not a regression of its own. */
+/* The judged metrics, and whether a metric inherits the step-time spread; which way is
+ * better is the metric table's. The NVML view of the timing pass (nvml_util_pct, sm_clock_mhz,
+ * sm_clock_min_mhz, power_w) is not judged: a lower clock or a higher power explains a change
+ * in step time, it is not a regression of its own. */
 static const struct {
     const char *name;
-    int lower_is_better;
     int uses_step_spread;
 } compared[] = {
-    {"step_ms", 1, 1},
-    {"tflops_useful", 0, 1},
-    {"gbs", 0, 1},
-    {"busy_pct", 0, 0},
+    {"step_ms", 1},
+    {"tflops_useful", 1},
+    {"gbs", 1},
+    {"busy_pct", 0},
 };
 
 enum { N_COMPARED = sizeof compared / sizeof compared[0] };
 
 const char *uf_verdict_name(uf_verdict v)
 {
-    static const char *const names[] = {"SAME", "FASTER", "SLOWER", "NOISY", "MISSING"};
+    static const char *const names[] = {"SAME", "FASTER", "SLOWER", "NOISY", "MISSING", "NEW"};
     return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "?";
 }
 
@@ -59,7 +59,8 @@ static void describe_point(const uf_table *t, const uf_row *r, char *out, size_t
     out[0] = '\0';
     for (int k = 0; k < t->n_axes; k++) {
         size_t used = strlen(out);
-        snprintf(out + used, len - used, "%s%s=%g", k ? " " : "", t->axis_names[k], r->axis[k]);
+        snprintf(out + used, len - used, "%s%s=%.10g", k ? " " : "", t->axis_names[k],
+                 r->axis[k]);
     }
 }
 
@@ -75,39 +76,61 @@ static uf_verdict judge(double a, double spread_a, double b, double spread_b, do
     }
 }
 
+/* One diff into out[*n] when it fits; *n counts them all. */
+static void add_diff(uf_diff *out, int max_out, int *n, const uf_table *t, const uf_row *r,
+                     const char *metric, double a, double b, uf_verdict verdict)
+{
+    if (*n < max_out) {
+        uf_diff *d = &out[*n];
+        snprintf(d->variant, sizeof d->variant, "%s", r->variant);
+        describe_point(t, r, d->where, sizeof d->where);
+        d->metric = metric;
+        d->a = a;
+        d->b = b;
+        d->change_pct = isnan(a) || isnan(b) || a == 0 ? NAN : (b - a) / a * 100.0;
+        d->verdict = verdict;
+    }
+    (*n)++;
+}
+
+/* The judged metrics of a row present in both tables. */
+static void compare_row(const uf_table *a, const uf_row *ra, const uf_table *b,
+                        const uf_row *rb, double threshold_pct, uf_diff *out, int max_out,
+                        int *n)
+{
+    for (int m = 0; m < N_COMPARED; m++) {
+        double va = uf_table_value(a, ra, compared[m].name);
+        double vb = uf_table_value(b, rb, compared[m].name);
+        if (isnan(va) && isnan(vb))
+            continue;
+        const uf_metric_desc *desc = uf_metric_find(compared[m].name);
+        int spread = compared[m].uses_step_spread;
+        uf_verdict v = isnan(vb)   ? UF_MISSING
+                       : isnan(va) ? UF_NEW
+                                   : judge(va, spread ? ra->spread_pct : 0, vb,
+                                           spread ? rb->spread_pct : 0, threshold_pct,
+                                           desc->direction == UF_DIR_LOWER);
+        add_diff(out, max_out, n, a, ra, compared[m].name, va, vb, v);
+    }
+}
+
 int uf_compare_tables(const uf_table *a, const uf_table *b, double threshold_pct, uf_diff *out,
                       int max_out)
 {
-    int map[UF_MAX_AXES];
+    int map[UF_MAX_AXES], back[UF_MAX_AXES];
     int n = 0;
     map_axes(a, b, map);
+    map_axes(b, a, back);
     for (int i = 0; i < a->n_rows; i++) {
         const uf_row *ra = &a->rows[i];
         const uf_row *rb = find_row(b, ra, map, a->n_axes);
-        char where[UF_REASON_LEN];
-        describe_point(a, ra, where, sizeof where);
-        for (int m = 0; m < N_COMPARED; m++) {
-            double va = uf_table_value(a, ra, compared[m].name);
-            double vb = rb ? uf_table_value(b, rb, compared[m].name) : NAN;
-            if (rb && (isnan(va) || isnan(vb)))
-                continue;
-            if (n < max_out) {
-                uf_diff *d = &out[n];
-                snprintf(d->variant, sizeof d->variant, "%s", ra->variant);
-                snprintf(d->where, sizeof d->where, "%s", where);
-                d->metric = rb ? compared[m].name : "row";
-                d->a = va;
-                d->b = vb;
-                d->change_pct = (vb - va) / va * 100.0;
-                d->verdict = !rb ? UF_MISSING
-                                 : judge(va, compared[m].uses_step_spread ? ra->spread_pct : 0,
-                                         vb, compared[m].uses_step_spread ? rb->spread_pct : 0,
-                                         threshold_pct, compared[m].lower_is_better);
-            }
-            n++;
-            if (!rb)
-                break;
-        }
+        if (rb)
+            compare_row(a, ra, b, rb, threshold_pct, out, max_out, &n);
+        else
+            add_diff(out, max_out, &n, a, ra, "row", NAN, NAN, UF_MISSING);
     }
+    for (int i = 0; i < b->n_rows; i++)
+        if (!find_row(a, &b->rows[i], back, b->n_axes))
+            add_diff(out, max_out, &n, b, &b->rows[i], "row", NAN, NAN, UF_NEW);
     return n;
 }

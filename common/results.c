@@ -40,8 +40,14 @@
  *
  * The readers are strict: a missing magic line, an unknown or missing column, a wrong field
  * count, an unparsable number, an unterminated quote or a last line without its newline
- * (a truncated file) is an error naming the file and line. */
+ * (a truncated file) is an error naming the file and line. So are: a NUL byte anywhere; a
+ * number that is not plain decimal ("nan", "inf", hex floats, overflow); a metric outside its
+ * valid range (metrics.c), named with line and column; a duplicate row (same variant and
+ * sweep point), ceiling or metadata key; an empty variant; a role other than broken/fixed;
+ * more variants, metadata or unit lines than the fixed limits hold (the limit is named:
+ * nothing is dropped silently). Empty is the only way to say "not measured". */
 #include "results.h"
+#include "options.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -68,39 +74,8 @@
 
 /* ---- the tables ------------------------------------------------------------------------- */
 
-/* M: a metric of the whole run (since v1; M2 since v2, M3 since v3); D, D2: measured on each
- * GPU (the trace pass's timeline, the counters, NVML), kept per rank on several GPUs. */
-#define M(field, unit) {#field, unit, offsetof(uf_row, field), 1, 0}
-#define M2(field, unit) {#field, unit, offsetof(uf_row, field), 2, 0}
-#define M3(field, unit) {#field, unit, offsetof(uf_row, field), 3, 0}
-#define D(field, unit) {#field, unit, offsetof(uf_row, field), 1, 1}
-#define D2(field, unit) {#field, unit, offsetof(uf_row, field), 2, 1}
-const uf_metric_desc uf_metrics[] = {
-    M(step_ms, "ms"), M(step_ms_min, "ms"), M(step_ms_max, "ms"), M3(step_ms_mean, "ms"),
-    M(spread_pct, "%"),
-    M(steps_timed, "count"),
-    M(trace_step_ms, "ms"), M(trace_overhead, "ratio"),
-    D(busy_pct, "%"), D(kernels_per_step, "count"), D(kernel_us_mean, "us"),
-    D(launch_us, "us"), D(idle_host_pct, "%"), D(idle_other_pct, "%"),
-    D(comm_overlap_pct, "%"), D(comm_exposed_ms, "ms"), D2(comm_sm_pct, "%"),
-    D2(copy_overlap_pct, "%"),
-    D(sm_active_pct, "%"), D(occupancy_pct, "%"), D(tensor_active_pct, "%"), D(dram_pct, "%"),
-    D(gpm_sm_active_pct, "%"), D(gpm_occupancy_pct, "%"), D(gpm_tensor_active_pct, "%"),
-    D(gpm_dram_pct, "%"),
-    D(nvml_util_pct, "%"), D2(sm_clock_mhz, "MHz"), D2(sm_clock_min_mhz, "MHz"),
-    D2(power_w, "W"),
-    M(useful_flops, "flop"), M(executed_flops, "flop"), M(tflops_useful, "TFLOP/s"),
-    M(pct_of_gemm, "%"),
-    M(min_bytes, "bytes"), M(gbs, "GB/s"), M(pct_of_copy, "%"),
-    M(peak_mem_bytes, "bytes"),
-    M(verified, "1"), M(max_rel_err, "1"),
-};
-#undef M
-#undef M2
-#undef M3
-#undef D
-#undef D2
-const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
+/* The metric table, uf_metrics, is metrics.c's. */
+
 
 #define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
 const uf_ceiling_desc uf_ceiling_descs[] = {
@@ -161,7 +136,7 @@ void uf_meta_set(uf_meta *m, const char *key, const char *fmt, ...)
     }
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->value[i], UF_REASON_LEN, fmt, ap);
+    vsnprintf(m->value[i], UF_META_VALUE_LEN, fmt, ap);
     va_end(ap);
     for (char *c = m->value[i]; *c != '\0'; c++)
         if (*c == '\n' || *c == '\r')
@@ -696,30 +671,57 @@ void uf_slug(const char *name, char *out, size_t outlen)
 /* ---- the strict reader ------------------------------------------------------------------ */
 
 typedef struct csv_reader {
-    const char *path;
+    const char *path;   /* the file's name in messages */
     char *buf;          /* the whole file, '\r\n' folded to '\n', NUL-terminated */
     size_t len, pos;
     int line;           /* line number of buf[pos] */
+    char *rec_start;    /* the current record's first character: fields' columns count from it */
     char **fields;      /* the current record's fields, unescaped in place */
     int n_fields, cap_fields;
 } csv_reader;
 
-static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
-                    ...) __attribute__((format(printf, 5, 6)));
-
-static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
-                    ...)
+static int rd_verror(const csv_reader *r, int line, int col, char *err, size_t errlen,
+                     const char *fmt, va_list ap)
 {
     if (err == NULL || errlen == 0)
         return -1;
-    int n = snprintf(err, errlen, "%s:%d: ", r->path, line);
-    if (n >= 0 && (size_t)n < errlen) {
-        va_list ap;
-        va_start(ap, fmt);
+    int n = col > 0 ? snprintf(err, errlen, "%s:%d:%d: ", r->path, line, col)
+                    : snprintf(err, errlen, "%s:%d: ", r->path, line);
+    if (n >= 0 && (size_t)n < errlen)
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
     return -1;
+}
+
+/* "PATH:LINE: message"; -1. */
+static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
+                    ...) __attribute__((format(printf, 5, 6)));
+static int rd_error(const csv_reader *r, int line, char *err, size_t errlen, const char *fmt,
+                    ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rd_verror(r, line, 0, err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "PATH:LINE:COLUMN: message" (COLUMN counts characters from 1); -1. */
+static int rd_error_at(const csv_reader *r, int line, int col, char *err, size_t errlen,
+                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int rd_error_at(const csv_reader *r, int line, int col, char *err, size_t errlen,
+                       const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rd_verror(r, line, col, err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The column (from 1) where field i of the current record starts. */
+static int field_col(const csv_reader *r, int i)
+{
+    return (int)(r->fields[i] - r->rec_start) + 1;
 }
 
 static int read_whole_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
@@ -757,26 +759,53 @@ static int read_whole_file(const char *path, char **data, size_t *len, char *err
     return rc;
 }
 
-/* Load path; check that it starts with magic (the file's kind is `what`) and ends with a line
- * break. */
-static int reader_open(csv_reader *r, const char *path, const char *magic, const char *what,
+/* The reader on a copy of data (len bytes, any content); path names it in messages. CR LF is
+ * folded into LF; a NUL byte is an error (the files are text, and C strings would cut there). */
+static int reader_init(csv_reader *r, const char *path, const char *data, size_t len,
                        char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->path = path;
     r->line = 1;
-    if (read_whole_file(path, &r->buf, &r->len, err, errlen) != 0)
-        return -1;
-    size_t w = 0;   /* fold CR LF into LF */
-    for (size_t i = 0; i < r->len; i++)
-        if (!(r->buf[i] == '\r' && i + 1 < r->len && r->buf[i + 1] == '\n'))
+    r->buf = malloc(len + 1);
+    if (r->buf == NULL)
+        return uf_set_err(err, errlen, "%s: out of memory", path);
+    if (len > 0)
+        memcpy(r->buf, data, len);
+    size_t w = 0;
+    for (size_t i = 0; i < len; i++)
+        if (!(r->buf[i] == '\r' && i + 1 < len && r->buf[i + 1] == '\n'))
             r->buf[w++] = r->buf[i];
     r->len = w;
     r->buf[w] = '\0';
+    const char *nul = memchr(r->buf, '\0', r->len);
+    if (nul != NULL) {
+        int line = 1;
+        const char *line_start = r->buf;
+        for (const char *c = r->buf; c < nul; c++)
+            if (*c == '\n') {
+                line++;
+                line_start = c + 1;
+            }
+        return rd_error_at(r, line, (int)(nul - line_start) + 1, err, errlen,
+                           "NUL byte: not a text file");
+    }
+    return 0;
+}
 
+/* Does the loaded text start with the line `magic`? */
+static int reader_has_magic(const csv_reader *r, const char *magic)
+{
     size_t mlen = strlen(magic);
-    if (r->len < mlen || memcmp(r->buf, magic, mlen) != 0 ||
-        (r->buf[mlen] != '\n' && r->buf[mlen] != '\0'))
+    return r->len > mlen && memcmp(r->buf, magic, mlen) == 0 && r->buf[mlen] == '\n';
+}
+
+/* Check that the text starts with magic (the file's kind is `what`) and ends with a line
+ * break; position after the magic line. */
+static int reader_start(csv_reader *r, const char *magic, const char *what, char *err,
+                        size_t errlen)
+{
+    if (!reader_has_magic(r, magic))
         return rd_error(r, 1, err, errlen, "not an %s file (the first line is not '%s')", what,
                         magic);
     if (r->buf[r->len - 1] != '\n') {
@@ -785,7 +814,7 @@ static int reader_open(csv_reader *r, const char *path, const char *magic, const
             lines += r->buf[i] == '\n';
         return rd_error(r, lines, err, errlen, "truncated: the last line has no line break");
     }
-    r->pos = mlen + 1;
+    r->pos = strlen(magic) + 1;
     r->line = 2;
     return 0;
 }
@@ -805,9 +834,11 @@ static int reader_meta(csv_reader *r, char **key, char **value)
     if (r->pos >= r->len || r->buf[r->pos] != '#')
         return 0;
     char *line = r->buf + r->pos;
-    char *nl = strchr(line, '\n');   /* present: the file ends with one */
+    char *nl = memchr(line, '\n', r->len - r->pos);
+    if (nl == NULL)                 /* reader_start checked the final line break */
+        nl = r->buf + r->len;
     *nl = '\0';
-    r->pos = (size_t)(nl + 1 - r->buf);
+    r->pos = (size_t)(nl - r->buf) + (nl < r->buf + r->len);
     r->line++;
     *key = *value = NULL;
     char *text = line + 1;
@@ -820,6 +851,26 @@ static int reader_meta(csv_reader *r, char **key, char **value)
     *key = text;
     *value = sep + 2;
     return 1;
+}
+
+/* A metadata entry fits the table: key 1..UF_NAME_LEN-1 characters, value shorter than
+ * UF_META_VALUE_LEN, key not seen before in `seen` (NULL: not checked). Line is the entry's. */
+static int check_meta_entry(const csv_reader *r, int line, const char *key, const char *value,
+                            const uf_meta *seen, char *err, size_t errlen)
+{
+    if (key[0] == '\0')
+        return rd_error(r, line, err, errlen, "metadata line with an empty key");
+    if (strlen(key) >= UF_NAME_LEN)
+        return rd_error(r, line, err, errlen, "metadata key longer than %d characters",
+                        UF_NAME_LEN - 1);
+    if (strlen(value) >= UF_META_VALUE_LEN)
+        return rd_error(r, line, err, errlen, "metadata '%s': value longer than %d characters",
+                        key, UF_META_VALUE_LEN - 1);
+    if (seen != NULL && uf_meta_get(seen, key) != NULL)
+        return rd_error(r, line, err, errlen, "metadata key '%s' appears twice", key);
+    if (seen != NULL && seen->n >= UF_MAX_META)
+        return rd_error(r, line, err, errlen, "more than %d metadata lines", UF_MAX_META);
+    return 0;
 }
 
 static int add_field(csv_reader *r, char *field)
@@ -881,6 +932,7 @@ static int reader_record(csv_reader *r, int *line, char *err, size_t errlen)
         return 0;
     *line = r->line;
     char *p = r->buf + r->pos;
+    r->rec_start = p;
     for (;;) {
         char *field = p;
         int last = parse_field(r, &p, *line, err, errlen);
@@ -898,21 +950,74 @@ static int reader_record(csv_reader *r, int *line, char *err, size_t errlen)
     return 1;
 }
 
-/* A number field: empty is NaN; otherwise the whole text must be a number. */
+/* Plain decimal: [+-] digits [. digits] [e|E [+-] digits], at least one digit in the mantissa.
+ * No "nan", "inf", hex floats, spaces or suffixes. */
+static int is_decimal(const char *s)
+{
+    const char *c = s;
+    int digits = 0;
+    if (*c == '+' || *c == '-')
+        c++;
+    for (; *c >= '0' && *c <= '9'; c++)
+        digits++;
+    if (*c == '.')
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            digits++;
+    if (digits == 0)
+        return 0;
+    if (*c == 'e' || *c == 'E') {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        if (!(*c >= '0' && *c <= '9'))
+            return 0;
+        while (*c >= '0' && *c <= '9')
+            c++;
+    }
+    return *c == '\0';
+}
+
+/* A number field: empty is NaN (not measured); otherwise plain decimal text of a finite
+ * value (an overflow to infinity is refused, an underflow reads as the nearest double). */
 static int parse_value(const char *s, double *out)
 {
     if (s[0] == '\0') {
         *out = NAN;
         return 0;
     }
-    if (s[0] == ' ' || s[0] == '\t')
+    if (!is_decimal(s))
         return -1;
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0' || (errno == ERANGE && fabs(v) > 1.0))
+    double v = strtod(s, NULL);
+    if (!isfinite(v))
         return -1;
     *out = v;
+    return 0;
+}
+
+/* Field i as a number into *out; an error naming line, column and the column's name. */
+static int read_number(const csv_reader *r, int line, int i, const char *col, double *out,
+                       char *err, size_t errlen)
+{
+    if (parse_value(r->fields[i], out) != 0)
+        return rd_error_at(r, line, field_col(r, i), err, errlen,
+                           "column '%s': '%s' is not a number (plain decimal, finite; empty "
+                           "if not measured)", col, r->fields[i]);
+    return 0;
+}
+
+/* Field i as the metric m: a number within m's valid range. */
+static int read_metric(const csv_reader *r, int line, int i, const uf_metric_desc *m,
+                       double *out, char *err, size_t errlen)
+{
+    if (read_number(r, line, i, m->name, out, err, errlen) != 0)
+        return -1;
+    if (!uf_metric_valid(m, *out)) {
+        char range[64];
+        uf_metric_range_text(m, range, sizeof range);
+        return rd_error_at(r, line, field_col(r, i), err, errlen,
+                           "column '%s': %s is outside its valid range %s (%s)", m->name,
+                           r->fields[i], range, m->hint);
+    }
     return 0;
 }
 
@@ -932,25 +1037,67 @@ typedef struct unit_list {
     int n;
     char name[UF_MAX_META][UF_NAME_LEN];
     char unit[UF_MAX_META][UF_NAME_LEN];
+    int line[UF_MAX_META];
 } unit_list;
 
-static int read_results_meta(csv_reader *r, uf_table *t, unit_list *units, char *err,
+/* What the reader keeps while it reads one results file. */
+typedef struct results_state {
+    int version;            /* format version of the magic line */
+    int scenario_line;      /* line of `# scenario:`; 0 when there is none */
+    unit_list units;
+    char **header;          /* the header's fields (in the reader's buffer) */
+    col_map *cols;
+    int n_cols;
+    int *row_lines;         /* the line of each row read so far */
+    int cap_row_lines;
+    int n_variants;         /* distinct variants so far */
+    char variants[UF_MAX_VARIANTS][UF_NAME_LEN];
+} results_state;
+
+static int read_unit_line(const csv_reader *r, int line, const char *key, const char *value,
+                          unit_list *units, char *err, size_t errlen)
+{
+    const char *name = key + 5;
+    if (name[0] == '\0' || strlen(key) >= UF_NAME_LEN)
+        return rd_error(r, line, err, errlen, "bad unit line '%s'", key);
+    if (strlen(value) >= UF_NAME_LEN)
+        return rd_error(r, line, err, errlen, "%s: unit longer than %d characters", key,
+                        UF_NAME_LEN - 1);
+    for (int u = 0; u < units->n; u++)
+        if (strcmp(units->name[u], name) == 0)
+            return rd_error(r, line, err, errlen, "metadata key '%s' appears twice (line %d)",
+                            key, units->line[u]);
+    if (units->n >= UF_MAX_META)
+        return rd_error(r, line, err, errlen, "more than %d unit lines", UF_MAX_META);
+    copy_str(units->name[units->n], UF_NAME_LEN, name);
+    copy_str(units->unit[units->n], UF_NAME_LEN, value);
+    units->line[units->n++] = line;
+    return 0;
+}
+
+static int read_results_meta(csv_reader *r, uf_table *t, results_state *st, char *err,
                              size_t errlen)
 {
     char *key, *value;
     while (reader_meta(r, &key, &value)) {
+        int line = r->line - 1;
         if (key == NULL)
             continue;
         if (strcmp(key, "scenario") == 0) {
+            if (st->scenario_line != 0)
+                return rd_error(r, line, err, errlen, "metadata key 'scenario' appears twice "
+                                "(line %d)", st->scenario_line);
+            if (value[0] == '\0' || strlen(value) >= sizeof t->scenario)
+                return rd_error(r, line, err, errlen, "scenario name empty or longer than %zu "
+                                "characters", sizeof t->scenario - 1);
             copy_str(t->scenario, sizeof t->scenario, value);
-        } else if (strncmp(key, "unit.", 5) == 0 && units->n < UF_MAX_META) {
-            copy_str(units->name[units->n], UF_NAME_LEN, key + 5);
-            copy_str(units->unit[units->n], UF_NAME_LEN, value);
-            units->n++;
+            st->scenario_line = line;
+        } else if (strncmp(key, "unit.", 5) == 0) {
+            if (read_unit_line(r, line, key, value, &st->units, err, errlen) != 0)
+                return -1;
         } else {
-            if (t->meta.n >= UF_MAX_META && uf_meta_get(&t->meta, key) == NULL)
-                return rd_error(r, r->line - 1, err, errlen, "more than %d metadata lines",
-                                UF_MAX_META);
+            if (check_meta_entry(r, line, key, value, &t->meta, err, errlen) != 0)
+                return -1;
             uf_meta_set(&t->meta, key, "%s", value);
         }
     }
@@ -1041,7 +1188,8 @@ static int map_header(csv_reader *r, int line, int version, uf_table *t, col_map
 }
 
 /* Extra units from the unit list; unit lines naming no extra stay metadata. */
-static void attach_units(uf_table *t, const unit_list *units)
+static int attach_units(const csv_reader *r, uf_table *t, const unit_list *units, char *err,
+                        size_t errlen)
 {
     for (int u = 0; u < units->n; u++) {
         int matched = 0;
@@ -1054,22 +1202,27 @@ static void attach_units(uf_table *t, const unit_list *units)
         if (!matched) {
             char key[UF_NAME_LEN + 8];
             snprintf(key, sizeof key, "unit.%s", units->name[u]);
+            if (check_meta_entry(r, units->line[u], key, units->unit[u], &t->meta, err,
+                                 errlen) != 0)
+                return -1;
             uf_meta_set(&t->meta, key, "%s", units->unit[u]);
         }
     }
+    return 0;
 }
 
-static int read_string_field(const csv_reader *r, int line, const char *col, const char *s,
+static int read_string_field(const csv_reader *r, int line, int i, const char *col,
                              char *dst, size_t dstlen, char *err, size_t errlen)
 {
+    const char *s = r->fields[i];
     if (strlen(s) >= dstlen)
-        return rd_error(r, line, err, errlen, "column '%s': longer than %zu characters", col,
-                        dstlen - 1);
+        return rd_error_at(r, line, field_col(r, i), err, errlen,
+                           "column '%s': longer than %zu characters", col, dstlen - 1);
     copy_str(dst, dstlen, s);
     return 0;
 }
 
-/* A rank line (its `rank` field in *rank) belongs to the last row: same variant, role and
+/* A rank line (its `rank` field in rank) belongs to the last row: same variant, role and
  * axes, the next rank in order, and only per-device metrics. Attach it there. */
 static int attach_rank_line(const csv_reader *r, int line, uf_table *t, const uf_row *got,
                             double rank, char *err, size_t errlen)
@@ -1102,127 +1255,262 @@ static int attach_rank_line(const csv_reader *r, int line, uf_table *t, const uf
     return 0;
 }
 
-/* One line: a row, appended to t, or (v3, a `rank` given) the figures of the last row's next
- * rank. */
-static int read_row(csv_reader *r, int line, uf_table *t, const col_map *cols, char **header,
-                    int n_cols, char *err, size_t errlen)
+/* The name and role of a row: a variant is named, a role is broken or fixed. */
+static int check_row_names(const csv_reader *r, int line, const uf_row *row, char *err,
+                           size_t errlen)
 {
-    if (r->n_fields != n_cols)
+    if (row->variant[0] == '\0')
+        return rd_error_at(r, line, 1, err, errlen, "empty variant name");
+    if (strcmp(row->role, "broken") != 0 && strcmp(row->role, "fixed") != 0)
+        return rd_error_at(r, line, field_col(r, 1), err, errlen,
+                           "column 'role': '%s' is not 'broken' or 'fixed'", row->role);
+    return 0;
+}
+
+/* A row with its line, for the duplicate check. */
+typedef struct row_ref {
+    const uf_row *row;
+    int line, n_axes;
+} row_ref;
+
+/* Order by variant, then sweep point (an empty axis value first); 0: same variant and point. */
+static int cmp_row_ref(const void *x, const void *y)
+{
+    const row_ref *a = x, *b = y;
+    int c = strcmp(a->row->variant, b->row->variant);
+    for (int k = 0; c == 0 && k < a->n_axes; k++) {
+        double u = a->row->axis[k], v = b->row->axis[k];
+        c = isnan(u) || isnan(v) ? isnan(v) - isnan(u) : (u > v) - (u < v);
+    }
+    return c;
+}
+
+/* No second row of a variant at one sweep point: sorted, then neighbours compared
+ * (O(n log n): a file of many rows stays fast). The error names both lines. */
+static int check_duplicate_rows(const csv_reader *r, const uf_table *t, const int *lines,
+                                char *err, size_t errlen)
+{
+    if (t->n_rows < 2)
+        return 0;
+    row_ref *refs = malloc((size_t)t->n_rows * sizeof *refs);
+    if (refs == NULL)
+        return uf_set_err(err, errlen, "%s: out of memory", r->path);
+    for (int i = 0; i < t->n_rows; i++)
+        refs[i] = (row_ref){&t->rows[i], lines[i], t->n_axes};
+    qsort(refs, (size_t)t->n_rows, sizeof *refs, cmp_row_ref);
+    int rc = 0;
+    for (int i = 1; i < t->n_rows && rc == 0; i++) {
+        if (cmp_row_ref(&refs[i - 1], &refs[i]) != 0)
+            continue;
+        int first = refs[i - 1].line < refs[i].line ? refs[i - 1].line : refs[i].line;
+        int second = refs[i - 1].line ^ refs[i].line ^ first;
+        rc = rd_error(r, second, err, errlen, "duplicate row: variant '%s' at this sweep point "
+                      "is already on line %d", refs[i].row->variant, first);
+    }
+    free(refs);
+    return rc;
+}
+
+/* The last row's line kept, and its variant counted: no more variants than the tools hold
+ * (UF_MAX_VARIANTS). */
+static int note_row(const csv_reader *r, int line, const uf_table *t, results_state *st,
+                    char *err, size_t errlen)
+{
+    const uf_row *row = &t->rows[t->n_rows - 1];
+    int variant_seen = 0;
+    for (int v = 0; v < st->n_variants && !variant_seen; v++)
+        variant_seen = strcmp(st->variants[v], row->variant) == 0;
+    if (!variant_seen) {
+        if (st->n_variants == UF_MAX_VARIANTS)
+            return rd_error(r, line, err, errlen, "more than %d variants (the limit of the "
+                            "tools)", UF_MAX_VARIANTS);
+        copy_str(st->variants[st->n_variants++], UF_NAME_LEN, row->variant);
+    }
+    if (t->n_rows > st->cap_row_lines) {
+        int cap = st->cap_row_lines > 0 ? 2 * st->cap_row_lines : 64;
+        int *lines = realloc(st->row_lines, (size_t)cap * sizeof *lines);
+        if (lines == NULL)
+            return rd_error(r, line, err, errlen, "out of memory");
+        st->row_lines = lines;
+        st->cap_row_lines = cap;
+    }
+    st->row_lines[t->n_rows - 1] = line;
+    return 0;
+}
+
+static int read_row(csv_reader *r, int line, uf_table *t, results_state *st, char *err,
+                    size_t errlen)
+{
+    if (r->n_fields != st->n_cols)
         return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
-                        n_cols);
+                        st->n_cols);
     uf_row got;
-    double rank = NAN;
+    double rank = NAN;          /* v3: a rank line's rank; empty on a row's own line */
     uf_row_clear(&got);
     uf_row *row = &got;
-    for (int i = 0; i < n_cols; i++) {
-        const char *s = r->fields[i];
-        double *dst = NULL;
-        switch (cols[i].kind) {
+    for (int i = 0; i < st->n_cols; i++) {
+        const col_map *c = &st->cols[i];
+        const char *name = st->header[i];
+        int rc = 0;
+        switch (c->kind) {
         case COL_VARIANT:
-            if (read_string_field(r, line, header[i], s, row->variant, sizeof row->variant, err,
-                                  errlen) != 0)
-                return -1;
+            rc = read_string_field(r, line, i, name, row->variant, sizeof row->variant, err,
+                                   errlen);
             break;
         case COL_ROLE:
-            if (read_string_field(r, line, header[i], s, row->role, sizeof row->role, err,
-                                  errlen) != 0)
-                return -1;
+            rc = read_string_field(r, line, i, name, row->role, sizeof row->role, err, errlen);
             break;
         case COL_SKIP:
-            if (read_string_field(r, line, header[i], s, row->skip_reason,
-                                  sizeof row->skip_reason, err, errlen) != 0)
-                return -1;
+            rc = read_string_field(r, line, i, name, row->skip_reason, sizeof row->skip_reason,
+                                   err, errlen);
             break;
-        case COL_RANK: dst = &rank; break;
-        case COL_AXIS: dst = &row->axis[cols[i].index]; break;
-        case COL_METRIC: dst = metric_ptr(row, cols[i].index); break;
-        case COL_EXTRA: dst = &row->extra[cols[i].index]; break;
+        case COL_RANK:
+            rc = read_number(r, line, i, name, &rank, err, errlen);
+            if (rc == 0 && !isnan(rank) && (rank < 0 || rank != floor(rank)))
+                rc = rd_error_at(r, line, field_col(r, i), err, errlen,
+                                 "column 'rank': '%s' is not a rank", r->fields[i]);
+            break;
+        case COL_AXIS:
+            rc = read_number(r, line, i, name, &row->axis[c->index], err, errlen);
+            break;
+        case COL_METRIC:
+            rc = read_metric(r, line, i, &uf_metrics[c->index], metric_ptr(row, c->index), err,
+                             errlen);
+            break;
+        case COL_EXTRA:
+            rc = read_number(r, line, i, name, &row->extra[c->index], err, errlen);
+            break;
         }
-        if (dst != NULL && parse_value(s, dst) != 0)
-            return rd_error(r, line, err, errlen, "column '%s': '%s' is not a number",
-                            header[i], s);
-        if (dst == &rank && s[0] != '\0' && !isfinite(rank))  /* empty: the row itself */
-            return rd_error(r, line, err, errlen, "column 'rank': '%s' is not a rank", s);
+        if (rc != 0)
+            return -1;
     }
+    if (check_row_names(r, line, row, err, errlen) != 0)
+        return -1;
     if (!isnan(rank))
         return attach_rank_line(r, line, t, &got, rank, err, errlen);
     uf_row *appended = uf_table_append(t);
     if (appended == NULL)
         return rd_error(r, line, err, errlen, "out of memory");
     *appended = got;
+    return note_row(r, line, t, st, err, errlen);
+}
+
+/* The header line: columns mapped, units attached. */
+static int read_results_header(csv_reader *r, uf_table *t, results_state *st, char *err,
+                               size_t errlen)
+{
+    int line = r->line;
+    int got = reader_record(r, &line, err, errlen);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        return rd_error(r, r->line, err, errlen, "missing header line");
+    st->n_cols = r->n_fields;
+    st->header = malloc((size_t)st->n_cols * sizeof *st->header);
+    st->cols = calloc((size_t)st->n_cols, sizeof *st->cols);
+    if (st->header == NULL || st->cols == NULL)
+        return rd_error(r, line, err, errlen, "out of memory");
+    /* the fields point into r->buf: they stay valid while the reader is open */
+    memcpy(st->header, r->fields, (size_t)st->n_cols * sizeof *st->header);
+    if (map_header(r, line, st->version, t, st->cols, err, errlen) != 0)
+        return -1;
+    return attach_units(r, t, &st->units, err, errlen);
+}
+
+/* A result folder names each file after its scenario: `# scenario:` must say the same. */
+static int check_scenario(const csv_reader *r, const uf_table *t, const results_state *st,
+                          const char *scenario, char *err, size_t errlen)
+{
+    if (scenario == NULL)
+        return 0;
+    if (st->scenario_line == 0)
+        return rd_error(r, 2, err, errlen, "no '# scenario:' line (the file name says '%s')",
+                        scenario);
+    if (strcmp(t->scenario, scenario) != 0)
+        return rd_error(r, st->scenario_line, err, errlen, "scenario '%s' does not match the "
+                        "file name ('%s.csv')", t->scenario, scenario);
     return 0;
 }
 
 static const char *const results_magic[RESULTS_VERSION + 1] = {
     NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC};
 
-/* The version whose magic line the file starts with, else the current one (reader_open then
- * checks the magic line and reports anything else). */
-static int results_version(const char *path)
+/* The results reader on an initialized reader (reader_init). */
+static int parse_results(csv_reader *r, uf_table *t, const char *scenario, char *err,
+                         size_t errlen)
 {
-    char first[64] = "";
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        if (fgets(first, sizeof first, f) == NULL)
-            first[0] = '\0';
-        fclose(f);
-    }
-    first[strcspn(first, "\r\n")] = '\0';
+    int rc = -1;
+    results_state *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return uf_set_err(err, errlen, "%s: out of memory", r->path);
+    st->version = RESULTS_VERSION;     /* reader_start reports any other magic line */
     for (int v = 1; v < RESULTS_VERSION; v++)
-        if (strcmp(first, results_magic[v]) == 0)
-            return v;
-    return RESULTS_VERSION;
+        if (reader_has_magic(r, results_magic[v]))
+            st->version = v;
+    if (reader_start(r, results_magic[st->version], "underfed results", err, errlen) != 0)
+        goto out_free;
+    if (read_results_meta(r, t, st, err, errlen) != 0 ||
+        check_scenario(r, t, st, scenario, err, errlen) != 0 ||
+        read_results_header(r, t, st, err, errlen) != 0)
+        goto out_free;
+    int got, line = r->line;
+    while ((got = reader_record(r, &line, err, errlen)) > 0)
+        if (read_row(r, line, t, st, err, errlen) != 0)
+            goto out_free;
+    if (got == 0)
+        rc = check_duplicate_rows(r, t, st->row_lines, err, errlen);
+
+out_free:
+    free(st->row_lines);
+    free(st->cols);
+    free(st->header);
+    free(st);
+    return rc;
 }
 
-int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
+int uf_table_parse_csv(uf_table *t, const char *path, const char *data, size_t len,
+                       const char *scenario, char *err, size_t errlen)
 {
     if (t->n_axes != 0 || t->n_extra != 0 || t->n_rows != 0)
         return uf_set_err(err, errlen, "%s: the reader fills an empty table", path);
     csv_reader r;
-    int version = results_version(path);
-    if (reader_open(&r, path, results_magic[version], "underfed results", err, errlen) != 0) {
-        reader_close(&r);
-        return -1;
-    }
-    int rc = -1, line = r.line;
-    char **header = NULL;
-    col_map *cols = NULL;
-    unit_list *units = calloc(1, sizeof *units);
-    if (units == NULL) {
-        uf_set_err(err, errlen, "%s: out of memory", path);
-        goto out_close;
-    }
-    if (read_results_meta(&r, t, units, err, errlen) != 0)
-        goto out_close;
-    int got = reader_record(&r, &line, err, errlen);
-    if (got < 0)
-        goto out_close;
-    if (got == 0) {
-        rd_error(&r, r.line, err, errlen, "missing header line");
-        goto out_close;
-    }
-    int n_cols = r.n_fields;
-    header = malloc((size_t)n_cols * sizeof *header);
-    cols = calloc((size_t)n_cols, sizeof *cols);
-    if (header == NULL || cols == NULL) {
-        rd_error(&r, line, err, errlen, "out of memory");
-        goto out_close;
-    }
-    memcpy(header, r.fields, (size_t)n_cols * sizeof *header);   /* in r.buf: stays valid */
-    if (map_header(&r, line, version, t, cols, err, errlen) != 0)
-        goto out_close;
-    attach_units(t, units);
-    while ((got = reader_record(&r, &line, err, errlen)) > 0)
-        if (read_row(&r, line, t, cols, header, n_cols, err, errlen) != 0)
-            goto out_close;
-    if (got == 0)
-        rc = 0;
-
-out_close:
-    free(units);
-    free(cols);
-    free(header);
+    int rc = reader_init(&r, path, data, len, err, errlen);
+    if (rc == 0)
+        rc = parse_results(&r, t, scenario, err, errlen);
     reader_close(&r);
+    return rc;
+}
+
+/* Read path, then parse it as the results of `scenario` (NULL: any). */
+static int read_results_file(uf_table *t, const char *path, const char *scenario, char *err,
+                             size_t errlen)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (t->n_axes != 0 || t->n_extra != 0 || t->n_rows != 0)
+        return uf_set_err(err, errlen, "%s: the reader fills an empty table", path);
+    if (read_whole_file(path, &data, &len, err, errlen) != 0)
+        return -1;
+    int rc = uf_table_parse_csv(t, path, data, len, scenario, err, errlen);
+    free(data);
+    return rc;
+}
+
+int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen)
+{
+    return read_results_file(t, path, NULL, err, errlen);
+}
+
+int uf_table_read_scenario(uf_table *t, const char *dir, const char *name, char *err,
+                           size_t errlen)
+{
+    size_t len = strlen(dir) + strlen(name) + 6;
+    char *path = malloc(len);
+    if (path == NULL)
+        return uf_set_err(err, errlen, "%s/%s.csv: out of memory", dir, name);
+    snprintf(path, len, "%s/%s.csv", dir, name);
+    int rc = read_results_file(t, path, name, err, errlen);
+    free(path);
     return rc;
 }
 
@@ -1275,27 +1563,146 @@ static int check_ceiling_header(const csv_reader *r, int line, char *err, size_t
     return 0;
 }
 
-/* One data line: the value goes into the struct when the name is a known ceiling. */
-static int read_ceiling_row(const csv_reader *r, int line, uf_ceilings *c, char *err,
-                            size_t errlen)
+/* The names read so far, for duplicates: each name and its line. */
+typedef struct ceiling_name {
+    char name[UF_NAME_LEN];
+    int line;
+} ceiling_name;
+
+typedef struct ceiling_names {
+    ceiling_name *names;
+    int n, cap;
+} ceiling_names;
+
+static int note_ceiling_name(const csv_reader *r, int line, ceiling_names *seen, char *err,
+                             size_t errlen)
+{
+    const char *name = r->fields[0];
+    if (strlen(name) >= UF_NAME_LEN)
+        return rd_error_at(r, line, 1, err, errlen, "ceiling name longer than %d characters",
+                           UF_NAME_LEN - 1);
+    if (seen->n == seen->cap) {
+        int cap = seen->cap > 0 ? 2 * seen->cap : 32;
+        ceiling_name *names = realloc(seen->names, (size_t)cap * sizeof *names);
+        if (names == NULL)
+            return rd_error(r, line, err, errlen, "out of memory");
+        seen->names = names;
+        seen->cap = cap;
+    }
+    copy_str(seen->names[seen->n].name, UF_NAME_LEN, name);
+    seen->names[seen->n++].line = line;
+    return 0;
+}
+
+static int cmp_ceiling_name(const void *x, const void *y)
+{
+    const ceiling_name *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* No ceiling twice: sorted by name (then line), neighbours compared. */
+static int check_duplicate_ceilings(const csv_reader *r, ceiling_names *seen, char *err,
+                                    size_t errlen)
+{
+    if (seen->n < 2)
+        return 0;
+    qsort(seen->names, (size_t)seen->n, sizeof *seen->names, cmp_ceiling_name);
+    for (int i = 1; i < seen->n; i++)
+        if (strcmp(seen->names[i - 1].name, seen->names[i].name) == 0)
+            return rd_error_at(r, seen->names[i].line, 1, err, errlen, "duplicate ceiling '%s' "
+                               "(already on line %d)", seen->names[i].name,
+                               seen->names[i - 1].line);
+    return 0;
+}
+
+/* One data line: the value goes into the struct when the name is a known ceiling. A ceiling
+ * is a rate or a cost per operation: > 0 (empty when not measured); its spread >= 0. */
+static int read_ceiling_row(const csv_reader *r, int line, uf_ceilings *c, ceiling_names *seen,
+                            char *err, size_t errlen)
 {
     if (r->n_fields != N_CEILING_COLUMNS)
         return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
                         N_CEILING_COLUMNS);
     const char *name = r->fields[0];
     if (name[0] == '\0')
-        return rd_error(r, line, err, errlen, "empty ceiling name");
+        return rd_error_at(r, line, 1, err, errlen, "empty ceiling name");
+    if (note_ceiling_name(r, line, seen, err, errlen) != 0)
+        return -1;
     double value, spread;
-    if (parse_value(r->fields[1], &value) != 0)
-        return rd_error(r, line, err, errlen, "column 'value': '%s' is not a number",
-                        r->fields[1]);
-    if (parse_value(r->fields[3], &spread) != 0)
-        return rd_error(r, line, err, errlen, "column 'spread_pct': '%s' is not a number",
-                        r->fields[3]);
+    if (read_number(r, line, 1, "value", &value, err, errlen) != 0 ||
+        read_number(r, line, 3, "spread_pct", &spread, err, errlen) != 0)
+        return -1;
+    if (value <= 0)
+        return rd_error_at(r, line, field_col(r, 1), err, errlen, "column 'value': %s is "
+                           "outside its valid range > 0 (a rate or a cost)", r->fields[1]);
+    if (spread < 0)
+        return rd_error_at(r, line, field_col(r, 3), err, errlen, "column 'spread_pct': %s is "
+                           "outside its valid range >= 0", r->fields[3]);
     for (int i = 0; i < uf_n_ceiling_descs; i++)
         if (strcmp(uf_ceiling_descs[i].name, name) == 0)
             *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
     return 0;
+}
+
+/* The ceilings reader on an initialized reader (reader_init). */
+static int parse_ceilings(csv_reader *r, uf_ceilings *c, uf_meta *meta, char *err,
+                          size_t errlen)
+{
+    ceiling_names seen = {0};
+    uf_meta *keys = calloc(1, sizeof *keys);   /* the metadata keys seen, for duplicates */
+    int rc = -1, line = 0;
+    if (keys == NULL) {
+        uf_set_err(err, errlen, "%s: out of memory", r->path);
+        goto out_free;
+    }
+    if (reader_start(r, CEILINGS_MAGIC, "underfed ceilings", err, errlen) != 0)
+        goto out_free;
+    char *key, *value;
+    while (reader_meta(r, &key, &value)) {
+        if (key == NULL)
+            continue;
+        if (check_meta_entry(r, r->line - 1, key, value, keys, err, errlen) != 0)
+            goto out_free;
+        uf_meta_set(keys, key, "%s", "");
+        if (meta != NULL)
+            uf_meta_set(meta, key, "%s", value);
+    }
+    int got = reader_record(r, &line, err, errlen);
+    if (got < 0)
+        goto out_free;
+    if (got == 0) {
+        rd_error(r, r->line, err, errlen, "missing header line");
+        goto out_free;
+    }
+    if (check_ceiling_header(r, line, err, errlen) != 0)
+        goto out_free;
+    while ((got = reader_record(r, &line, err, errlen)) > 0)
+        if (read_ceiling_row(r, line, c, &seen, err, errlen) != 0)
+            goto out_free;
+    if (got == 0)
+        rc = check_duplicate_ceilings(r, &seen, err, errlen);
+
+out_free:
+    free(keys);
+    free(seen.names);
+    return rc;
+}
+
+int uf_ceilings_parse(const char *path, const char *data, size_t len, uf_ceilings *c,
+                      uf_meta *meta, char *err, size_t errlen)
+{
+    uf_ceilings_clear(c);
+    if (meta)
+        memset(meta, 0, sizeof *meta);
+    csv_reader r;
+    int rc = reader_init(&r, path, data, len, err, errlen);
+    if (rc == 0)
+        rc = parse_ceilings(&r, c, meta, err, errlen);
+    reader_close(&r);
+    if (rc != 0)
+        uf_ceilings_clear(c);
+    return rc;
 }
 
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
@@ -1306,36 +1713,15 @@ int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
 int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
                           size_t errlen)
 {
+    char *data = NULL;
+    size_t len = 0;
     uf_ceilings_clear(c);
     if (meta)
         memset(meta, 0, sizeof *meta);
-    csv_reader r;
-    int rc = -1, line = 0;
-    if (reader_open(&r, path, CEILINGS_MAGIC, "underfed ceilings", err, errlen) != 0)
-        goto out_close;
-    char *key, *value;
-    while (reader_meta(&r, &key, &value))
-        if (meta && key != NULL)
-            uf_meta_set(meta, key, "%s", value);
-    int got = reader_record(&r, &line, err, errlen);
-    if (got < 0)
-        goto out_close;
-    if (got == 0) {
-        rd_error(&r, r.line, err, errlen, "missing header line");
-        goto out_close;
-    }
-    if (check_ceiling_header(&r, line, err, errlen) != 0)
-        goto out_close;
-    while ((got = reader_record(&r, &line, err, errlen)) > 0)
-        if (read_ceiling_row(&r, line, c, err, errlen) != 0)
-            goto out_close;
-    if (got == 0)
-        rc = 0;
-
-out_close:
-    reader_close(&r);
-    if (rc != 0)
-        uf_ceilings_clear(c);
+    if (read_whole_file(path, &data, &len, err, errlen) != 0)
+        return -1;
+    int rc = uf_ceilings_parse(path, data, len, c, meta, err, errlen);
+    free(data);
     return rc;
 }
 
@@ -1364,16 +1750,21 @@ static int check_series_header(const csv_reader *r, int line, const uf_table *t,
     return 0;
 }
 
-/* The row of t with this variant and these axis values; NULL when there is none. */
-static uf_row *series_row(uf_table *t, const char *variant, const double *axis)
+/* The row of t with this variant and these axis values; NULL when there is none. A series
+ * file lists each row's samples together, so the row of the previous line (*last) is tried
+ * first. */
+static uf_row *series_row(uf_table *t, const char *variant, const double *axis, int *last)
 {
-    for (int i = 0; i < t->n_rows; i++) {
+    for (int k = 0; k < t->n_rows; k++) {
+        int i = (k + *last) % t->n_rows;
         uf_row *row = &t->rows[i];
         int same = strcmp(row->variant, variant) == 0;
         for (int a = 0; a < t->n_axes && same; a++)
             same = row->axis[a] == axis[a];
-        if (same)
+        if (same) {
+            *last = i;
             return row;
+        }
     }
     return NULL;
 }
@@ -1392,22 +1783,31 @@ static int append_sample(uf_row *row, const uf_pm_sample *s)
     return 0;
 }
 
-static int read_series_line(csv_reader *r, int line, uf_table *t, char *err, size_t errlen)
+/* t_ms is a time from the row's first sample: >= 0, and in nanoseconds within 64 bits. */
+#define SERIES_MAX_T_MS 9.0e12
+
+static int read_series_line(csv_reader *r, int line, uf_table *t, int *last, char *err,
+                            size_t errlen)
 {
     int want = 1 + t->n_axes + N_SERIES_METRICS;
     if (r->n_fields != want)
         return rd_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields, want);
     double axis[UF_MAX_AXES], v[N_SERIES_METRICS];
     for (int i = 1; i < want; i++) {
-        double *dst = i <= t->n_axes ? &axis[i - 1] : &v[i - 1 - t->n_axes];
-        if (parse_value(r->fields[i], dst) != 0)
-            return rd_error(r, line, err, errlen, "column %d: '%s' is not a number", i + 1,
-                            r->fields[i]);
+        int a = i - 1, m = i - 1 - t->n_axes;
+        int rc = i <= t->n_axes
+                     ? read_number(r, line, i, t->axis_names[a], &axis[a], err, errlen)
+                 : m == 0 ? read_number(r, line, i, "t_ms", &v[0], err, errlen)
+                          : read_metric(r, line, i, uf_metric_find(series_metrics[m]), &v[m],
+                                        err, errlen);
+        if (rc != 0)
+            return -1;
     }
-    if (isnan(v[0]) || v[0] < 0)
-        return rd_error(r, line, err, errlen, "column 't_ms': '%s' is not a time >= 0",
-                        r->fields[1 + t->n_axes]);
-    uf_row *row = series_row(t, r->fields[0], axis);
+    if (isnan(v[0]) || v[0] < 0 || v[0] > SERIES_MAX_T_MS)
+        return rd_error_at(r, line, field_col(r, 1 + t->n_axes), err, errlen,
+                           "column 't_ms': '%s' is not a time in [0, %g] ms",
+                           r->fields[1 + t->n_axes], SERIES_MAX_T_MS);
+    uf_row *row = series_row(t, r->fields[0], axis, last);
     if (row == NULL)
         return rd_error(r, line, err, errlen, "no row of the results for variant '%s' at this "
                         "sweep point", r->fields[0]);
@@ -1419,37 +1819,55 @@ static int read_series_line(csv_reader *r, int line, uf_table *t, char *err, siz
     return 0;
 }
 
-int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen)
+/* The series reader on an initialized reader (reader_init). */
+static int parse_series(csv_reader *r, uf_table *t, char *err, size_t errlen)
+{
+    int line = 0, last = 0, scenario_line = 0;
+    if (reader_start(r, SERIES_MAGIC, "underfed series", err, errlen) != 0)
+        return -1;
+    char *key, *value;
+    while (reader_meta(r, &key, &value)) {
+        if (key == NULL || strcmp(key, "scenario") != 0)
+            continue;
+        if (scenario_line != 0)
+            return rd_error(r, r->line - 1, err, errlen, "metadata key 'scenario' appears "
+                            "twice (line %d)", scenario_line);
+        scenario_line = r->line - 1;
+        if (t->scenario[0] != '\0' && strcmp(value, t->scenario) != 0)
+            return rd_error(r, r->line - 1, err, errlen, "series of scenario '%s', the "
+                            "results are of '%s'", value, t->scenario);
+    }
+    int got = reader_record(r, &line, err, errlen);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        return rd_error(r, r->line, err, errlen, "missing header line");
+    if (check_series_header(r, line, t, err, errlen) != 0)
+        return -1;
+    while ((got = reader_record(r, &line, err, errlen)) > 0)
+        if (read_series_line(r, line, t, &last, err, errlen) != 0)
+            return -1;
+    return got;
+}
+
+int uf_table_parse_series_csv(uf_table *t, const char *path, const char *data, size_t len,
+                              char *err, size_t errlen)
 {
     csv_reader r;
-    int rc = -1, line = 0;
-    if (reader_open(&r, path, SERIES_MAGIC, "underfed series", err, errlen) != 0)
-        goto out_close;
-    char *key, *value;
-    while (reader_meta(&r, &key, &value)) {
-        if (key != NULL && strcmp(key, "scenario") == 0 && t->scenario[0] != '\0' &&
-            strcmp(value, t->scenario) != 0) {
-            rd_error(&r, r.line - 1, err, errlen, "series of scenario '%s', the results are "
-                     "of '%s'", value, t->scenario);
-            goto out_close;
-        }
-    }
-    int got = reader_record(&r, &line, err, errlen);
-    if (got < 0)
-        goto out_close;
-    if (got == 0) {
-        rd_error(&r, r.line, err, errlen, "missing header line");
-        goto out_close;
-    }
-    if (check_series_header(&r, line, t, err, errlen) != 0)
-        goto out_close;
-    while ((got = reader_record(&r, &line, err, errlen)) > 0)
-        if (read_series_line(&r, line, t, err, errlen) != 0)
-            goto out_close;
-    if (got == 0)
-        rc = 0;
-
-out_close:
+    int rc = reader_init(&r, path, data, len, err, errlen);
+    if (rc == 0)
+        rc = parse_series(&r, t, err, errlen);
     reader_close(&r);
+    return rc;
+}
+
+int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen)
+{
+    char *data = NULL;
+    size_t len = 0;
+    if (read_whole_file(path, &data, &len, err, errlen) != 0)
+        return -1;
+    int rc = uf_table_parse_series_csv(t, path, data, len, err, errlen);
+    free(data);
     return rc;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metrics.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -71,18 +73,8 @@ typedef struct uf_row {
     int n_ranks;
 } uf_row;
 
-/* The column table: name, unit and place of every fixed metric, in CSV order. */
-typedef struct uf_metric_desc {
-    const char *name;
-    const char *unit;
-    size_t offset;                  /* offsetof(uf_row, ...) */
-    int since;                      /* results format version that introduced the column */
-    int per_device;                 /* measured on each GPU (trace, counters, NVML): kept per
-                                     * rank in a run on several GPUs */
-} uf_metric_desc;
-
-extern const uf_metric_desc uf_metrics[];
-extern const int uf_n_metrics;
+/* The column table (uf_metrics, uf_metric_desc: name, label, unit, direction, valid range,
+ * place in uf_row) is metrics.h's. */
 
 typedef struct uf_meta {
     int n;
@@ -141,10 +133,20 @@ int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, si
  * its row in order, a missing header or a truncated last line are errors naming the file and
  * line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);
+/* The same reader on len bytes in memory (any content: NUL bytes are an error); path names them
+ * in messages. When scenario is not NULL, the file's `# scenario:` line must name it. */
+int uf_table_parse_csv(uf_table *t, const char *path, const char *data, size_t len,
+                       const char *scenario, char *err, size_t errlen);
+/* DIR/NAME.csv of a result folder, as `underfed report` and `compare` read it: the strict
+ * reader, and `# scenario: NAME` (a folder names each file after its scenario). */
+int uf_table_read_scenario(uf_table *t, const char *dir, const char *name, char *err,
+                           size_t errlen);
 /* Strict reader of a series file written by uf_table_write_series_csv: attaches each sample
  * to the row of t with the same variant and axes (start_ns = t_ms × 1e6). A sample whose row
  * is absent is an error. Return 0, or -1 with a message naming file and line. */
 int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen);
+int uf_table_parse_series_csv(uf_table *t, const char *path, const char *data, size_t len,
+                              char *err, size_t errlen);
 
 /* Write a whole file atomically (temporary name + rename). 0 or -1 with err. */
 int uf_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
@@ -174,11 +176,15 @@ extern const int uf_n_ceiling_descs;
 
 void uf_ceilings_clear(uf_ceilings *c);   /* all NaN */
 /* ceilings.csv: `#` metadata lines, then "ceiling,value,unit,spread_pct,note" rows. Extra rows
- * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct. */
+ * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct.
+ * Strict like the results reader; a name twice, a value <= 0 or a negative spread is an error. */
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen);
 /* The same, keeping the file's `# key: value` lines in *meta (NULL: not kept). */
 int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
                           size_t errlen);
+/* The same on len bytes in memory; path names them in messages. */
+int uf_ceilings_parse(const char *path, const char *data, size_t len, uf_ceilings *c,
+                      uf_meta *meta, char *err, size_t errlen);
 typedef struct uf_ceiling_row {
     char name[UF_NAME_LEN];
     double value, spread_pct;

@@ -1,7 +1,8 @@
 /* Unit tests of compare.c: the run comparison on hand-built tables (SAME within the threshold,
- * FASTER / SLOWER beyond threshold and spread, NOISY within the combined spread, a missing row,
- * axes matched by name, NaN skipped), then as the `underfed compare` tool uses it: on the
- * fixture result folders of tests/data, read by the strict reader. */
+ * FASTER / SLOWER beyond threshold and spread, NOISY within the combined spread, missing and
+ * new rows and values, axes matched by name, empty on both sides skipped), then as the
+ * `underfed compare` tool uses it: on the fixture result folders of tests/data, read by the
+ * strict reader. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -183,7 +184,7 @@ Test(compare, nvml_clock_and_power_are_not_judged)
 
 /* ---- rows and axes ---------------------------------------------------------------------- */
 
-Test(compare, missing_row_gives_one_missing_diff)
+Test(compare, missing_and_new_rows_are_listed)
 {
     uf_table a, b;
     uf_diff d[MAX_DIFFS];
@@ -194,23 +195,28 @@ Test(compare, missing_row_gives_one_missing_diff)
     add_row(&a, "graph", 65536, 1000, 1.6, 1.0, 95.0);
     add_row(&b, "eager", 4096, 1000, 4.0, 1.0, 25.0);
     add_row(&b, "graph", 65536, 1000, 1.6, 1.0, 95.0);
-    add_row(&b, "fused", 4096, 1000, 0.01, 1.0, 70.0);   /* only in b: not reported */
+    add_row(&b, "fused", 4096, 1000, 0.01, 1.0, 70.0);   /* only in b: NEW */
     int n = uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS);
-    cr_assert_eq(n, 5, "2 + 1 missing + 2, got %d", n);
-    int missing = 0;
+    cr_assert_eq(n, 6, "2 + 1 missing + 2 + 1 new, got %d", n);
+    int missing = 0, added = 0;
     for (int i = 0; i < n; i++) {
         if (d[i].verdict == UF_MISSING) {
             missing++;
             cr_expect_str_eq(d[i].variant, "graph");
             cr_expect_str_eq(d[i].metric, "row");
             cr_expect_str_eq(d[i].where, "elems=4096 ops=1000");
-            cr_expect(isnan(d[i].b));
+            cr_expect(isnan(d[i].b) && isnan(d[i].change_pct));
+        } else if (d[i].verdict == UF_NEW) {
+            added++;
+            cr_expect_str_eq(d[i].variant, "fused");
+            cr_expect_str_eq(d[i].metric, "row");
+            cr_expect_str_eq(d[i].where, "elems=4096 ops=1000");
         } else {
             cr_expect_eq(d[i].verdict, UF_SAME);
-            cr_expect_str_neq(d[i].variant, "fused");
         }
     }
     cr_expect_eq(missing, 1);
+    cr_expect_eq(added, 1);
     uf_table_free(&a);
     uf_table_free(&b);
 }
@@ -266,7 +272,9 @@ Test(compare, axis_absent_from_the_second_table_is_missing)
     uf_table_free(&b);
 }
 
-Test(compare, nan_values_are_skipped)
+/* Empty on both sides: nothing to compare. Measured on one side only: listed, MISSING when the
+ * second run lost it, NEW when it gained it; never dropped silently. */
+Test(compare, one_sided_values_are_missing_or_new)
 {
     uf_table a, b;
     uf_diff d[MAX_DIFFS];
@@ -274,16 +282,37 @@ Test(compare, nan_values_are_skipped)
     table_elems_ops(&b);
     add_row(&a, "eager", 4096, 1000, 1.0, 1.0, NAN);   /* busy not measured in a */
     add_row(&b, "eager", 4096, 1000, 1.0, 1.0, 40.0);
-    add_row(&a, "graph", 4096, 1000, NAN, NAN, 90.0);  /* step not measured in a */
-    add_row(&b, "graph", 4096, 1000, 2.0, 1.0, 91.0);
+    add_row(&a, "graph", 4096, 1000, 2.0, 1.0, 90.0);
+    add_row(&b, "graph", 4096, 1000, NAN, NAN, 91.0);  /* step not measured in b */
+    add_row(&a, "fused", 4096, 1000, 1.0, 1.0, NAN);   /* busy in neither */
+    add_row(&b, "fused", 4096, 1000, 1.0, 1.0, NAN);
     int n = uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS);
-    cr_assert_eq(n, 2, "one diff per row, got %d", n);
-    cr_expect_not_null(find_diff(d, n, "eager", "step_ms"));
-    cr_expect_null(find_diff(d, n, "eager", "busy_pct"));
-    cr_expect_null(find_diff(d, n, "graph", "step_ms"));
+    cr_assert_eq(n, 5, "got %d", n);
+    cr_expect_eq(must_find(d, n, "eager", "step_ms")->verdict, UF_SAME);
+    cr_expect_eq(must_find(d, n, "eager", "busy_pct")->verdict, UF_NEW);
+    cr_expect_eq(must_find(d, n, "graph", "step_ms")->verdict, UF_MISSING);
+    cr_expect(isnan(must_find(d, n, "graph", "step_ms")->change_pct));
     cr_expect_eq(must_find(d, n, "graph", "busy_pct")->verdict, UF_SAME);
-    for (int i = 0; i < n; i++)
-        cr_expect(!isnan(d[i].a) && !isnan(d[i].b) && !isnan(d[i].change_pct));
+    cr_expect_null(find_diff(d, n, "fused", "busy_pct"));
+    uf_table_free(&a);
+    uf_table_free(&b);
+}
+
+/* A value of 0 in the first run has no relative change: NaN, not an infinity. */
+Test(compare, change_from_zero_is_nan)
+{
+    uf_table a, b;
+    uf_diff d[MAX_DIFFS];
+    table_elems_ops(&a);
+    table_elems_ops(&b);
+    uf_row *ra = add_row(&a, "eager", 4096, 1000, 1.0, 1.0, NAN);
+    uf_row *rb = add_row(&b, "eager", 4096, 1000, 1.0, 1.0, NAN);
+    ra->tflops_useful = 0;
+    rb->tflops_useful = 1;
+    int n = uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS);
+    const uf_diff *t = must_find(d, n, "eager", "tflops_useful");
+    cr_expect(isnan(t->change_pct));
+    cr_expect_eq(t->verdict, UF_FASTER);
     uf_table_free(&a);
     uf_table_free(&b);
 }
@@ -315,7 +344,8 @@ Test(compare, empty_tables)
     table_elems_ops(&b);
     cr_expect_eq(uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS), 0);
     add_row(&b, "eager", 4096, 1000, 1.0, 1.0, 50.0);
-    cr_expect_eq(uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS), 0, "rows only in b: nothing");
+    cr_expect_eq(uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS), 1, "a row only in b: NEW");
+    cr_expect_eq(d[0].verdict, UF_NEW);
     uf_table_free(&a);
     uf_table_free(&b);
 }
@@ -327,6 +357,7 @@ Test(compare, verdict_names)
     cr_expect_str_eq(uf_verdict_name(UF_SLOWER), "SLOWER");
     cr_expect_str_eq(uf_verdict_name(UF_NOISY), "NOISY");
     cr_expect_str_eq(uf_verdict_name(UF_MISSING), "MISSING");
+    cr_expect_str_eq(uf_verdict_name(UF_NEW), "NEW");
     cr_expect_str_eq(uf_verdict_name((uf_verdict)42), "?");
 }
 
@@ -459,7 +490,7 @@ Test(series_files, malformed_series_are_refused_with_file_and_line)
         {"# underfed-series v1\nvariant,elems,ops,t_ms,sm_active_pct,occupancy_pct,"
          "tensor_active_pct,dram_pct\neager,4096,7,0,1,2,0,3\n", ":3: no row"},
         {"# underfed-series v1\nvariant,elems,ops,t_ms,sm_active_pct,occupancy_pct,"
-         "tensor_active_pct,dram_pct\neager,4096,1000,x,1,2,0,3\n", ":3: column 4: 'x'"},
+         "tensor_active_pct,dram_pct\neager,4096,1000,x,1,2,0,3\n", ":3:17: column 't_ms': 'x'"},
         {"# underfed-series v1\nvariant,elems,ops,t_ms,sm_active_pct,occupancy_pct,"
          "tensor_active_pct,dram_pct\neager,4096,1000,0,1,2,0\n", ":3: 7 fields"},
         {"# underfed-series v1\n# scenario: varlen_attention\nvariant,elems,ops,t_ms\n",

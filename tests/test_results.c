@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "json_check.h"
+#include "options.h"
 #include "results.h"
+#include "strbuf.h"
 
 #define DATA(name) UF_TEST_DATA_DIR "/" name
 
@@ -850,7 +852,7 @@ Test(results, reader_refuses_misplaced_rank_lines)
         {"\neager,broken,1,4096,64,,", "\neager,broken,1,4096,64,2,",
          "column 'step_ms' is not measured per GPU", 3},
         {"\neager,broken,0,", "\neager,broken,x,", "column 'rank': 'x' is not a number", 2},
-        {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a rank", 2},
+        {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a number", 2},
         {"variant,role,rank,", "variant,role,", "missing required column 'rank'", 0},
         {"# underfed-results v3", "# underfed-results v2", "bad axis column 'rank'", 0},
     };
@@ -860,4 +862,410 @@ Test(results, reader_refuses_misplaced_rank_lines)
         expect_read_error(path, header + cases[c].line_after_header, cases[c].phrase);
     }
     remove_tree(dir);
+}
+
+/* ---- hostile input: every case is an error naming file, line (and column), never a crash -- */
+
+/* The metric table: every column described (label, unit, hint), a sane range, and the
+ * directions compare reads. */
+Test(metrics, every_column_described)
+{
+    for (int i = 0; i < uf_n_metrics; i++) {
+        const uf_metric_desc *m = &uf_metrics[i];
+        cr_assert(m->label && m->label[0] && m->hint && m->hint[0], "%s", m->name);
+        cr_assert(m->min <= m->max && !isnan(m->min), "%s", m->name);
+        cr_assert(m->direction == UF_DIR_NONE || m->direction == UF_DIR_HIGHER ||
+                  m->direction == UF_DIR_LOWER, "%s", m->name);
+        cr_assert_eq(uf_metric_find(m->name), m);
+        cr_assert(uf_metric_valid(m, NAN), "%s: empty is 'not measured'", m->name);
+        cr_assert(!uf_metric_valid(m, INFINITY) && !uf_metric_valid(m, -INFINITY), "%s",
+                  m->name);
+        cr_assert(!uf_metric_valid(m, -1), "%s: nothing here is negative", m->name);
+    }
+    cr_assert_null(uf_metric_find("nosuch"));
+    cr_assert_eq(uf_metric_find("step_ms")->direction, UF_DIR_LOWER);
+    cr_assert_eq(uf_metric_find("busy_pct")->direction, UF_DIR_HIGHER);
+    cr_assert_eq(uf_metric_find("tflops_useful")->direction, UF_DIR_HIGHER);
+    cr_assert_eq(uf_metric_find("gbs")->direction, UF_DIR_HIGHER);
+}
+
+/* Ranges from the definitions: times > 0, window shares in [0, 100], shares of a measured
+ * ceiling and the trace ratio may exceed 100 (or 1), verified is 0 or 1. */
+Test(metrics, ranges_follow_the_definitions)
+{
+    static const struct {
+        const char *name;
+        double value;
+        int valid;
+    } cases[] = {
+        {"step_ms", 0, 0},           {"step_ms", 1e-6, 1},      {"trace_step_ms", 0, 0},
+        {"busy_pct", 100, 1},        {"busy_pct", 100.001, 0},  {"busy_pct", 0, 1},
+        {"idle_host_pct", 101, 0},   {"nvml_util_pct", 500, 0}, {"comm_overlap_pct", 100.5, 0},
+        {"spread_pct", 163, 1},      {"pct_of_copy", 102.1, 1}, {"pct_of_gemm", 130, 1},
+        {"trace_overhead", 0.7, 1},  {"trace_overhead", 1.8, 1}, {"trace_overhead", 0, 0},
+        {"sm_active_pct", 0, 1},     {"verified", 1, 1},        {"verified", 0, 1},
+        {"verified", 0.5, 0},        {"verified", 2, 0},        {"steps_timed", 0, 0},
+        {"steps_timed", 20.5, 0},    {"launch_us", 0, 1},       {"max_rel_err", 0, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const uf_metric_desc *m = uf_metric_find(cases[c].name);
+        cr_assert_not_null(m, "%s", cases[c].name);
+        cr_expect_eq(uf_metric_valid(m, cases[c].value), cases[c].valid, "%s = %g",
+                     cases[c].name, cases[c].value);
+    }
+    char text[64];
+    uf_metric_range_text(uf_metric_find("busy_pct"), text, sizeof text);
+    cr_expect_str_eq(text, "[0, 100]");
+    uf_metric_range_text(uf_metric_find("step_ms"), text, sizeof text);
+    cr_expect_str_eq(text, "> 0");
+}
+
+typedef struct bad_case {
+    const char *from, *to;  /* the edit of the fixture */
+    int line, col;          /* where the error must point (col 0: line only) */
+    const char *phrase;
+} bad_case;
+
+/* Each case: good.csv with one edit, read by the strict reader; the message must name the
+ * file, line (and column) and say the phrase. */
+static void expect_bad_edits(const char *fixture, const bad_case *cases, size_t n)
+{
+    char *dir = make_tmpdir();
+    for (size_t c = 0; c < n; c++) {
+        char path[256], where[320], err[512] = "";
+        snprintf(path, sizeof path, "%s/case%zu.csv", dir, c);
+        write_edited(fixture, path, cases[c].from, cases[c].to);
+        uf_table t;
+        uf_table_init(&t, "");
+        cr_expect_eq(uf_table_read_csv(&t, path, err, sizeof err), -1, "case %zu (%s) read", c,
+                     cases[c].to);
+        if (cases[c].col > 0)
+            snprintf(where, sizeof where, "%s:%d:%d: ", path, cases[c].line, cases[c].col);
+        else
+            snprintf(where, sizeof where, "%s:%d: ", path, cases[c].line);
+        cr_expect(strstr(err, where) == err && strstr(err, cases[c].phrase) != NULL,
+                  "case %zu: message '%s', expected '%s' and '%s'", c, err, where,
+                  cases[c].phrase);
+        uf_table_free(&t);
+    }
+    remove_tree(dir);
+}
+
+Test(hostile, impossible_values_name_line_and_column)
+{
+    static const bad_case cases[] = {
+        /* numbers: plain finite decimals only; empty is the only "not measured" */
+        {"4096,1.25,", "4096,nan,", 7, 20, "column 'step_ms': 'nan' is not a number"},
+        {"4096,1.25,", "4096,NaN,", 7, 20, "'NaN' is not a number"},
+        {"4096,1.25,", "4096,inf,", 7, 20, "'inf' is not a number"},
+        {"4096,1.25,", "4096,-Infinity,", 7, 20, "'-Infinity' is not a number"},
+        {"4096,1.25,", "4096,0x1p3,", 7, 20, "'0x1p3' is not a number"},
+        {"4096,1.25,", "4096,1e999,", 7, 20, "'1e999' is not a number"},
+        {"4096,1.25,", "4096,1.25 ,", 7, 20, "'1.25 ' is not a number"},
+        {"4096,1.25,", "4096,.,", 7, 20, "'.' is not a number"},
+        {"eager,broken,,4096,", "eager,broken,,0x10,", 7, 15, "column 'elems': '0x10'"},
+        {",1000,\n", ",nan,\n", 7, 99, "column 'tokens_per_s': 'nan' is not a number"},
+        /* ranges */
+        {"4096,1.25,", "4096,0,", 7, 20, "column 'step_ms': 0 is outside its valid range > 0"},
+        {"4096,1.25,", "4096,-1.25,", 7, 20, "'step_ms': -1.25 is outside"},
+        {",37.5,", ",-50,", 7, 35, "column 'busy_pct': -50 is outside its valid range [0, 100]"},
+        {",37.5,", ",500,", 7, 35, "column 'busy_pct': 500 is outside its valid range [0, 100]"},
+        {"4096,1.25,,,1.5,,", "4096,1.25,,,1.5,-3,", 7, 31, "column 'spread_pct': -3 is outside"},
+        {",1,,1000,", ",0.5,,1000,", 7, 96, "column 'verified': 0.5 is outside its valid range "
+                                           "0 or 1"},
+        {",1712.5,", ",-1712.5,", 7, 69, "column 'sm_clock_mhz': -1712.5 is outside"},
+    };
+    expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(hostile, duplicates_and_names)
+{
+    static const bad_case cases[] = {
+        {"\ngraph,fixed,,4096,0.5,", "\neager,fixed,,4096,0.5,", 8, 0,
+         "duplicate row: variant 'eager' at this sweep point is already on line 7"},
+        {"\ngraph,fixed,", "\ngraph,fixd,", 8, 7, "column 'role': 'fixd' is not 'broken' or "
+                                                  "'fixed'"},
+        {"\ngraph,fixed,", "\n,fixed,", 8, 1, "empty variant name"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# gpu: NVIDIA H100\n", 4, 0,
+         "metadata key 'gpu' appears twice"},
+        {"# scenario: launch_storm\n", "# scenario: launch_storm\n# scenario: other\n", 3, 0,
+         "metadata key 'scenario' appears twice (line 2)"},
+        {"# unit.tokens_per_s: tokens/s\n",
+         "# unit.tokens_per_s: tokens/s\n# unit.tokens_per_s: tok/s\n", 6, 0,
+         "'unit.tokens_per_s' appears twice (line 5)"},
+        {"# scenario: launch_storm\n", "# scenario: \n", 2, 0, "scenario name empty"},
+        {"# gpu: ", "#: ", 3, 0, "empty key"},
+    };
+    expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The crashes of the first fuzzing (SIGSEGV: reader_meta wrote through the NULL that
+ * strchr(line, '\n') returned on a NUL byte), kept as fixtures; and a NUL inside a name. */
+Test(hostile, nul_bytes_are_errors_not_crashes)
+{
+    static const struct {
+        const char *path, *where;
+    } cases[] = {
+        {DATA("nul/launch_storm.csv"), "nul/launch_storm.csv:9:11: NUL byte"},
+        {DATA("nul_name.csv"), "nul_name.csv:8:3: NUL byte"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uf_table t;
+        char err[512] = "";
+        uf_table_init(&t, "");
+        cr_expect_eq(uf_table_read_csv(&t, cases[c].path, err, sizeof err), -1);
+        cr_expect(strstr(err, cases[c].where) != NULL, "message '%s'", err);
+        uf_table_free(&t);
+    }
+    uf_ceilings c;
+    uf_meta meta;
+    char err[512] = "";
+    cr_expect_eq(uf_ceilings_read_meta(DATA("nul/ceilings.csv"), &c, &meta, err, sizeof err),
+                 -1);
+    cr_expect(strstr(err, "nul/ceilings.csv:3:11: NUL byte") != NULL, "message '%s'", err);
+    uf_table t;
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, DATA("gpu-a/launch_storm.csv"), err, sizeof err), 0);
+    cr_expect_eq(uf_table_read_series_csv(&t, DATA("nul/launch_storm.series.csv"), err,
+                                          sizeof err), -1);
+    cr_expect(strstr(err, "nul/launch_storm.series.csv:9:11: NUL byte") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    /* in memory too, at the first byte and the last */
+    static const char at_start[] = "\0# underfed-results v2\n";
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "mem", at_start, sizeof at_start - 1, NULL, err,
+                                    sizeof err), -1);
+    cr_expect_str_eq(err, "mem:1:1: NUL byte: not a text file");
+    uf_table_free(&t);
+    static const char at_end[] = "# underfed-results v2\n# a: b\n\0";
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "mem", at_end, sizeof at_end - 1, NULL, err,
+                                    sizeof err), -1);
+    cr_expect_str_eq(err, "mem:3:1: NUL byte: not a text file");
+    uf_table_free(&t);
+}
+
+/* A result folder names each file after its scenario. */
+Test(hostile, scenario_must_match_the_file_name)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    uf_table t;
+    join(path, sizeof path, dir, "launch_storm.csv");
+    write_edited(DATA("good.csv"), path, "# gpu:", "# gpu:");
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_scenario(&t, dir, "launch_storm", err, sizeof err), 0, "%s", err);
+    uf_table_free(&t);
+    join(path, sizeof path, dir, "other_run.csv");
+    write_edited(DATA("good.csv"), path, "# gpu:", "# gpu:");
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_scenario(&t, dir, "other_run", err, sizeof err), -1);
+    cr_expect(strstr(err, "other_run.csv:2: scenario 'launch_storm' does not match the file "
+                          "name ('other_run.csv')") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    join(path, sizeof path, dir, "nameless.csv");
+    write_edited(DATA("good.csv"), path, "# scenario: launch_storm\n", "");
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_scenario(&t, dir, "nameless", err, sizeof err), -1);
+    cr_expect(strstr(err, "nameless.csv:2: no '# scenario:' line") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
+/* Limits are named, never silently applied. */
+Test(hostile, limits_are_errors)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    uf_table t;
+    /* a metadata value of UF_META_VALUE_LEN characters: too long, not cut */
+    char *long_line = malloc(UF_META_VALUE_LEN + 32);
+    cr_assert_not_null(long_line);
+    int n = snprintf(long_line, 32, "# note: ");
+    memset(long_line + n, 'x', UF_META_VALUE_LEN);
+    strcpy(long_line + n + UF_META_VALUE_LEN, "\n# gpu:");
+    join(path, sizeof path, dir, "long.csv");
+    write_edited(DATA("good.csv"), path, "# gpu:", long_line);
+    free(long_line);
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_csv(&t, path, err, sizeof err), -1);
+    cr_expect(strstr(err, "long.csv:3: metadata 'note': value longer than") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    /* a value of 300 characters is kept whole (the table holds UF_META_VALUE_LEN - 1) */
+    char mid[400];
+    n = snprintf(mid, 16, "# note: ");
+    memset(mid + n, 'y', 300);
+    strcpy(mid + n + 300, "\n# gpu:");
+    write_edited(DATA("good.csv"), path, "# gpu:", mid);
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_csv(&t, path, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(strlen(uf_meta_get(&t.meta, "note")), 300u);
+    uf_table_free(&t);
+    /* more variants than the tools hold: eager, then v0..v15 at one point (the fields after
+     * elems empty: every metric, tokens_per_s and skip_reason) */
+    char rows[UF_MAX_VARIANTS * 96 + 64] = "\n", empties[96];
+    cr_assert_lt(uf_n_metrics + 3, (int)sizeof empties);
+    memset(empties, ',', (size_t)uf_n_metrics + 2);
+    empties[uf_n_metrics + 2] = '\0';
+    for (int v = 0; v < UF_MAX_VARIANTS; v++) {
+        size_t used = strlen(rows);
+        snprintf(rows + used, sizeof rows - used, "v%d,fixed,,4096%s", v,
+                 v + 1 < UF_MAX_VARIANTS ? empties : "");
+        if (v + 1 < UF_MAX_VARIANTS)
+            strcat(rows, "\n");
+    }
+    join(path, sizeof path, dir, "many.csv");
+    write_edited(DATA("good.csv"), path, "\ngraph,fixed,,4096", rows);
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_read_csv(&t, path, err, sizeof err), -1);
+    cr_expect(strstr(err, "many.csv:23: more than 16 variants") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
+Test(hostile, ceilings_bad_input)
+{
+    static const struct {
+        const char *text, *where, *phrase;
+    } cases[] = {
+        {"", ":1: ", "not an underfed ceilings file"},
+        {"# underfed-ceilings v1\n# gpu: X\nceiling,value,unit,spread_pct,note\ncopy_d2d_gbs,1",
+         ":4: ", "truncated"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\n", NULL, NULL},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,2,us,,\n"
+         "launch_us,3,us,,\n", ":4:1: ", "duplicate ceiling 'launch_us' (already on line 3)"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,0,us,,\n",
+         ":3:11: ", "column 'value': 0 is outside its valid range > 0"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,-2,us,,\n",
+         ":3:11: ", "outside"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,nan,us,,\n",
+         ":3:11: ", "'nan' is not a number"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,2,us,-1,\n",
+         ":3:16: ", "column 'spread_pct': -1 is outside"},
+        {"# underfed-ceilings v1\n# gpu: A\n# gpu: B\nceiling,value,unit,spread_pct,note\n",
+         ":3: ", "metadata key 'gpu' appears twice"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uf_ceilings ceil;
+        uf_meta meta;
+        char err[512] = "";
+        int rc = uf_ceilings_parse("ceilings.csv", cases[c].text, strlen(cases[c].text), &ceil,
+                                   &meta, err, sizeof err);
+        if (cases[c].where == NULL) {
+            cr_expect_eq(rc, 0, "case %zu: %s", c, err);
+            continue;
+        }
+        cr_expect_eq(rc, -1, "case %zu", c);
+        cr_expect(strncmp(err, "ceilings.csv", 12) == 0 && strstr(err, cases[c].where) &&
+                  strstr(err, cases[c].phrase), "case %zu: '%s'", c, err);
+    }
+}
+
+Test(hostile, series_bad_values)
+{
+    static const struct {
+        const char *line, *message;
+    } cases[] = {
+        {"eager,4096,1000,0,-1,2,0,3\n", ":3:19: column 'sm_active_pct': -1 is outside"},
+        {"eager,4096,1000,0,nan,2,0,3\n", ":3:19: column 'sm_active_pct': 'nan' is not"},
+        {"eager,4096,1000,inf,1,2,0,3\n", ":3:17: column 't_ms': 'inf' is not a number"},
+        {"eager,4096,1000,1e300,1,2,0,3\n", ":3:17: column 't_ms': '1e300' is not a time"},
+        {"eager,4096,1000,-1,1,2,0,3\n", ":3:17: column 't_ms': '-1' is not a time"},
+        {"eager,0x1000,1000,0,1,2,0,3\n", ":3:7: column 'elems': '0x1000' is not a number"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char text[512], err[512] = "";
+        snprintf(text, sizeof text, "# underfed-series v1\nvariant,elems,ops,t_ms,"
+                 "sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct\n%s", cases[c].line);
+        uf_table t;
+        uf_table_init(&t, "");
+        cr_assert_eq(uf_table_read_csv(&t, DATA("gpu-a/launch_storm.csv"), err, sizeof err), 0);
+        cr_expect_eq(uf_table_parse_series_csv(&t, "s.csv", text, strlen(text), err,
+                                               sizeof err), -1, "case %zu", c);
+        cr_expect(strstr(err, cases[c].message) != NULL, "case %zu: '%s'", c, err);
+        uf_table_free(&t);
+    }
+}
+
+/* Every committed file meant to be good reads: the H200 results (with their series), the
+ * ceilings, and the fixture folders. */
+Test(hostile, committed_results_still_read)
+{
+    static const char *const dirs[] = {
+        UF_TEST_DATA_DIR "/../../results/nvidia-h200", DATA("gpu-a"), DATA("gpu-b"),
+    };
+    static const char *const scenarios[] = {
+        "allreduce_overlap", "checkpoint_recompute", "elementwise_chain", "launch_storm",
+        "starved_input", "varlen_attention",
+    };
+    int read = 0;
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+        char path[512], err[512] = "";
+        uf_ceilings c;
+        snprintf(path, sizeof path, "%s/ceilings.csv", dirs[d]);
+        cr_expect_eq(uf_ceilings_read(path, &c, err, sizeof err), 0, "%s", err);
+        for (size_t s = 0; s < sizeof scenarios / sizeof scenarios[0]; s++) {
+            snprintf(path, sizeof path, "%s/%s.csv", dirs[d], scenarios[s]);
+            if (access(path, F_OK) != 0)
+                continue;
+            uf_table t;
+            uf_table_init(&t, "");
+            cr_expect_eq(uf_table_read_scenario(&t, dirs[d], scenarios[s], err, sizeof err), 0,
+                         "%s", err);
+            snprintf(path, sizeof path, "%s/%s.series.csv", dirs[d], scenarios[s]);
+            cr_expect_eq(uf_table_read_series_csv(&t, path, err, sizeof err), 0, "%s", err);
+            uf_table_free(&t);
+            read++;
+        }
+    }
+    cr_expect_eq(read, 8, "6 H200 scenarios and the two fixture folders");
+}
+
+/* Duplicates are found by sorting, not by comparing every pair: 40,000 rows and 40,000
+ * ceilings read in well under the timeout, and a duplicate at the end is still found. */
+Test(hostile, many_rows_read_without_quadratic_time, .timeout = 30)
+{
+    enum { ROWS = 40000 };
+    uf_strbuf b = {0};
+    uf_sb_puts(&b, "# underfed-results v3\n# scenario: many\nvariant,role,rank,elems");
+    for (int i = 0; i < uf_n_metrics; i++)
+        uf_sb_printf(&b, ",%s", uf_metrics[i].name);
+    uf_sb_puts(&b, ",skip_reason\n");
+    for (int i = 0; i < ROWS; i++) {
+        uf_sb_printf(&b, "v%d,fixed,,%d,1", i % UF_MAX_VARIANTS, i / UF_MAX_VARIANTS);
+        for (int m = 1; m < uf_n_metrics; m++)
+            uf_sb_putn(&b, ",", 1);
+        uf_sb_puts(&b, ",\n");
+    }
+    char err[512] = "";
+    uf_table t;
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "many.csv", b.data, b.len, "many", err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(t.n_rows, ROWS);
+    uf_table_free(&t);
+    uf_sb_puts(&b, "v3,fixed,,0,1");     /* v3 at elems=0 again: the row of line 7 */
+    for (int m = 1; m < uf_n_metrics; m++)
+        uf_sb_putn(&b, ",", 1);
+    uf_sb_puts(&b, ",\n");
+    uf_table_init(&t, "");
+    cr_expect_eq(uf_table_parse_csv(&t, "many.csv", b.data, b.len, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "many.csv:40004: duplicate row: variant 'v3' at this sweep point is "
+                          "already on line 7") != NULL, "'%s'", err);
+    uf_table_free(&t);
+    free(b.data);
+
+    uf_strbuf c = {0};
+    uf_sb_puts(&c, "# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\n");
+    for (int i = 0; i < ROWS; i++)
+        uf_sb_printf(&c, "c%d,1,us,,\n", i);
+    uf_ceilings ceil;
+    cr_expect_eq(uf_ceilings_parse("ceilings.csv", c.data, c.len, &ceil, NULL, err, sizeof err),
+                 0, "%s", err);
+    uf_sb_puts(&c, "c17,2,us,,\n");
+    cr_expect_eq(uf_ceilings_parse("ceilings.csv", c.data, c.len, &ceil, NULL, err, sizeof err),
+                 -1);
+    cr_expect(strstr(err, "ceilings.csv:40003:1: duplicate ceiling 'c17' (already on line 20)"),
+              "'%s'", err);
+    free(c.data);
 }

@@ -8,7 +8,8 @@
  * W names axis values ("elems=4K,ops=1000", "max"/"min" allowed); unnamed axes take the
  * run's default (metadata default.AXIS). An option value that matches nothing (a column, a
  * variant, a point the file does not have) is an error, never a NaN or empty output. Exit: 0
- * ok, 1 compare found a regression, 2 usage or unreadable input. */
+ * ok, 1 compare found a regression (or rows of DIR_A missing from DIR_B, listed MISSING, unless
+ * --allow-missing), 2 usage or unreadable input. */
 #include <dirent.h>
 #include <math.h>
 #include <stddef.h>
@@ -22,7 +23,7 @@
 #include "readme.h"
 #include "results.h"
 
-enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_FILES = 64, MAX_DIRS = 16 };
+enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
 
 typedef struct args {
     const char *cmd;            /* the command's name, for messages */
@@ -35,6 +36,7 @@ typedef struct args {
     const char *plots_link;
     const char *variant;
     double threshold_pct;
+    int allow_missing;          /* compare: rows missing from the second run do not fail */
     const char *pos[MAX_DIRS + 2];
     int n_pos;
 } args;
@@ -603,91 +605,165 @@ static int compare_names(const void *x, const void *y)
     return strcmp((const char *)x, (const char *)y);
 }
 
-/* The scenario result files of a folder (not ceilings, not series), sorted. */
-static int list_results(const char *dir, char names[][UF_NAME_LEN], int max)
+/* The scenario result files of a folder (not ceilings, not series), sorted, in *names (an
+ * array that grows with the folder: no file is left out; free it). Returns how many, or -1
+ * with a message (the folder unreadable, a name too long for a scenario). */
+static int list_results(const char *dir, char (**names)[UF_NAME_LEN])
 {
     DIR *d = opendir(dir);
-    int n = 0;
-    if (!d)
+    int n = 0, cap = 0, rc = 0;
+    *names = NULL;
+    if (!d) {
+        fprintf(stderr, "underfed: cannot read folder %s\n", dir);
         return -1;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    }
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || len >= UF_NAME_LEN || strcmp(e->d_name + len - 4, ".csv") != 0 ||
+        if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0 ||
             strstr(e->d_name, ".series.csv") || strcmp(e->d_name, "ceilings.csv") == 0)
             continue;
-        if (n < max) {
-            snprintf(names[n], UF_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
-            n++;
+        if (len - 4 >= UF_NAME_LEN) {
+            fprintf(stderr, "underfed: %s/%s: a scenario name has at most %d characters\n", dir,
+                    e->d_name, UF_NAME_LEN - 1);
+            rc = -1;
+        } else if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char (*bigger)[UF_NAME_LEN] = realloc(*names, (size_t)cap * sizeof *bigger);
+            if (!bigger) {
+                fprintf(stderr, "underfed: %s: out of memory\n", dir);
+                rc = -1;
+            } else {
+                *names = bigger;
+            }
         }
+        if (rc == 0)
+            snprintf((*names)[n++], UF_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, UF_NAME_LEN, compare_names);
+    if (rc != 0) {
+        free(*names);
+        *names = NULL;
+        return -1;
+    }
+    if (n > 0)
+        qsort(*names, (size_t)n, UF_NAME_LEN, compare_names);
     return n;
 }
 
+/* Both folders listed and holding results; -1 (a message said why) otherwise. */
+static int list_both(const args *a, char (**names)[UF_NAME_LEN], int *n,
+                     char (**other)[UF_NAME_LEN], int *n_other)
+{
+    *n = list_results(a->pos[0], names);
+    *n_other = *n < 0 ? -1 : list_results(a->pos[1], other);
+    if (*n < 0 || *n_other < 0)
+        return -1;
+    for (int k = 0; k < 2; k++)
+        if ((k ? *n_other : *n) == 0) {
+            fprintf(stderr, "underfed compare: no result files in %s\n", a->pos[k]);
+            return -1;
+        }
+    return 0;
+}
+
+static int listed(char (*names)[UF_NAME_LEN], int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static void print_value(double v)
+{
+    if (isnan(v))
+        printf(" %12s", "-");
+    else
+        printf(" %12.6g", v);
+}
+
+/* One scenario in both folders: its diffs printed; regressions and lost rows or values
+ * (MISSING) counted. 0, or EXIT_BAD when a file is unreadable. */
+static int compare_scenario(const args *a, const char *name, int *regressed, int *lost)
+{
+    char err[UF_REASON_LEN];
+    uf_table ta, tb;
+    uf_table_init(&ta, "");
+    uf_table_init(&tb, "");
+    int rc = EXIT_BAD;
+    uf_diff *diffs = NULL;
+    if (uf_table_read_scenario(&ta, a->pos[0], name, err, sizeof err) != 0 ||
+        uf_table_read_scenario(&tb, a->pos[1], name, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        goto out;
+    }
+    int nd = uf_compare_tables(&ta, &tb, a->threshold_pct, NULL, 0);
+    diffs = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *diffs);
+    if (!diffs) {
+        fprintf(stderr, "underfed compare: out of memory\n");
+        goto out;
+    }
+    uf_compare_tables(&ta, &tb, a->threshold_pct, diffs, nd);
+    for (int i = 0; i < nd; i++) {
+        const uf_diff *d = &diffs[i];
+        printf("%-22s %-14s %-28s %-14s", name, d->variant, d->where, d->metric);
+        print_value(d->a);
+        print_value(d->b);
+        if (isnan(d->change_pct))
+            printf(" %9s", "");
+        else
+            printf(" %+8.1f%%", d->change_pct);
+        printf(" %s\n", uf_verdict_name(d->verdict));
+        *regressed += d->verdict == UF_SLOWER;
+        *lost += d->verdict == UF_MISSING;
+    }
+    rc = 0;
+out:
+    free(diffs);
+    uf_table_free(&ta);
+    uf_table_free(&tb);
+    return rc;
+}
+
+/* Every scenario of A against B. A scenario, row or value of A absent from B is MISSING, one
+ * of B absent from A NEW. Exit 1 on a regression, or on anything MISSING unless
+ * --allow-missing; 2 when a folder is empty or unreadable or a file malformed. */
 static int cmd_compare(const args *a)
 {
-    char names[MAX_FILES][UF_NAME_LEN];
-    int n = list_results(a->pos[0], names, MAX_FILES), regressed = 0, rc = 0;
-    char other[MAX_FILES][UF_NAME_LEN];
-    int n_other = list_results(a->pos[1], other, MAX_FILES);
-    if (n < 0 || n_other < 0) {
-        fprintf(stderr, "underfed compare: cannot read folder %s\n", a->pos[n < 0 ? 0 : 1]);
-        return EXIT_BAD;
+    char (*names)[UF_NAME_LEN] = NULL, (*other)[UF_NAME_LEN] = NULL;
+    int n, n_other, regressed = 0, lost = 0, rc = 0;
+    if (list_both(a, &names, &n, &other, &n_other) != 0) {
+        rc = EXIT_BAD;
+        goto out;
     }
-    if (n == 0) {
-        fprintf(stderr, "underfed compare: no result files in %s\n", a->pos[0]);
-        return EXIT_BAD;
-    }
-    printf("# %s → %s, threshold %.1f %%; FASTER/SLOWER: the second run is better/worse\n",
+    printf("# %s → %s, threshold %.1f %%; FASTER/SLOWER: the second run is better/worse; "
+           "MISSING: only in the first, NEW: only in the second\n",
            a->pos[0], a->pos[1], a->threshold_pct);
     for (int f = 0; f < n && rc == 0; f++) {
-        char pa[UF_PATH_LEN], pb[UF_PATH_LEN];
-        uf_table ta, tb;
-        if (join_path(pa, sizeof pa, a->pos[0], names[f], ".csv") != 0 ||
-            join_path(pb, sizeof pb, a->pos[1], names[f], ".csv") != 0)
-            return EXIT_BAD;
-        FILE *probe = fopen(pb, "r");
-        if (!probe) {
-            printf("%-22s (only in %s)\n", names[f], a->pos[0]);
+        if (!listed(other, n_other, names[f])) {
+            printf("%-22s MISSING (only in %s)\n", names[f], a->pos[0]);
+            lost++;
             continue;
         }
-        fclose(probe);
-        if (load(&ta, pa) != 0)
-            return EXIT_BAD;
-        if (load(&tb, pb) != 0) {
-            uf_table_free(&ta);
-            return EXIT_BAD;
-        }
-        int max = ta.n_rows * 8 + 8;
-        uf_diff *diffs = malloc((size_t)max * sizeof *diffs);
-        if (!diffs) {
-            rc = EXIT_BAD;
-        } else {
-            int nd = uf_compare_tables(&ta, &tb, a->threshold_pct, diffs, max);
-            for (int i = 0; i < nd && i < max; i++) {
-                const uf_diff *d = &diffs[i];
-                printf("%-22s %-14s %-28s %-14s %12.6g %12.6g %+8.1f%% %s\n", names[f],
-                       d->variant, d->where, d->metric, d->a, d->b, d->change_pct,
-                       uf_verdict_name(d->verdict));
-                regressed += d->verdict == UF_SLOWER;
-            }
-        }
-        free(diffs);
-        uf_table_free(&ta);
-        uf_table_free(&tb);
+        rc = compare_scenario(a, names[f], &regressed, &lost);
     }
-    for (int g = 0; g < n_other && rc == 0; g++) {
-        int common = 0;
-        for (int f = 0; f < n; f++)
-            common |= strcmp(other[g], names[f]) == 0;
-        if (!common)
-            printf("%-22s (only in %s)\n", other[g], a->pos[1]);
+    for (int g = 0; g < n_other && rc == 0; g++)
+        if (!listed(names, n, other[g]))
+            printf("%-22s NEW (only in %s)\n", other[g], a->pos[1]);
+    if (rc == 0) {
+        printf("%d regression(s) beyond %.1f %% and the measured spread; %d MISSING from %s%s\n",
+               regressed, a->threshold_pct, lost, a->pos[1],
+               lost && a->allow_missing ? " (allowed: --allow-missing)" : "");
+        if (lost && !a->allow_missing)
+            fprintf(stderr, "underfed compare: %d scenario(s), row(s) or value(s) of %s are "
+                    "missing from %s (--allow-missing accepts that)\n", lost, a->pos[0],
+                    a->pos[1]);
+        rc = regressed || (lost && !a->allow_missing) ? EXIT_REGRESSED : 0;
     }
-    if (rc == 0)
-        printf("%d regression(s) beyond %.1f %% and the measured spread\n", regressed,
-               a->threshold_pct);
-    return rc ? rc : regressed ? EXIT_REGRESSED : 0;
+out:
+    free(names);
+    free(other);
+    return rc;
 }
 
 /* ---- report ----------------------------------------------------------------------------- */
@@ -709,18 +785,24 @@ static void md_plain(FILE *f, double v, int decimals)
         fprintf(f, "%.*f", decimals, v);
 }
 
-static void report_ceilings(FILE *f, const char *dir)
+/* The ceilings section. A folder without ceilings.csv says so in the report; a ceilings.csv
+ * that is there but malformed (empty, truncated, ...) is an error like any other file: -1. */
+static int report_ceilings(FILE *f, const char *dir)
 {
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
     uf_ceilings c;
     uf_meta meta;
-    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0) {
-        fprintf(f, "Ceilings: not available (folder path too long).\n\n");
-        return;
-    }
+    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
+        return -1;
     if (uf_ceilings_read_meta(path, &c, &meta, err, sizeof err) != 0) {
+        FILE *probe = fopen(path, "r");
+        if (probe) {
+            fclose(probe);
+            fprintf(stderr, "underfed: %s\n", err);
+            return -1;
+        }
         fprintf(f, "Ceilings: not available (%s).\n\n", err);
-        return;
+        return 0;
     }
     const char *git = uf_meta_get(&meta, "git"), *utc = uf_meta_get(&meta, "utc");
     fprintf(f, "## The machine's ceilings (benches/ceilings)\n\n*Measured with git %s, %s.*\n\n"
@@ -733,6 +815,7 @@ static void report_ceilings(FILE *f, const char *dir)
         fprintf(f, " %s |\n", uf_ceiling_descs[i].unit);
     }
     fprintf(f, "\n");
+    return 0;
 }
 
 static void report_plots(FILE *f, const args *a, const char *name)
@@ -939,15 +1022,18 @@ static void write_head(FILE *f, const report_head *h, const char *dir)
                    "Driver %s, CUDA runtime %s (of %s). ",
                 h->driver, h->runtime, h->first);
     fprintf(f, "Generated by `underfed report` from the CSV files beside this page.\n\n");
-    report_ceilings(f, dir);
 }
 
+/* DIR/REPORT.md from every result file of DIR and its ceilings.csv. A folder without result
+ * files, or with a malformed one (ceilings.csv included), is an error: nothing is written. */
 static int cmd_report(const args *a)
 {
-    char names[MAX_FILES][UF_NAME_LEN], path[UF_PATH_LEN], err[UF_REASON_LEN];
-    int n = list_results(a->pos[0], names, MAX_FILES);
-    if (n < 0) {
-        fprintf(stderr, "underfed report: cannot read folder %s\n", a->pos[0]);
+    char (*names)[UF_NAME_LEN] = NULL, path[UF_PATH_LEN], err[UF_REASON_LEN];
+    int n = list_results(a->pos[0], &names);
+    if (n <= 0) {
+        if (n == 0)
+            fprintf(stderr, "underfed report: no result files (SCENARIO.csv) in %s\n",
+                    a->pos[0]);
         return EXIT_BAD;
     }
     /* Each file is read once: the sections go to `body`; the header, which says whether they
@@ -956,9 +1042,7 @@ static int cmd_report(const args *a)
     size_t body_len = 0, used = 0;
     char *body = NULL, *text = NULL;
     FILE *f = open_memstream(&body, &body_len);
-    if (!f)
-        return EXIT_BAD;
-    int rc = 0;
+    int rc = f ? 0 : EXIT_BAD;
     for (int i = 0; i < n && rc == 0; i++) {
         uf_table t;
         if (join_path(path, sizeof path, a->pos[0], names[i], ".csv") != 0 || load(&t, path) != 0) {
@@ -969,14 +1053,18 @@ static int cmd_report(const args *a)
         report_scenario(f, a, names[i], &t);
         uf_table_free(&t);
     }
-    fclose(f);
+    if (f)
+        fclose(f);
     if (rc == 0 && (f = open_memstream(&text, &used)) == NULL)
         rc = EXIT_BAD;
     if (rc == 0) {
-        if (head.have)
-            write_head(f, &head, a->pos[0]);
+        write_head(f, &head, a->pos[0]);
+        if (report_ceilings(f, a->pos[0]) != 0)
+            rc = EXIT_BAD;
         fwrite(body, 1, body_len, f);
         fclose(f);
+    }
+    if (rc == 0) {
         if (join_path(path, sizeof path, a->pos[0], "REPORT", ".md") != 0) {
             rc = EXIT_BAD;
         } else if (uf_write_file_atomic(path, text, used, err, sizeof err) != 0) {
@@ -986,6 +1074,7 @@ static int cmd_report(const args *a)
             fprintf(stderr, "underfed: wrote %s\n", path);
         }
     }
+    free(names);
     free(body);
     free(text);
     return rc;
@@ -993,8 +1082,9 @@ static int cmd_report(const args *a)
 
 /* ---- command line ----------------------------------------------------------------------- */
 
-/* The options, and where each value goes. kind: a text, or a percentage >= 0. */
-typedef enum { VALUE_TEXT, VALUE_PERCENT } value_kind;
+/* The options, and where each value goes. kind: a text, a percentage >= 0, or a flag that
+ * takes no value (an int set to 1). */
+typedef enum { VALUE_TEXT, VALUE_PERCENT, VALUE_FLAG } value_kind;
 
 static const struct tool_option {
     const char *flag;
@@ -1014,6 +1104,8 @@ static const struct tool_option {
     {"--variant", "V", VALUE_TEXT, offsetof(args, variant), "this variant only"},
     {"--threshold", "PCT", VALUE_PERCENT, offsetof(args, threshold_pct),
      "a change beyond PCT % and the spread counts (default 5)"},
+    {"--allow-missing", "", VALUE_FLAG, offsetof(args, allow_missing),
+     "rows of DIR_A absent from DIR_B are listed, not a failure"},
     {"--plots", "DIR", VALUE_TEXT, offsetof(args, plots_dir), "the folder of the images to link"},
     {"--plots-link", "PREFIX", VALUE_TEXT, offsetof(args, plots_link),
      "that folder as REPORT.md links it (default: DIR)"},
@@ -1049,7 +1141,6 @@ static const command commands[] = {
     {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
      "one scenario across result folders (GPUs), raw and as shares",
      cmd_across, NULL},
-    /* --allow-missing: compare's, where the option table has it. */
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
      "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
@@ -1093,8 +1184,8 @@ static void print_synopsis(FILE *f, const command *c)
     for (int required = 2; required >= 1; required--)
         for (int k = 0; k < N_TOOL_OPTIONS; k++)
             if (takes_option(c, k) == required)
-                fprintf(f, required == 2 ? " %s %s" : " [%s %s]", tool_options[k].flag,
-                        tool_options[k].value);
+                fprintf(f, required == 2 ? " %s%s%s" : " [%s%s%s]", tool_options[k].flag,
+                        tool_options[k].value[0] ? " " : "", tool_options[k].value);
     fprintf(f, "\n");
 }
 
@@ -1125,7 +1216,8 @@ static void print_command_help(FILE *f, const command *c)
         if (!takes_option(c, k))
             continue;
         char left[64];
-        snprintf(left, sizeof left, "%s %s", tool_options[k].flag, tool_options[k].value);
+        snprintf(left, sizeof left, "%s%s%s", tool_options[k].flag,
+                 tool_options[k].value[0] ? " " : "", tool_options[k].value);
         fprintf(f, "%s  %-20s %s\n", any++ ? "" : "\noptions:\n", left, tool_options[k].help);
     }
 }
@@ -1156,6 +1248,12 @@ static int parse_option(const command *c, int argc, char **argv, int *i, args *a
         return usage_error(c, "%s given twice", flag);
     *given |= 1u << k;
     const char *value = arg[len] == '=' ? arg + len + 1 : NULL;
+    if (tool_options[k].kind == VALUE_FLAG) {
+        if (value)
+            return usage_error(c, "%s takes no value", flag);
+        *(int *)((char *)a + tool_options[k].offset) = 1;
+        return 0;
+    }
     if (!value) {
         if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
             return usage_error(c, "%s needs a value", flag);

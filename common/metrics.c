@@ -1,0 +1,156 @@
+/* The metric table (see metrics.h). The ranges follow the definitions in README.md's
+ * "Metrics" table, not the values measured so far:
+ *   - times and time ratios are > 0 (a step takes time);
+ *   - a share of a window or of a union of intervals, and NVML's utilization, is a percent in
+ *     [0, 100];
+ *   - a PM-sampled counter (pct_of_peak_sustained_elapsed, CUPTI or NVML GPM) is >= 0 without
+ *     an upper bound: each sample divides the counter's increments by the cycles of a sampling
+ *     interval that is not aligned with them, so a sample may read above 100 (the committed
+ *     H200 series have 1 ms samples at 101-133 % SM active), and a mean over a short window
+ *     may too;
+ *   - spread_pct (interquartile range / median) and the shares of a measured ceiling
+ *     (pct_of_copy, pct_of_gemm: a kernel may beat the bench) are >= 0 without an upper bound;
+ *   - counts, bytes, flops, rates, clocks, power and errors are >= 0;
+ *   - verified is 0 or 1.
+ * Empty (NaN) is the only way to say "not measured"; infinities are never valid. */
+#include "metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "results.h"
+
+/* range shapes: min, max, min_open */
+#define POSITIVE 0.0, INFINITY, 1
+#define NONNEG 0.0, INFINITY, 0
+#define PERCENT 0.0, 100.0, 0
+#define COUNTER_PCT 0.0, INFINITY, 0
+#define AT_LEAST_ONE 1.0, INFINITY, 0
+#define ZERO_OR_ONE 0.0, 1.0, 0
+
+/* M: a figure of the whole run; D: measured on each GPU of a run (kept per rank). */
+#define M(field, label, unit, dir, range, integral, since, hint) \
+    {#field, label, unit, dir, range, integral, hint, offsetof(uf_row, field), since, 0}
+#define D(field, label, unit, dir, range, integral, since, hint) \
+    {#field, label, unit, dir, range, integral, hint, offsetof(uf_row, field), since, 1}
+
+const uf_metric_desc uf_metrics[] = {
+    /* timing pass */
+    M(step_ms, "step time", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+      "median time per step, CUDA events, no CUPTI loaded"),
+    M(step_ms_min, "fastest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+      "shortest step of the timing pass"),
+    M(step_ms_max, "slowest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+      "longest step of the timing pass"),
+    M(step_ms_mean, "mean step", "ms", UF_DIR_LOWER, POSITIVE, 0, 3,
+      "mean time per step of the timing pass (the step of derived figures when step_stat is mean)"),
+    M(spread_pct, "spread", "%", UF_DIR_LOWER, NONNEG, 0, 1,
+      "interquartile range / median of the step times (may exceed 100)"),
+    M(steps_timed, "steps timed", "count", UF_DIR_NONE, AT_LEAST_ONE, 1, 1,
+      "steps in the timing pass"),
+    /* trace pass */
+    M(trace_step_ms, "traced step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+      "step time under CUPTI Activity"),
+    M(trace_overhead, "trace overhead", "ratio", UF_DIR_NONE, POSITIVE, 0, 1,
+      "trace_step_ms / step_ms: a ratio, not a percent (below 1 when the traced run was faster)"),
+    D(busy_pct, "busy", "%", UF_DIR_HIGHER, PERCENT, 0, 1,
+      "union of kernel, memcpy and memset time / window"),
+    D(kernels_per_step, "kernels per step", "count", UF_DIR_NONE, NONNEG, 0, 1,
+      "kernel records in the window / steps"),
+    D(kernel_us_mean, "mean kernel", "us", UF_DIR_NONE, NONNEG, 0, 1,
+      "mean kernel duration in the window"),
+    D(launch_us, "launch latency", "us", UF_DIR_LOWER, NONNEG, 0, 1,
+      "median of kernel start - launch API start (same correlation id)"),
+    D(idle_host_pct, "host-wait idle", "%", UF_DIR_LOWER, PERCENT, 0, 1,
+      "share of the window idle while the next launch call had not returned"),
+    D(idle_other_pct, "other idle", "%", UF_DIR_LOWER, PERCENT, 0, 1,
+      "100 - busy - host-wait idle"),
+    D(comm_overlap_pct, "comm overlap", "%", UF_DIR_HIGHER, PERCENT, 0, 1,
+      "share of NCCL kernel time overlapped by compute kernels"),
+    D(comm_exposed_ms, "exposed comm", "ms", UF_DIR_LOWER, NONNEG, 0, 1,
+      "NCCL time per step not overlapped by compute"),
+    D(comm_sm_pct, "comm SMs", "%", UF_DIR_NONE, PERCENT, 0, 2,
+      "share of SMs holding a block while communication runs (upper bound, from grid sizes)"),
+    D(copy_overlap_pct, "copy overlap", "%", UF_DIR_HIGHER, PERCENT, 0, 2,
+      "share of memcpy time hidden under kernels"),
+    /* counters pass (CUPTI PM sampling) and the NVML GPM cross-check: pct of peak */
+    D(sm_active_pct, "SM active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "sm__cycles_active pct of peak sustained elapsed (DCGM SM_ACTIVE)"),
+    D(occupancy_pct, "occupancy", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "sm__warps_active pct of peak sustained elapsed (DCGM SM_OCCUPANCY)"),
+    D(tensor_active_pct, "tensor active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "sm__pipe_tensor_cycles_active pct of peak sustained elapsed (DCGM PIPE_TENSOR_ACTIVE)"),
+    D(dram_pct, "DRAM", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "dram__throughput pct of peak sustained elapsed (DCGM DRAM_ACTIVE)"),
+    D(gpm_sm_active_pct, "GPM SM active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "NVML GPM view of sm_active_pct over the same window"),
+    D(gpm_occupancy_pct, "GPM occupancy", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "NVML GPM view of occupancy_pct over the same window"),
+    D(gpm_tensor_active_pct, "GPM tensor active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "NVML GPM view of tensor_active_pct over the same window"),
+    D(gpm_dram_pct, "GPM DRAM", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+      "NVML GPM view of dram_pct over the same window"),
+    /* NVML view of the timing pass: explains a change, is not judged */
+    D(nvml_util_pct, "NVML util", "%", UF_DIR_NONE, PERCENT, 0, 1,
+      "mean of nvmlDeviceGetUtilizationRates().gpu during the timing pass"),
+    D(sm_clock_mhz, "SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,
+      "mean SM clock sampled during the timing pass"),
+    D(sm_clock_min_mhz, "lowest SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,
+      "lowest SM clock sampled during the timing pass"),
+    D(power_w, "board power", "W", UF_DIR_NONE, NONNEG, 0, 2,
+      "mean board power sampled during the timing pass (power_source says which reading)"),
+    /* counted by the scenario, derived by the harness */
+    M(useful_flops, "useful flops", "flop", UF_DIR_NONE, NONNEG, 0, 1,
+      "flops per step the work needs (no padding, no recompute)"),
+    M(executed_flops, "executed flops", "flop", UF_DIR_NONE, NONNEG, 0, 1,
+      "flops per step the kernels executed"),
+    M(tflops_useful, "useful TFLOP/s", "TFLOP/s", UF_DIR_HIGHER, NONNEG, 0, 1,
+      "useful_flops / step time"),
+    M(pct_of_gemm, "of GEMM ceiling", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+      "tflops_useful against the measured bf16 GEMM ceiling (may exceed 100)"),
+    M(min_bytes, "minimum bytes", "bytes", UF_DIR_NONE, NONNEG, 0, 1,
+      "bytes the step must move at least"),
+    M(gbs, "GB/s", "GB/s", UF_DIR_HIGHER, NONNEG, 0, 1,
+      "min_bytes / step time"),
+    M(pct_of_copy, "of copy ceiling", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+      "gbs against the measured device-to-device copy ceiling (may exceed 100)"),
+    M(peak_mem_bytes, "peak memory", "bytes", UF_DIR_LOWER, NONNEG, 0, 1,
+      "device memory the variant held at its peak"),
+    M(verified, "verified", "1", UF_DIR_HIGHER, ZERO_OR_ONE, 1, 1,
+      "1 when the output matched the reference, 0 when not"),
+    M(max_rel_err, "max relative error", "1", UF_DIR_LOWER, NONNEG, 0, 1,
+      "largest relative error against the reference"),
+};
+#undef M
+#undef D
+const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
+
+const uf_metric_desc *uf_metric_find(const char *name)
+{
+    for (int i = 0; name != NULL && i < uf_n_metrics; i++)
+        if (strcmp(uf_metrics[i].name, name) == 0)
+            return &uf_metrics[i];
+    return NULL;
+}
+
+int uf_metric_valid(const uf_metric_desc *m, double v)
+{
+    if (isnan(v))
+        return 1;
+    if (!isfinite(v) || v < m->min || v > m->max || (m->min_open && v == m->min))
+        return 0;
+    return !m->integral || v == floor(v);
+}
+
+void uf_metric_range_text(const uf_metric_desc *m, char *out, size_t outlen)
+{
+    if (m->integral && m->min == 0.0 && m->max == 1.0)
+        snprintf(out, outlen, "0 or 1");
+    else if (isinf(m->max))
+        snprintf(out, outlen, "%s %g%s", m->min_open ? ">" : ">=", m->min,
+                 m->integral ? ", a whole number" : "");
+    else
+        snprintf(out, outlen, "%s%g, %g]%s", m->min_open ? "(" : "[", m->min, m->max,
+                 m->integral ? ", a whole number" : "");
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Hostile input through the `underfed` tool, each case with its expected exit status and
+# message (the reader's own cases are Criterion tests in tests/test_results.c):
+#   - NUL bytes in metadata (the crash of the first fuzzing: SIGSEGV, exit 139) and impossible
+#     values: exit 2 naming file, line and column, from report, compare, ladder, series, ceiling;
+#   - folders of more than 64 files: every file read, none dropped;
+#   - empty folders, an empty or truncated ceilings.csv: exit 2, no REPORT.md written;
+#   - compare: one-sided folders are errors, lost rows are MISSING and fail unless
+#     --allow-missing, new rows are NEW, a file whose `# scenario:` is not its name is refused.
+#   tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+tool=$build/tools/underfed
+data=$src/tests/data
+work=$build/reader-cli-test
+failures=0
+[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect STATUS MESSAGE WHAT COMMAND...: the exit status, and MESSAGE (a fixed string) in the
+# output (stdout and stderr together); MESSAGE "" checks the status only.
+expect() {
+  local want=$1 message=$2 what=$3; shift 3
+  "$@" > "$work/out.txt" 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$what: exit $got, expected $want"; cat "$work/out.txt" >&2
+  elif [ -n "$message" ] && ! grep -qF -- "$message" "$work/out.txt"; then
+    fail "$what: no '$message' in:"; cat "$work/out.txt" >&2
+  else
+    echo "ok: $what: exit $got"
+  fi
+}
+
+rm -rf "$work"
+mkdir -p "$work/empty" "$work/a" "$work/b" || exit 1
+cp "$data/gpu-a/launch_storm.csv" "$data/gpu-a/ceilings.csv" "$work/a/"
+cp "$data/gpu-a/launch_storm.csv" "$data/gpu-a/ceilings.csv" "$work/b/"
+
+# ---- NUL bytes: an error naming file, line and column, never a crash ----------------------
+nul=$work/nul
+cp -R "$data/nul" "$nul"
+where='nul/launch_storm.csv:9:11: NUL byte'
+expect 2 "$where" "report on a NUL in metadata" "$tool" report "$nul"
+[ ! -e "$nul/REPORT.md" ] || fail "report wrote REPORT.md from a malformed folder"
+expect 2 "$where" "compare on a NUL in metadata" "$tool" compare "$work/a" "$nul"
+expect 2 "$where" "ladder on a NUL in metadata" "$tool" ladder "$nul/launch_storm.csv"
+expect 2 'nul/ceilings.csv:3:11: NUL byte' "ceiling on a NUL in metadata" \
+  "$tool" ceiling copy_d2d_gbs "$nul"
+mkdir -p "$work/nul-series"
+cp "$data/gpu-a/launch_storm.csv" "$data/nul/launch_storm.series.csv" "$work/nul-series/"
+expect 2 'nul-series/launch_storm.series.csv:9:11: NUL byte' "series on a NUL in metadata" \
+  "$tool" series "$work/nul-series/launch_storm.csv"
+mkdir -p "$work/nul-name"
+cp "$data/nul_name.csv" "$work/nul-name/launch_storm.csv"
+expect 2 'launch_storm.csv:8:3: NUL byte' "report on a NUL inside a variant name" \
+  "$tool" report "$work/nul-name"
+
+# ---- impossible values ---------------------------------------------------------------------
+mkdir -p "$work/nan" "$work/busy"
+sed 's/^eager,broken,4096,1000,[0-9.]*,/eager,broken,4096,1000,nan,/' \
+  "$data/gpu-a/launch_storm.csv" > "$work/nan/launch_storm.csv"
+expect 2 "nan/launch_storm.csv:30:24: column 'step_ms': 'nan' is not a number" \
+  "compare on a NaN step_ms" "$tool" compare "$work/a" "$work/nan"
+awk -F, -v OFS=, 'NR == 27 { $12 = 500 } { print }' "$data/gpu-a/launch_storm.csv" \
+  > "$work/busy/launch_storm.csv"
+expect 2 "launch_storm.csv:27:" "report on busy_pct 500" "$tool" report "$work/busy"
+grep -qF "column 'busy_pct': 500 is outside its valid range [0, 100]" "$work/out.txt" ||
+  fail "busy_pct 500: no range in the message"
+
+# ---- no fixed limit drops files: 70 result files ---------------------------------------------
+mkdir -p "$work/many-a" "$work/many-b"
+for i in $(seq -w 0 69); do
+  for side in many-a many-b; do
+    sed "s/^# scenario: launch_storm$/# scenario: s$i/" "$data/gpu-a/launch_storm.csv" \
+      > "$work/$side/s$i.csv"
+  done
+done
+expect 0 "wrote" "report on 70 files" "$tool" report "$work/many-a"
+sections=$(grep -c '^## s[0-9]' "$work/many-a/REPORT.md")
+[ "$sections" = 70 ] || fail "report on 70 files has $sections sections"
+expect 0 "0 MISSING" "compare of 70 files" "$tool" compare "$work/many-a" "$work/many-b"
+compared=$(grep -oE '^s[0-9]+ ' "$work/out.txt" | sort -u | wc -l)
+[ "$compared" = 70 ] || fail "compare of 70 files compared $compared"
+
+# ---- empty input, broken ceilings -------------------------------------------------------------
+expect 2 "no result files" "report on an empty folder" "$tool" report "$work/empty"
+[ ! -e "$work/empty/REPORT.md" ] || fail "report wrote REPORT.md into an empty folder"
+expect 2 "no result files in $work/empty" "compare GOOD EMPTY" \
+  "$tool" compare "$work/a" "$work/empty"
+expect 2 "no result files in $work/empty" "compare EMPTY GOOD" \
+  "$tool" compare "$work/empty" "$work/a"
+mkdir -p "$work/ceil-empty" "$work/ceil-cut"
+cp "$data/gpu-a/launch_storm.csv" "$work/ceil-empty/"
+cp "$data/gpu-a/launch_storm.csv" "$work/ceil-cut/"
+: > "$work/ceil-empty/ceilings.csv"
+expect 2 "ceil-empty/ceilings.csv:1: not an underfed ceilings file" \
+  "report with an empty ceilings.csv" "$tool" report "$work/ceil-empty"
+[ ! -e "$work/ceil-empty/REPORT.md" ] || fail "report wrote REPORT.md with an empty ceilings.csv"
+head -c 500 "$data/gpu-a/ceilings.csv" > "$work/ceil-cut/ceilings.csv"
+expect 2 "truncated" "report with a truncated ceilings.csv" "$tool" report "$work/ceil-cut"
+grep -qE 'ceil-cut/ceilings.csv:[0-9]+: truncated' "$work/out.txt" ||
+  fail "truncated ceilings: no file:line"
+mkdir -p "$work/no-ceil"
+cp "$data/gpu-a/launch_storm.csv" "$work/no-ceil/"
+expect 0 "wrote" "report without ceilings.csv" "$tool" report "$work/no-ceil"
+grep -q '^Ceilings: not available' "$work/no-ceil/REPORT.md" ||
+  fail "report without ceilings does not say so"
+
+# ---- compare: missing and new rows, files, names -----------------------------------------------
+mkdir -p "$work/lost" "$work/renamed" "$work/extra"
+sed '$d' "$data/gpu-a/launch_storm.csv" > "$work/lost/launch_storm.csv"   # the last row lost
+expect 1 "1 MISSING from $work/lost" "compare with a lost row" \
+  "$tool" compare "$work/a" "$work/lost"
+grep -qE '^launch_storm +fused +elems=16777216 ops=1000 +row .* MISSING$' "$work/out.txt" ||
+  fail "the lost row is not listed MISSING"
+grep -qF -- "--allow-missing" "$work/out.txt" || fail "a lost row does not point at --allow-missing"
+expect 0 "(allowed: --allow-missing)" "compare with a lost row, --allow-missing" \
+  "$tool" compare "$work/a" "$work/lost" --allow-missing
+expect 0 "" "compare with a new row" "$tool" compare "$work/lost" "$work/a"
+grep -qE '^launch_storm +fused +elems=16777216 ops=1000 +row .* NEW$' "$work/out.txt" ||
+  fail "the new row is not listed NEW"
+cp "$data/gpu-a/launch_storm.csv" "$work/extra/launch_storm.csv"
+sed 's/^# scenario: launch_storm$/# scenario: other/' "$data/gpu-a/launch_storm.csv" \
+  > "$work/extra/other.csv"
+expect 1 "other                  MISSING (only in" "compare with a file lost" \
+  "$tool" compare "$work/extra" "$work/a"
+expect 0 "other                  NEW (only in" "compare with a file added" \
+  "$tool" compare "$work/a" "$work/extra"
+sed 's/^# scenario: launch_storm$/# scenario: elementwise_chain/' "$data/gpu-a/launch_storm.csv" \
+  > "$work/renamed/launch_storm.csv"
+expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file" \
+  "compare with a file of another scenario" "$tool" compare "$work/a" "$work/renamed"
+
+if [ $failures -gt 0 ]; then
+  echo "$failures check(s) failed (files in $work)" >&2
+  exit 1
+fi
+echo "all reader checks of the tool passed"
