@@ -134,6 +134,8 @@ sed 's/^# scenario: launch_storm$/# scenario: elementwise_chain/' "$data/gpu-a/l
   > "$work/renamed/launch_storm.csv"
 expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file" \
   "compare with a file of another scenario" "$tool" compare "$work/a" "$work/renamed"
+expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file" \
+  "report with a file of another scenario" "$tool" report "$work/renamed"
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed (files in $work)" >&2

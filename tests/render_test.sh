@@ -119,7 +119,9 @@ fi
 ! grep -q 'Board power' "$report" || fail "gpu-a/REPORT.md shows board power without a power_source"
 mixed=$work/mixed
 mkdir -p "$mixed"
-cp "$results/gpu-a/launch_storm.csv" "$mixed/" && cp "$src/tests/data/gpu-power/launch_storm.csv" "$mixed/other_run.csv"
+cp "$results/gpu-a/launch_storm.csv" "$mixed/" &&
+  sed 's/^# scenario: launch_storm$/# scenario: other_run/' \
+    "$src/tests/data/gpu-power/launch_storm.csv" > "$mixed/other_run.csv"
 if "$tool" report "$mixed" > "$work/mixed.log" 2>&1; then
   grep -q '^Measured in several runs' "$mixed/REPORT.md" ||
     fail "a report of two runs (git fixture, fixture-power) does not say so"

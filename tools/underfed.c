@@ -1044,8 +1044,13 @@ static int cmd_report(const args *a)
     FILE *f = open_memstream(&body, &body_len);
     int rc = f ? 0 : EXIT_BAD;
     for (int i = 0; i < n && rc == 0; i++) {
+        /* a folder names each file after its scenario: `# scenario:` must say the same */
         uf_table t;
-        if (join_path(path, sizeof path, a->pos[0], names[i], ".csv") != 0 || load(&t, path) != 0) {
+        char err[UF_REASON_LEN] = "";
+        uf_table_init(&t, "");
+        if (uf_table_read_scenario(&t, a->pos[0], names[i], err, sizeof err) != 0) {
+            fprintf(stderr, "underfed: %s\n", err);
+            uf_table_free(&t);
             rc = EXIT_BAD;
             break;
         }
