@@ -71,7 +71,7 @@ bad "unknown variant" 'x <!-- uf launch_storm/lazy step_ms -->1<!-- /uf -->' \
 bad "no row at the point" 'x <!-- uf launch_storm/eager[elems=5000] step_ms -->1<!-- /uf -->' \
   "no row of eager at elems=5000"
 bad "unknown axis" 'x <!-- uf launch_storm/eager[size=4K] step_ms -->1<!-- /uf -->' \
-  "no axis \"size\""
+  "unknown axis \"size\""
 bad "unknown metric" 'x <!-- uf launch_storm/eager step_msec -->1<!-- /uf -->' \
   "no metric \"step_msec\""
 bad "value not measured" 'x <!-- uf launch_storm/eager[elems=64K,ops=100] sm_active_pct -->1<!-- /uf -->' \

@@ -38,6 +38,7 @@
 
 #include "options.h"
 #include "readme.h"
+#include "expect.h"
 #include "results.h"
 #include "strbuf.h"
 
@@ -143,42 +144,48 @@ static int axis_of(const uf_table *t, const char *name, size_t len)
 }
 
 /* Apply "AXIS=VALUE,..." (VALUE: a number with optional K/M/G, max, min, or * where `star`
- * is not NULL: *star then names that axis) to point. 0, or -1 with c->err. */
+ * is not NULL: *star then names that axis) to point: the core's `where` grammar
+ * (uf_where_parse), with the axes not named keeping their value in point. 0, or -1 with
+ * c->err. */
 static int apply_where(rd_ctx *c, const uf_table *t, const char *where, size_t len, double *point,
                        int *star)
 {
-    char buf[RD_TEXT_LEN];
+    char buf[RD_TEXT_LEN], rest[RD_TEXT_LEN] = "", err[RD_TEXT_LEN];
     if (len >= sizeof buf)
         return rd_error(c, "point too long: %.*s", (int)len, where);
     memcpy(buf, where, len);
     buf[len] = '\0';
+    /* "AXIS=*" (a row per value of that axis) is this page's own; the rest is the core's */
+    size_t used = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        int a = eq ? axis_of(t, tok, (size_t)(eq - tok)) : -1;
-        if (a < 0)
-            return rd_error(c, "%s.csv has no axis \"%.*s\" (point \"%s\")", t->scenario,
-                            eq ? (int)(eq - tok) : (int)strlen(tok), tok, buf);
-        const char *v = eq + 1;
-        if (strcmp(v, "*") == 0 && star) {
-            *star = a;
-        } else if (strcmp(v, "max") == 0 || strcmp(v, "min") == 0) {
-            point[a] = NAN;
-            for (int i = 0; i < t->n_rows; i++) {
-                double x = t->rows[i].axis[a];
-                if (isnan(point[a]) || (v[1] == 'a' ? x > point[a] : x < point[a]))
-                    point[a] = x;
-            }
-        } else if (uf_parse_number(v, &point[a]) != 0) {
-            return rd_error(c, "bad value \"%s\" for axis %s", v, t->axis_names[a]);
+        if (star && eq && strcmp(eq + 1, "*") == 0) {
+            *star = axis_of(t, tok, (size_t)(eq - tok));
+            if (*star < 0)
+                return rd_error(c, "%s.csv has no axis \"%.*s\"", t->scenario,
+                                (int)(eq - tok), tok);
+            continue;
         }
+        used += (size_t)snprintf(rest + used, sizeof rest - used, "%s%s", used ? "," : "", tok);
     }
+    uf_where_axis axes[UF_MAX_AXES];
+    size_t n_rows = t->n_rows > 0 ? (size_t)t->n_rows : 1;
+    double *values = malloc(n_rows * UF_MAX_AXES * sizeof *values);
+    if (values == NULL)
+        return rd_error(c, "out of memory");
+    for (int ax = 0; ax < t->n_axes; ax++) {
+        double *column = values + (size_t)ax * n_rows;
+        for (int i = 0; i < t->n_rows; i++)
+            column[i] = t->rows[i].axis[ax];
+        axes[ax] = (uf_where_axis){.name = t->axis_names[ax], .default_value = point[ax],
+                                   .values = column, .n_values = t->n_rows};
+    }
+    int rc = uf_where_parse(axes, t->n_axes, rest, point, NULL, err, sizeof err);
+    free(values);
+    if (rc != 0)
+        return rd_error(c, "%s.csv: point \"%.*s\": %s", t->scenario, (int)len, where, err);
     return 0;
-}
-
-static int same_value(double a, double b)
-{
-    return fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b));
 }
 
 /* "elems=4096,ops=1000" */
@@ -202,7 +209,7 @@ static const uf_row *rd_row(rd_ctx *c, const uf_table *t, const char *variant, c
             continue;
         known = 1;
         for (int a = 0; a < t->n_axes; a++)
-            same &= same_value(r->axis[a], point[a]);
+            same &= uf_axis_value_same(r->axis[a], point[a]);
         if (same)
             return r;
     }
@@ -636,9 +643,9 @@ static int add_rows(rd_ctx *c, rd_tablespec *ts, const char *ref, size_t len)
         const uf_row *r = &row.t->rows[i];
         int match = strcmp(r->variant, row.variant) == 0;
         for (int a = 0; a < row.t->n_axes; a++)
-            match &= a == star || same_value(r->axis[a], row.point[a]);
+            match &= a == star || uf_axis_value_same(r->axis[a], row.point[a]);
         for (int k = 0; k < nv && match; k++)
-            match = !same_value(values[k], r->axis[star]);
+            match = !uf_axis_value_same(values[k], r->axis[star]);
         if (match)
             values[nv++] = r->axis[star];
     }
