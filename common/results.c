@@ -1525,6 +1525,23 @@ void uf_ceilings_clear(uf_ceilings *c)
         *(double *)((char *)c + uf_ceiling_descs[i].offset) = NAN;
 }
 
+int uf_ceilings_from_meta(const uf_meta *m, uf_ceilings *c)
+{
+    int recorded = 0;
+    uf_ceilings_clear(c);
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        char key[UF_NAME_LEN + 16];
+        snprintf(key, sizeof key, "ceiling.%s", uf_ceiling_descs[i].name);
+        const char *v = uf_meta_get(m, key);
+        double x;
+        if (v && parse_value(v, &x) == 0 && !isnan(x)) {
+            *(double *)((char *)c + uf_ceiling_descs[i].offset) = x;
+            recorded++;
+        }
+    }
+    return recorded;
+}
+
 int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_row *rows, int n,
                       char *err, size_t errlen)
 {

@@ -175,6 +175,9 @@ extern const uf_ceiling_desc uf_ceiling_descs[];
 extern const int uf_n_ceiling_descs;
 
 void uf_ceilings_clear(uf_ceilings *c);   /* all NaN */
+/* The ceilings a results file records in its metadata (`# ceiling.NAME: VALUE`, the values its
+ * derived figures were computed against) into c (the rest NaN); how many it records. */
+int uf_ceilings_from_meta(const uf_meta *m, uf_ceilings *c);
 /* ceilings.csv: `#` metadata lines, then "ceiling,value,unit,spread_pct,note" rows. Extra rows
  * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct.
  * Strict like the results reader; a name twice, a value <= 0 or a negative spread is an error. */

@@ -225,18 +225,7 @@ static const scenario_check scenario_checks[] = {
  * the folder's ceilings.csv; all NaN when neither exists. */
 static void file_ceilings(const uf_table *t, const char *dir, uf_ceilings *c)
 {
-    int recorded = 0;
-    uf_ceilings_clear(c);
-    for (int i = 0; i < uf_n_ceiling_descs; i++) {
-        char key[UF_NAME_LEN + 16];
-        snprintf(key, sizeof key, "ceiling.%s", uf_ceiling_descs[i].name);
-        const char *v = uf_meta_get(&t->meta, key);
-        if (v) {
-            *(double *)((char *)c + uf_ceiling_descs[i].offset) = strtod(v, NULL);
-            recorded++;
-        }
-    }
-    if (recorded)
+    if (uf_ceilings_from_meta(&t->meta, c) > 0)
         return;
     char path[512], err[UF_REASON_LEN];
     snprintf(path, sizeof path, "%s/ceilings.csv", dir);

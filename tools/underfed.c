@@ -874,19 +874,7 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
  * they were recorded, the folder's ceilings.csv: 0; neither: -1 (all NaN). */
 static int share_ceilings(const args *a, const uf_table *t, uf_ceilings *c)
 {
-    int recorded = 0;
-    uf_ceilings_clear(c);
-    for (int i = 0; i < uf_n_ceiling_descs; i++) {
-        char key[UF_NAME_LEN + 16];
-        snprintf(key, sizeof key, "ceiling.%s", uf_ceiling_descs[i].name);
-        const char *v = uf_meta_get(&t->meta, key);
-        double x;
-        if (v && uf_parse_number(v, &x) == 0) {
-            *(double *)((char *)c + uf_ceiling_descs[i].offset) = x;
-            recorded = 1;
-        }
-    }
-    if (recorded)
+    if (uf_ceilings_from_meta(&t->meta, c) > 0)
         return 1;
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
     if (join_path(path, sizeof path, a->pos[0], "ceilings", ".csv") != 0 ||
