@@ -1,4 +1,4 @@
-/* Run comparison (see compare.h). */
+/* Run comparison and its noise model (see compare.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,9 +76,38 @@ static uf_verdict judge(double a, double spread_a, double b, double spread_b, do
     }
 }
 
+double uf_launch_drift_pct(double launch_us_a, double launch_us_b)
+{
+    if (isnan(launch_us_a) || isnan(launch_us_b) || launch_us_a <= 0 || launch_us_b <= 0)
+        return 0.0;
+    return fabs(launch_us_b - launch_us_a) / fmin(launch_us_a, launch_us_b) * 100.0;
+}
+
+double uf_table_launch_us(const uf_table *t)
+{
+    uf_ceilings c;
+    uf_ceilings_from_meta(&t->meta, &c);
+    return c.launch_us;
+}
+
+/* The larger idle_host_pct of the two rows when it makes the pair host-bound; NaN otherwise. */
+static double host_bound_idle(const uf_row *ra, const uf_row *rb)
+{
+    double ia = isnan(ra->idle_host_pct) ? -1 : ra->idle_host_pct;
+    double ib = isnan(rb->idle_host_pct) ? -1 : rb->idle_host_pct;
+    double idle = fmax(ia, ib);
+    return idle >= UF_HOST_BOUND_IDLE_PCT ? idle : NAN;
+}
+
+/* How one pair of values was judged. */
+typedef struct judged {
+    uf_verdict verdict, strict;
+    double idle_host_pct, tolerance_pct;
+} judged;
+
 /* One diff into out[*n] when it fits; *n counts them all. */
 static void add_diff(uf_diff *out, int max_out, int *n, const uf_table *t, const uf_row *r,
-                     const char *metric, double a, double b, uf_verdict verdict)
+                     const char *metric, double a, double b, judged j)
 {
     if (*n < max_out) {
         uf_diff *d = &out[*n];
@@ -88,16 +117,45 @@ static void add_diff(uf_diff *out, int max_out, int *n, const uf_table *t, const
         d->a = a;
         d->b = b;
         d->change_pct = isnan(a) || isnan(b) || a == 0 ? NAN : (b - a) / a * 100.0;
-        d->verdict = verdict;
+        d->verdict = j.verdict;
+        d->strict = j.strict;
+        d->idle_host_pct = j.idle_host_pct;
+        d->tolerance_pct = j.tolerance_pct;
     }
     (*n)++;
 }
 
+/* A verdict that no noise model touches (MISSING, NEW). */
+static judged plain(uf_verdict v)
+{
+    return (judged){v, v, NAN, NAN};
+}
+
+/* Two measured values by the noise model (compare.h): the device-bound rule, then, for a
+ * host-bound pair, the run-to-run tolerance in place of the spread alone. */
+static judged judge_pair(double va, double spread_a, double vb, double spread_b,
+                         double host_idle, double drift_pct, double threshold_pct,
+                         int lower_is_better)
+{
+    spread_a = isnan(spread_a) ? 0 : spread_a;
+    spread_b = isnan(spread_b) ? 0 : spread_b;
+    judged j = plain(judge(va, spread_a, vb, spread_b, threshold_pct, lower_is_better));
+    if (isnan(host_idle))
+        return j;
+    j.idle_host_pct = host_idle;
+    j.tolerance_pct = threshold_pct + drift_pct + UF_HOST_ALLOWANCE_PCT + spread_a + spread_b;
+    if (j.strict != UF_SAME)
+        j.verdict = judge(va, j.tolerance_pct, vb, 0, threshold_pct, lower_is_better);
+    return j;
+}
+
 /* The judged metrics of a row present in both tables. */
 static void compare_row(const uf_table *a, const uf_row *ra, const uf_table *b,
-                        const uf_row *rb, double threshold_pct, uf_diff *out, int max_out,
-                        int *n)
+                        const uf_row *rb, const uf_compare_noise *noise, uf_diff *out,
+                        int max_out, int *n)
 {
+    double host_idle = host_bound_idle(ra, rb);
+    double drift = uf_launch_drift_pct(noise->launch_us_a, noise->launch_us_b);
     for (int m = 0; m < N_COMPARED; m++) {
         double va = uf_table_value(a, ra, compared[m].name);
         double vb = uf_table_value(b, rb, compared[m].name);
@@ -105,17 +163,18 @@ static void compare_row(const uf_table *a, const uf_row *ra, const uf_table *b,
             continue;
         const uf_metric_desc *desc = uf_metric_find(compared[m].name);
         int spread = compared[m].uses_step_spread;
-        uf_verdict v = isnan(vb)   ? UF_MISSING
-                       : isnan(va) ? UF_NEW
-                                   : judge(va, spread ? ra->spread_pct : 0, vb,
-                                           spread ? rb->spread_pct : 0, threshold_pct,
-                                           desc->direction == UF_DIR_LOWER);
-        add_diff(out, max_out, n, a, ra, compared[m].name, va, vb, v);
+        judged j = isnan(vb)   ? plain(UF_MISSING)
+                   : isnan(va) ? plain(UF_NEW)
+                               : judge_pair(va, spread ? ra->spread_pct : 0, vb,
+                                            spread ? rb->spread_pct : 0, host_idle, drift,
+                                            noise->threshold_pct,
+                                            desc->direction == UF_DIR_LOWER);
+        add_diff(out, max_out, n, a, ra, compared[m].name, va, vb, j);
     }
 }
 
-int uf_compare_tables(const uf_table *a, const uf_table *b, double threshold_pct, uf_diff *out,
-                      int max_out)
+int uf_compare_tables_noise(const uf_table *a, const uf_table *b, const uf_compare_noise *noise,
+                            uf_diff *out, int max_out)
 {
     int map[UF_MAX_AXES], back[UF_MAX_AXES];
     int n = 0;
@@ -125,12 +184,19 @@ int uf_compare_tables(const uf_table *a, const uf_table *b, double threshold_pct
         const uf_row *ra = &a->rows[i];
         const uf_row *rb = find_row(b, ra, map, a->n_axes);
         if (rb)
-            compare_row(a, ra, b, rb, threshold_pct, out, max_out, &n);
+            compare_row(a, ra, b, rb, noise, out, max_out, &n);
         else
-            add_diff(out, max_out, &n, a, ra, "row", NAN, NAN, UF_MISSING);
+            add_diff(out, max_out, &n, a, ra, "row", NAN, NAN, plain(UF_MISSING));
     }
     for (int i = 0; i < b->n_rows; i++)
         if (!find_row(a, &b->rows[i], back, b->n_axes))
-            add_diff(out, max_out, &n, b, &b->rows[i], "row", NAN, NAN, UF_NEW);
+            add_diff(out, max_out, &n, b, &b->rows[i], "row", NAN, NAN, plain(UF_NEW));
     return n;
+}
+
+int uf_compare_tables(const uf_table *a, const uf_table *b, double threshold_pct, uf_diff *out,
+                      int max_out)
+{
+    uf_compare_noise noise = {threshold_pct, uf_table_launch_us(a), uf_table_launch_us(b)};
+    return uf_compare_tables_noise(a, b, &noise, out, max_out);
 }

@@ -1,11 +1,15 @@
 /* Unit tests of compare.c: the run comparison on hand-built tables (SAME within the threshold,
  * FASTER / SLOWER beyond threshold and spread, NOISY within the combined spread, missing and
- * new rows and values, axes matched by name, empty on both sides skipped), then as the
- * `underfed compare` tool uses it: on the fixture result folders of tests/data, read by the
- * strict reader. */
+ * new rows and values, axes matched by name, empty on both sides skipped), the noise model
+ * for host-bound rows (idle_host_pct >= UF_HOST_BOUND_IDLE_PCT: a run-to-run tolerance, every
+ * excuse recorded), then as the `underfed compare` tool uses it: on the fixture result folders
+ * of tests/data (noise-*: one H200 launch_storm cut, and copies with one row changed), read by
+ * the strict reader, and on the committed H200 results. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -361,6 +365,145 @@ Test(compare, verdict_names)
     cr_expect_str_eq(uf_verdict_name((uf_verdict)42), "?");
 }
 
+/* ---- the noise model: host-bound rows ---------------------------------------------------- */
+
+/* One eager row pair, step a_ms -> b_ms (spread 1 % each), idle_host_pct ih_a -> ih_b, compared
+ * with launch floors la, lb (µs; NaN: not measured) at a 5 % threshold: the step_ms diff. */
+static uf_diff host_step(double a_ms, double b_ms, double ih_a, double ih_b, double la, double lb)
+{
+    uf_table a, b;
+    uf_diff d[MAX_DIFFS];
+    table_elems_ops(&a);
+    table_elems_ops(&b);
+    add_row(&a, "eager", 4096, 1000, a_ms, 1.0, NAN)->idle_host_pct = ih_a;
+    add_row(&b, "eager", 4096, 1000, b_ms, 1.0, NAN)->idle_host_pct = ih_b;
+    uf_compare_noise noise = {5.0, la, lb};
+    int n = uf_compare_tables_noise(&a, &b, &noise, d, MAX_DIFFS);
+    cr_assert_eq(n, 1, "only step_ms is filled: one diff, got %d", n);
+    uf_table_free(&a);
+    uf_table_free(&b);
+    return d[0];
+}
+
+Test(noise, host_bound_change_within_the_tolerance_is_noisy_and_says_why)
+{
+    uf_diff d = host_step(10.0, 11.0, 80.0, 82.0, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_NOISY);
+    cr_expect_eq(d.strict, UF_SLOWER, "the device-bound rule alone calls it SLOWER");
+    cr_expect_float_eq(d.idle_host_pct, 82.0, 1e-9, "the larger idle of the two");
+    /* threshold 5 + drift 0 + allowance + spreads 1 + 1 */
+    cr_expect_float_eq(d.tolerance_pct, 5.0 + UF_HOST_ALLOWANCE_PCT + 2.0, 1e-9);
+    d = host_step(10.0, 6.0, 80.0, 70.0, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_NOISY, "a host-bound speed-up within the tolerance is not FASTER");
+    cr_expect_eq(d.strict, UF_FASTER);
+}
+
+Test(noise, host_bound_change_beyond_the_tolerance_is_still_judged)
+{
+    uf_diff d = host_step(10.0, 30.0, 80.0, 93.0, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_SLOWER, "3x slower is a regression, host-bound or not");
+    cr_expect_eq(d.strict, UF_SLOWER);
+    cr_expect_float_eq(d.idle_host_pct, 93.0, 1e-9);
+    d = host_step(10.0, 10.0 * (1 + (5.0 + UF_HOST_ALLOWANCE_PCT + 2.0 + 1.0) / 100), 80.0, 80.0,
+                  NAN, NAN);
+    cr_expect_eq(d.verdict, UF_SLOWER, "1 %% beyond the tolerance");
+    d = host_step(10.0, 3.0, 80.0, 80.0, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_FASTER);
+}
+
+Test(noise, host_bound_change_within_the_threshold_is_same)
+{
+    uf_diff d = host_step(10.0, 10.3, 80.0, 80.0, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_SAME);
+    cr_expect_eq(d.strict, UF_SAME);
+}
+
+Test(noise, device_bound_rows_keep_the_spread_rule)
+{
+    uf_diff d = host_step(10.0, 11.0, 10.0, 19.9, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_SLOWER, "idle_host below the bound on both sides");
+    cr_expect(isnan(d.idle_host_pct) && isnan(d.tolerance_pct));
+    d = host_step(10.0, 11.0, NAN, NAN, NAN, NAN);
+    cr_expect_eq(d.verdict, UF_SLOWER, "no trace pass: nothing says the host bounds it");
+    cr_expect(isnan(d.idle_host_pct));
+}
+
+Test(noise, high_idle_on_either_side_makes_the_row_host_bound)
+{
+    cr_expect_eq(host_step(10.0, 11.0, UF_HOST_BOUND_IDLE_PCT, 5.0, NAN, NAN).verdict, UF_NOISY);
+    cr_expect_eq(host_step(10.0, 11.0, NAN, 35.0, NAN, NAN).verdict, UF_NOISY);
+}
+
+Test(noise, launch_floor_drift_widens_the_tolerance)
+{
+    /* +80 %: beyond 5 + 50 + 2, within it when the second host launches 40 % slower */
+    uf_diff d = host_step(10.0, 18.0, 80.0, 80.0, 2.5, 3.5);
+    cr_expect_eq(d.verdict, UF_NOISY);
+    cr_expect_float_eq(d.tolerance_pct, 5.0 + 40.0 + UF_HOST_ALLOWANCE_PCT + 2.0, 1e-9);
+    cr_expect_eq(host_step(10.0, 18.0, 80.0, 80.0, 3.5, 2.5).verdict, UF_NOISY, "either way");
+    cr_expect_eq(host_step(10.0, 18.0, 80.0, 80.0, 2.5, 2.5).verdict, UF_SLOWER);
+    cr_expect_eq(host_step(10.0, 18.0, 80.0, 80.0, 2.5, NAN).verdict, UF_SLOWER,
+                 "one floor unknown: no drift");
+    /* the drift never touches a device-bound row */
+    cr_expect_eq(host_step(10.0, 11.0, 0.0, 0.0, 2.5, 3.5).verdict, UF_SLOWER);
+}
+
+Test(noise, launch_drift_pct)
+{
+    cr_expect_float_eq(uf_launch_drift_pct(2.5, 3.5), 40.0, 1e-9);
+    cr_expect_float_eq(uf_launch_drift_pct(3.5, 2.5), 40.0, 1e-9);
+    cr_expect_float_eq(uf_launch_drift_pct(4.0, 4.0), 0.0, 1e-9);
+    cr_expect_float_eq(uf_launch_drift_pct(NAN, 4.0), 0.0, 1e-9);
+    cr_expect_float_eq(uf_launch_drift_pct(4.0, 0.0), 0.0, 1e-9);
+}
+
+/* uf_compare_tables takes each table's recorded `ceiling.launch_us`. */
+Test(noise, launch_floors_from_the_tables_metadata)
+{
+    uf_table a, b;
+    uf_diff d[MAX_DIFFS];
+    table_elems_ops(&a);
+    table_elems_ops(&b);
+    cr_expect(isnan(uf_table_launch_us(&a)));
+    uf_meta_set(&a.meta, "ceiling.launch_us", "2.5");
+    uf_meta_set(&b.meta, "ceiling.launch_us", "3.5");
+    cr_expect_float_eq(uf_table_launch_us(&a), 2.5, 1e-9);
+    add_row(&a, "eager", 4096, 1000, 10.0, 1.0, NAN)->idle_host_pct = 80.0;
+    add_row(&b, "eager", 4096, 1000, 18.0, 1.0, NAN)->idle_host_pct = 80.0;
+    cr_assert_eq(uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS), 1);
+    cr_expect_eq(d[0].verdict, UF_NOISY);
+    cr_expect_float_eq(d[0].tolerance_pct, 5.0 + 40.0 + UF_HOST_ALLOWANCE_PCT + 2.0, 1e-9);
+    uf_table_free(&a);
+    uf_table_free(&b);
+}
+
+/* Every judged metric of a host-bound row, busy_pct included, gets the tolerance; MISSING and
+ * NEW are untouched by it. */
+Test(noise, every_metric_of_a_host_bound_row_and_not_missing)
+{
+    uf_table a, b;
+    uf_diff d[MAX_DIFFS];
+    table_elems_ops(&a);
+    table_elems_ops(&b);
+    add_row(&a, "eager", 4096, 1000, 1.0, 1.0, 20.0)->idle_host_pct = 80.0;
+    add_row(&b, "eager", 4096, 1000, 1.1, 1.0, 16.0)->idle_host_pct = 84.0;
+    add_row(&a, "eager", 4096, 100, 1.0, 1.0, NAN)->idle_host_pct = 80.0;
+    uf_row *r = add_row(&b, "eager", 4096, 100, NAN, NAN, NAN);
+    r->idle_host_pct = 80.0;
+    r->tflops_useful = 1.0;
+    int n = uf_compare_tables(&a, &b, 5.0, d, MAX_DIFFS);
+    cr_assert_eq(n, 4);
+    cr_expect_eq(d[0].verdict, UF_NOISY);
+    cr_expect_eq(d[1].verdict, UF_NOISY, "busy_pct -20 %%: host-bound, within 55 %%");
+    cr_expect_eq(d[1].strict, UF_SLOWER);
+    cr_expect_float_eq(d[1].tolerance_pct, 5.0 + UF_HOST_ALLOWANCE_PCT, 1e-9, "busy: no spread");
+    cr_expect_eq(d[2].verdict, UF_MISSING);
+    cr_expect_eq(d[2].strict, UF_MISSING);
+    cr_expect_eq(d[3].verdict, UF_NEW);
+    uf_table_free(&a);
+    uf_table_free(&b);
+}
+
 /* ---- as the tool uses it: fixture result folders through the strict reader -------------- */
 
 static void load(uf_table *t, const char *path)
@@ -403,7 +546,19 @@ Test(compare_files, slower_gpu_is_slower)
             strcmp(d[i].where, "elems=4096 ops=1000") == 0)
             eager = &d[i];
     cr_assert_not_null(eager);
-    cr_expect_eq(eager->verdict, UF_SLOWER, "%g ms -> %g ms", eager->a, eager->b);
+    /* eager waits for the host (idle_host 75 -> 82 %): +40 % is within its run-to-run
+     * tolerance, excused and marked so; a device-bound variant's slowdown is not */
+    cr_expect_eq(eager->verdict, UF_NOISY, "%g ms -> %g ms", eager->a, eager->b);
+    cr_expect_eq(eager->strict, UF_SLOWER);
+    cr_expect_float_eq(eager->idle_host_pct, 82.14285714, 1e-6);
+    const uf_diff *fused = NULL;
+    for (int i = 0; i < n; i++)
+        if (strcmp(d[i].variant, "fused") == 0 && strcmp(d[i].metric, "step_ms") == 0 &&
+            strcmp(d[i].where, "elems=65536 ops=100") == 0)
+            fused = &d[i];
+    cr_assert_not_null(fused);
+    cr_expect_eq(fused->verdict, UF_SLOWER, "%g ms -> %g ms", fused->a, fused->b);
+    cr_expect(isnan(fused->idle_host_pct));
     /* the row with empty counter columns still compares its timing */
     int timing_at_empty_counters = 0;
     for (int i = 0; i < n; i++)
@@ -433,6 +588,110 @@ Test(compare_files, fixture_ceilings_read)
     cr_assert_eq(uf_ceilings_read(DATA("gpu-b/ceilings.csv"), &c, err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(c.copy_d2d_gbs, 900.0, 1e-9);
     cr_expect(isnan(c.nccl_busbw_gbs), "one GPU: no NCCL ceiling");
+}
+
+/* The noise fixtures: noise-a against a copy with one row changed; the diffs, and how many of
+ * them are regressions (what makes `underfed compare` exit 1). */
+static int compare_noise_fixture(const char *copy, uf_diff *d, int max, int *n)
+{
+    uf_table a, b;
+    char path[512];
+    load(&a, DATA("noise-a/launch_storm.csv"));
+    snprintf(path, sizeof path, "%s/%s/launch_storm.csv", UF_TEST_DATA_DIR, copy);
+    load(&b, path);
+    cr_assert_eq(a.n_rows, 6);
+    cr_assert_float_eq(uf_table_launch_us(&a), 4.509938431, 1e-9, "the fixture records its floor");
+    *n = uf_compare_tables(&a, &b, 5.0, d, max);
+    cr_assert(*n > 0 && *n <= max, "n = %d", *n);
+    int regressed = 0;
+    for (int i = 0; i < *n; i++)
+        regressed += d[i].verdict == UF_SLOWER;
+    uf_table_free(&a);
+    uf_table_free(&b);
+    return regressed;
+}
+
+/* (i) A fixed, device-bound variant (fused: idle_host 0 %) made 10 % slower is caught. */
+Test(noise_files, planted_slowdown_of_a_fixed_variant_is_slower)
+{
+    uf_diff d[64];
+    int n;
+    cr_expect_eq(compare_noise_fixture("noise-fixed-slower", d, 64, &n), 3,
+                 "step_ms, tflops_useful and gbs");
+    for (int i = 0; i < n; i++) {
+        int planted = strcmp(d[i].variant, "fused") == 0 &&
+                      strcmp(d[i].where, "elems=4096 ops=1000") == 0 &&
+                      strcmp(d[i].metric, "busy_pct") != 0;
+        cr_expect_eq(d[i].verdict, planted ? UF_SLOWER : UF_SAME, "%s %s %s", d[i].variant,
+                     d[i].where, d[i].metric);
+        if (strcmp(d[i].variant, "fused") == 0)
+            cr_expect(isnan(d[i].idle_host_pct), "fused is not host-bound");
+    }
+}
+
+/* (ii) The host-bound eager row (idle_host 84 %) 10 % slower: NOISY, with its reason. */
+Test(noise_files, ten_pct_change_of_a_host_bound_row_is_noisy)
+{
+    uf_diff d[64];
+    int n, noisy = 0;
+    cr_expect_eq(compare_noise_fixture("noise-host-10", d, 64, &n), 0);
+    for (int i = 0; i < n; i++)
+        if (d[i].verdict != UF_SAME) {
+            cr_expect_str_eq(d[i].variant, "eager");
+            cr_expect_eq(d[i].verdict, UF_NOISY, "%s", d[i].metric);
+            cr_expect_eq(d[i].strict, UF_SLOWER, "the excuse is recorded");
+            cr_expect(d[i].idle_host_pct >= 83.0, "%g", d[i].idle_host_pct);
+            noisy++;
+        }
+    cr_expect_eq(noisy, 4, "step_ms, tflops_useful, gbs, busy_pct");
+}
+
+/* (iii) The same row 3x slower: far beyond the model, a regression. */
+Test(noise_files, threefold_change_of_a_host_bound_row_is_slower)
+{
+    uf_diff d[64];
+    int n;
+    cr_expect_eq(compare_noise_fixture("noise-host-3x", d, 64, &n), 4);
+    for (int i = 0; i < n; i++)
+        if (strcmp(d[i].variant, "eager") == 0 && strcmp(d[i].where, "elems=4096 ops=1000") == 0)
+            cr_expect(d[i].verdict == UF_SLOWER && !isnan(d[i].idle_host_pct), "%s",
+                      d[i].metric);
+}
+
+/* (iv) Every scenario of the committed H200 results against itself: all SAME. */
+Test(noise_files, committed_h200_results_against_themselves_have_no_regression)
+{
+    const char *dir = UF_TEST_DATA_DIR "/../../results/nvidia-h200";
+    DIR *dp = opendir(dir);
+    cr_assert_not_null(dp, "%s", dir);
+    int files = 0, diffs = 0;
+    enum { MAX = 1024 };
+    uf_diff *d = malloc(MAX * sizeof *d);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(dp)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0 ||
+            strstr(e->d_name, ".series.") || strcmp(e->d_name, "ceilings.csv") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        uf_table a, b;
+        load(&a, path);
+        load(&b, path);
+        int n = uf_compare_tables(&a, &b, 5.0, d, MAX);
+        cr_assert(n > 0 && n <= MAX, "%s: n = %d", e->d_name, n);
+        for (int i = 0; i < n; i++)
+            cr_expect_eq(d[i].verdict, UF_SAME, "%s %s %s %s", e->d_name, d[i].variant,
+                         d[i].where, d[i].metric);
+        diffs += n;
+        files++;
+        uf_table_free(&a);
+        uf_table_free(&b);
+    }
+    closedir(dp);
+    free(d);
+    cr_expect_geq(files, 6, "the committed scenarios");
+    cr_expect_geq(diffs, 500, "575 comparisons in the issue's count");
 }
 
 /* ---- the series reader, as `underfed series` uses it ------------------------------------- */

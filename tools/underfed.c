@@ -682,9 +682,32 @@ static void print_value(double v)
         printf(" %12.6g", v);
 }
 
-/* One scenario in both folders: its diffs printed; regressions and lost rows or values
- * (MISSING) counted. 0, or EXIT_BAD when a file is unreadable. */
-static int compare_scenario(const args *a, const char *name, int *regressed, int *lost)
+/* A diff's verdict, with why the noise model judged it so where the row is host-bound:
+ * "NOISY (host-bound: idle_host 83 %, strict SLOWER, tolerance 59 %)". */
+static void print_verdict(const uf_diff *d)
+{
+    printf(" %s", uf_verdict_name(d->verdict));
+    if (isnan(d->idle_host_pct) || (d->verdict != UF_SLOWER && d->verdict != UF_FASTER &&
+                                    d->verdict == d->strict))
+        printf("\n");
+    else if (d->verdict != d->strict)
+        printf(" (host-bound: idle_host %.0f %%, strict %s, tolerance %.0f %%)\n",
+               d->idle_host_pct, uf_verdict_name(d->strict), d->tolerance_pct);
+    else
+        printf(" (host-bound: idle_host %.0f %%, beyond its tolerance %.0f %%)\n",
+               d->idle_host_pct, d->tolerance_pct);
+}
+
+/* What one scenario's comparison counted. */
+typedef struct compare_counts {
+    int regressed, lost, excused;
+} compare_counts;
+
+/* One scenario in both folders: its diffs printed and counted. launch_us_a/b: the folders'
+ * launch floors (ceilings.csv), for a file that does not record its own. 0, or EXIT_BAD when
+ * a file is unreadable. */
+static int compare_scenario(const args *a, const char *name, double launch_us_a,
+                            double launch_us_b, compare_counts *counts)
 {
     char err[UF_REASON_LEN];
     uf_table ta, tb;
@@ -697,13 +720,18 @@ static int compare_scenario(const args *a, const char *name, int *regressed, int
         fprintf(stderr, "underfed: %s\n", err);
         goto out;
     }
-    int nd = uf_compare_tables(&ta, &tb, a->threshold_pct, NULL, 0);
+    uf_compare_noise noise = {a->threshold_pct, uf_table_launch_us(&ta), uf_table_launch_us(&tb)};
+    if (isnan(noise.launch_us_a))
+        noise.launch_us_a = launch_us_a;
+    if (isnan(noise.launch_us_b))
+        noise.launch_us_b = launch_us_b;
+    int nd = uf_compare_tables_noise(&ta, &tb, &noise, NULL, 0);
     diffs = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *diffs);
     if (!diffs) {
         fprintf(stderr, "underfed compare: out of memory\n");
         goto out;
     }
-    uf_compare_tables(&ta, &tb, a->threshold_pct, diffs, nd);
+    uf_compare_tables_noise(&ta, &tb, &noise, diffs, nd);
     for (int i = 0; i < nd; i++) {
         const uf_diff *d = &diffs[i];
         printf("%-22s %-14s %-28s %-14s", name, d->variant, d->where, d->metric);
@@ -713,9 +741,10 @@ static int compare_scenario(const args *a, const char *name, int *regressed, int
             printf(" %9s", "");
         else
             printf(" %+8.1f%%", d->change_pct);
-        printf(" %s\n", uf_verdict_name(d->verdict));
-        *regressed += d->verdict == UF_SLOWER;
-        *lost += d->verdict == UF_MISSING;
+        print_verdict(d);
+        counts->regressed += d->verdict == UF_SLOWER;
+        counts->lost += d->verdict == UF_MISSING;
+        counts->excused += d->verdict != d->strict;
     }
     rc = 0;
 out:
@@ -725,40 +754,71 @@ out:
     return rc;
 }
 
-/* Every scenario of A against B. A scenario, row or value of A absent from B is MISSING, one
- * of B absent from A NEW. Exit 1 on a regression, or on anything MISSING unless
- * --allow-missing; 2 when a folder is empty or unreadable or a file malformed. */
+/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
+ * message said why) when the file is there but malformed. */
+static int folder_launch_us(const char *dir, double *launch_us)
+{
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    uf_ceilings c;
+    *launch_us = NAN;
+    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
+        return -1;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0;
+    fclose(probe);
+    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        return -1;
+    }
+    *launch_us = c.launch_us;
+    return 0;
+}
+
+/* Every scenario of A against B, judged by compare.h's noise model (host-bound rows against a
+ * run-to-run tolerance from the hosts' launch floors; every excuse printed). A scenario, row
+ * or value of A absent from B is MISSING, one of B absent from A NEW. Exit 1 on a regression,
+ * or on anything MISSING unless --allow-missing; 2 when a folder is empty or unreadable or a
+ * file malformed. */
 static int cmd_compare(const args *a)
 {
     char (*names)[UF_NAME_LEN] = NULL, (*other)[UF_NAME_LEN] = NULL;
-    int n, n_other, regressed = 0, lost = 0, rc = 0;
-    if (list_both(a, &names, &n, &other, &n_other) != 0) {
+    int n, n_other, rc = 0;
+    compare_counts counts = {0, 0, 0};
+    double launch_a, launch_b;
+    if (list_both(a, &names, &n, &other, &n_other) != 0 ||
+        folder_launch_us(a->pos[0], &launch_a) != 0 ||
+        folder_launch_us(a->pos[1], &launch_b) != 0) {
         rc = EXIT_BAD;
         goto out;
     }
     printf("# %s → %s, threshold %.1f %%; FASTER/SLOWER: the second run is better/worse; "
            "MISSING: only in the first, NEW: only in the second\n",
            a->pos[0], a->pos[1], a->threshold_pct);
+    printf("# host-bound rows (idle_host_pct >= %.0f %% on either side) are judged against "
+           "threshold + launch-floor drift + %.0f %% + spread; an excused change says so\n",
+           UF_HOST_BOUND_IDLE_PCT, UF_HOST_ALLOWANCE_PCT);
     for (int f = 0; f < n && rc == 0; f++) {
         if (!listed(other, n_other, names[f])) {
             printf("%-22s MISSING (only in %s)\n", names[f], a->pos[0]);
-            lost++;
+            counts.lost++;
             continue;
         }
-        rc = compare_scenario(a, names[f], &regressed, &lost);
+        rc = compare_scenario(a, names[f], launch_a, launch_b, &counts);
     }
     for (int g = 0; g < n_other && rc == 0; g++)
         if (!listed(names, n, other[g]))
             printf("%-22s NEW (only in %s)\n", other[g], a->pos[1]);
     if (rc == 0) {
-        printf("%d regression(s) beyond %.1f %% and the measured spread; %d MISSING from %s%s\n",
-               regressed, a->threshold_pct, lost, a->pos[1],
-               lost && a->allow_missing ? " (allowed: --allow-missing)" : "");
-        if (lost && !a->allow_missing)
+        printf("%d regression(s) beyond %.1f %% and the measured spread; %d host-bound "
+               "change(s) excused as NOISY; %d MISSING from %s%s\n",
+               counts.regressed, a->threshold_pct, counts.excused, counts.lost, a->pos[1],
+               counts.lost && a->allow_missing ? " (allowed: --allow-missing)" : "");
+        if (counts.lost && !a->allow_missing)
             fprintf(stderr, "underfed compare: %d scenario(s), row(s) or value(s) of %s are "
-                    "missing from %s (--allow-missing accepts that)\n", lost, a->pos[0],
+                    "missing from %s (--allow-missing accepts that)\n", counts.lost, a->pos[0],
                     a->pos[1]);
-        rc = regressed || (lost && !a->allow_missing) ? EXIT_REGRESSED : 0;
+        rc = counts.regressed || (counts.lost && !a->allow_missing) ? EXIT_REGRESSED : 0;
     }
 out:
     free(names);
@@ -1135,7 +1195,8 @@ static const command commands[] = {
      "one scenario across result folders (GPUs), raw and as shares",
      cmd_across, NULL},
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
-     "two runs: SAME/FASTER/SLOWER/NOISY; exit 1 on a regression", cmd_compare, NULL},
+     "two runs: SAME/FASTER/SLOWER/NOISY (host-bound rows: run-to-run tolerance); exit 1 on a "
+     "regression", cmd_compare, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
      "writes DIR/REPORT.md from the folder's results", cmd_report, NULL},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
