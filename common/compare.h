@@ -8,15 +8,16 @@
  *  - Host-bound rows: idle_host_pct >= UF_HOST_BOUND_IDLE_PCT on either side, i.e. the GPU
  *    spent that share of the step waiting for the CPU to launch work. Their figures follow the
  *    host CPU (launch cost, the trace pass's host overhead), which varies between runs far more
- *    than inside one: two H200 runs a day apart moved launch_storm `eager` and starved_input
- *    `workers` busy by 13–40 % with unchanged code. They are judged against a run-to-run
+ *    than inside one: two H200 runs a day apart moved launch_storm `eager` busy by 13–40 % and
+ *    starved_input busy by 20–38 % with unchanged code. They are judged against a run-to-run
  *    tolerance: threshold + the drift of the two hosts' measured launch floors (|Δ launch_us|
  *    / the smaller, from each run's ceilings bench) + UF_HOST_ALLOWANCE_PCT + the combined
  *    spread. Within it, a change beyond the device-bound rule is NOISY and the diff says why
  *    (strict != verdict); beyond it (e.g. 3×), it is FASTER or SLOWER like any other.
  * A device-side regression makes kernels longer, so it lowers idle_host_pct: it is judged by the
  * first rule unless host wait still dominates one side, and even then a change beyond the
- * allowance is caught. Every excused verdict is printed with its reason by `underfed compare`. */
+ * tolerance is caught. Every excused verdict keeps its strict one, and `underfed compare`
+ * prints both and counts the excuses. */
 #ifndef UF_COMPARE_H
 #define UF_COMPARE_H
 

@@ -6,7 +6,9 @@
 #   - folders of more than 64 files: every file read, none dropped;
 #   - empty folders, an empty or truncated ceilings.csv: exit 2, no REPORT.md written;
 #   - compare: one-sided folders are errors, lost rows are MISSING and fail unless
-#     --allow-missing, new rows are NEW, a file whose `# scenario:` is not its name is refused.
+#     --allow-missing, new rows are NEW, a file whose `# scenario:` is not its name is refused;
+#   - compare's noise model: a planted device-side slowdown fails, a host-bound change within
+#     the run-to-run tolerance passes and says why, one beyond it fails.
 #   tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
@@ -136,6 +138,24 @@ expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not matc
   "compare with a file of another scenario" "$tool" compare "$work/a" "$work/renamed"
 expect 2 "renamed/launch_storm.csv:2: scenario 'elementwise_chain' does not match the file" \
   "report with a file of another scenario" "$tool" report "$work/renamed"
+
+# ---- compare: the noise model (compare.h) through the tool's exit status ---------------------
+expect 1 "3 regression(s)" "compare: a fixed variant planted 10 % slower" \
+  "$tool" compare "$data/noise-a" "$data/noise-fixed-slower"
+grep -qE '^launch_storm +fused +elems=4096 ops=1000 +step_ms .* SLOWER$' "$work/out.txt" ||
+  fail "the planted slowdown is not SLOWER"
+expect 0 "4 host-bound change(s) excused as NOISY" "compare: a host-bound row 10 % slower" \
+  "$tool" compare "$data/noise-a" "$data/noise-host-10"
+excuse='NOISY \(host-bound: idle_host 85 %, strict SLOWER, tolerance 55 %\)$'
+grep -qE "^launch_storm +eager +elems=4096 ops=1000 +busy_pct .* $excuse" "$work/out.txt" ||
+  fail "the excused host-bound change does not say why"
+expect 1 "beyond its tolerance" "compare: a host-bound row 3x slower" \
+  "$tool" compare "$data/noise-a" "$data/noise-host-3x"
+expect 2 "ceil-cut/ceilings.csv" "compare: a launch floor from a truncated ceilings.csv" \
+  "$tool" compare "$work/a" "$work/ceil-cut"
+expect 0 "0 regression(s) beyond 5.0 % and the measured spread; 0 host-bound" \
+  "compare: the committed H200 results against themselves" \
+  "$tool" compare "$src/results/nvidia-h200" "$src/results/nvidia-h200" --threshold 5
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed (files in $work)" >&2

@@ -698,16 +698,36 @@ static void print_verdict(const uf_diff *d)
                d->idle_host_pct, d->tolerance_pct);
 }
 
+/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
+ * message said why) when the file is there but malformed. */
+static int folder_launch_us(const char *dir, double *launch_us)
+{
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    uf_ceilings c;
+    *launch_us = NAN;
+    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
+        return -1;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0;
+    fclose(probe);
+    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        return -1;
+    }
+    *launch_us = c.launch_us;
+    return 0;
+}
+
 /* What one scenario's comparison counted. */
 typedef struct compare_counts {
     int regressed, lost, excused;
 } compare_counts;
 
-/* One scenario in both folders: its diffs printed and counted. launch_us_a/b: the folders'
- * launch floors (ceilings.csv), for a file that does not record its own. 0, or EXIT_BAD when
- * a file is unreadable. */
-static int compare_scenario(const args *a, const char *name, double launch_us_a,
-                            double launch_us_b, compare_counts *counts)
+/* One scenario in both folders: its diffs printed and counted. A file that does not record
+ * its host's launch floor takes its folder's ceilings.csv's. 0, or EXIT_BAD when a file is
+ * unreadable. */
+static int compare_scenario(const args *a, const char *name, compare_counts *counts)
 {
     char err[UF_REASON_LEN];
     uf_table ta, tb;
@@ -721,10 +741,9 @@ static int compare_scenario(const args *a, const char *name, double launch_us_a,
         goto out;
     }
     uf_compare_noise noise = {a->threshold_pct, uf_table_launch_us(&ta), uf_table_launch_us(&tb)};
-    if (isnan(noise.launch_us_a))
-        noise.launch_us_a = launch_us_a;
-    if (isnan(noise.launch_us_b))
-        noise.launch_us_b = launch_us_b;
+    if ((isnan(noise.launch_us_a) && folder_launch_us(a->pos[0], &noise.launch_us_a) != 0) ||
+        (isnan(noise.launch_us_b) && folder_launch_us(a->pos[1], &noise.launch_us_b) != 0))
+        goto out;
     int nd = uf_compare_tables_noise(&ta, &tb, &noise, NULL, 0);
     diffs = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *diffs);
     if (!diffs) {
@@ -754,27 +773,6 @@ out:
     return rc;
 }
 
-/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
- * message said why) when the file is there but malformed. */
-static int folder_launch_us(const char *dir, double *launch_us)
-{
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    uf_ceilings c;
-    *launch_us = NAN;
-    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
-        return -1;
-    FILE *probe = fopen(path, "r");
-    if (!probe)
-        return 0;
-    fclose(probe);
-    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed: %s\n", err);
-        return -1;
-    }
-    *launch_us = c.launch_us;
-    return 0;
-}
-
 /* Every scenario of A against B, judged by compare.h's noise model (host-bound rows against a
  * run-to-run tolerance from the hosts' launch floors; every excuse printed). A scenario, row
  * or value of A absent from B is MISSING, one of B absent from A NEW. Exit 1 on a regression,
@@ -785,10 +783,7 @@ static int cmd_compare(const args *a)
     char (*names)[UF_NAME_LEN] = NULL, (*other)[UF_NAME_LEN] = NULL;
     int n, n_other, rc = 0;
     compare_counts counts = {0, 0, 0};
-    double launch_a, launch_b;
-    if (list_both(a, &names, &n, &other, &n_other) != 0 ||
-        folder_launch_us(a->pos[0], &launch_a) != 0 ||
-        folder_launch_us(a->pos[1], &launch_b) != 0) {
+    if (list_both(a, &names, &n, &other, &n_other) != 0) {
         rc = EXIT_BAD;
         goto out;
     }
@@ -804,7 +799,7 @@ static int cmd_compare(const args *a)
             counts.lost++;
             continue;
         }
-        rc = compare_scenario(a, names[f], launch_a, launch_b, &counts);
+        rc = compare_scenario(a, names[f], &counts);
     }
     for (int g = 0; g < n_other && rc == 0; g++)
         if (!listed(names, n, other[g]))
