@@ -1190,8 +1190,7 @@ static const command commands[] = {
      "one scenario across result folders (GPUs), raw and as shares",
      cmd_across, NULL},
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
-     "two runs: SAME/FASTER/SLOWER/NOISY (host-bound rows: run-to-run tolerance); exit 1 on a "
-     "regression", cmd_compare, NULL},
+     "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", cmd_compare, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
      "writes DIR/REPORT.md from the folder's results", cmd_report, NULL},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
