@@ -552,9 +552,12 @@ static void explain_na(const uf_expectations *ex, uf_claim *c)
     c->legit = ex->n_causes > 0;
     c->reason[0] = '\0';
     for (int i = 0; i < ex->n_causes; i++) {
+        /* through a local copy: c lies inside ex, and the compiler cannot tell the cause's
+         * text from the claim's reason (-Wrestrict) */
+        char part[sizeof c->reason];
         size_t used = strlen(c->reason);
-        snprintf(c->reason + used, sizeof c->reason - used, "%s%s", i ? "; " : "",
-                 ex->causes[i].text);
+        snprintf(part, sizeof part, "%s%s", i ? "; " : "", ex->causes[i].text);
+        snprintf(c->reason + used, sizeof c->reason - used, "%s", part);
         c->legit &= ex->causes[i].legit;
     }
     if (ex->n_causes == 0)
