@@ -1,0 +1,988 @@
+/* allreduce_overlap: the multi-GPU plumbing around the schedule: a rank's fill, checksum
+ * and host reference (verify), its worker thread and jobs, the harness thread's side (waits with
+ * deadlines, abort on any rank's failure, timing of jobs), and setup (plan, NCCL ids and
+ * communicators, workers) and teardown. Included once by allreduce_overlap.cu, at this point of
+ * its text. */
+
+/* Inputs of this rank from `seed`; gradients poisoned (0xFFFF is a bf16 NaN) so that an element
+ * no GEMM wrote fails verification. */
+static int rank_fill_all(ar_rank *rk, uint64_t seed)
+{
+    const ar_shape *sh = &rk->st->shape;
+    int rc = UF_OK;
+    for (int j = 0; j < sh->layers; j++)
+        UF_STATUS_OR_GOTO(rc, rank_fill_layer(rk, seed, rk->rank, j), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(rk->grads, 0xFF, sh->grad_bytes, rk->compute_stream),
+                    out);
+    rc = rank_wait(rk, rk->compute_stream, "filling the inputs");
+out:
+    return rc;
+}
+
+/* Checksum of the reduced gradients, and its max and min over all ranks (NCCL): the ranks hold
+ * bitwise-identical results iff max == min. */
+static int rank_checksum(ar_rank *rk)
+{
+    const ar_shape *sh = &rk->st->shape;
+    unsigned long long host[3] = {0, 0, 0};
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(rk->checksum_dev, 0, sizeof host, rk->compute_stream),
+                    out);
+    ar_checksum_kernel<<<1024, AR_THREADS, 0, rk->compute_stream>>>(
+        (const unsigned short *)rk->grads, sh->grad_elems, rk->checksum_dev);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 1, 1, ncclUint64, ncclMax,
+                                   rk->comm, rk->compute_stream), out);
+    NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 2, 1, ncclUint64, ncclMin,
+                                   rk->comm, rk->compute_stream), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(host, rk->checksum_dev, sizeof host,
+                                        cudaMemcpyDeviceToHost, rk->compute_stream), out);
+    UF_STATUS_OR_GOTO(rc, rank_wait(rk, rk->compute_stream, "the checksum all-reduce"), out);
+    rk->check.checksum = host[0];
+    rk->check.checksum_max = host[1];
+    rk->check.checksum_min = host[2];
+out:
+    return rc;
+}
+
+/* Host check of sampled dW elements of one (rank, layer) contribution against dYᵀ·X computed
+ * exactly from the input formula. */
+static void spot_check(const ar_shape *sh, uint64_t seed, int rank, int slot,
+                       const uint16_t *contrib, ar_check *ck)
+{
+    uint64_t kx = ar_input_key(seed, rank, slot, TENSOR_X);
+    uint64_t kdy = ar_input_key(seed, rank, slot, TENSOR_DY);
+    for (int s = 0; s < AR_SPOT_SAMPLES; s++) {
+        uint64_t h = ar_mix64(kx ^ kdy ^ (uint64_t)s);
+        size_t row = (size_t)(h % (uint64_t)sh->rows);            /* output feature */
+        size_t col = (size_t)((h >> 32) % (uint64_t)sh->cols);    /* input feature */
+        long long dot = 0, dot_abs = 0;
+        for (size_t t = 0; t < (size_t)sh->tokens; t++) {
+            long long p = (long long)ar_input_int(kdy, t * sh->rows + row) *
+                          ar_input_int(kx, t * sh->cols + col);
+            dot += p;
+            dot_abs += p < 0 ? -p : p;
+        }
+        double want = (double)dot / 4096.0, scale = (double)dot_abs / 4096.0;
+        double got = ar_bf16_bits_to_float(contrib[row * sh->cols + col]);
+        if (!(fabs(got - want) <= AR_TOLERANCE * scale))
+            ck->n_spot_bad++;
+    }
+}
+
+/* Compare one slot of the reduced gradients with the host sum of every rank's contribution. */
+static void compare_slot(const ar_shape *sh, int slot, const uint16_t *reduced, const float *sum,
+                         const float *abs_sum, ar_check *ck)
+{
+    for (size_t e = 0; e < sh->layer_elems; e++) {
+        float got = ar_bf16_bits_to_float(reduced[e]);
+        double err;
+        if (isnan(got)) {
+            ck->n_nan++;
+            err = INFINITY;
+        } else if (abs_sum[e] > 0.0f) {
+            err = fabs((double)got - (double)sum[e]) / (double)abs_sum[e];
+        } else {
+            err = got == sum[e] ? 0.0 : INFINITY;
+        }
+        if (err > ck->max_err)
+            ck->max_err = err;
+        if (err > AR_TOLERANCE) {
+            if (ck->n_bad == 0) {
+                ck->bad_slot = slot;
+                ck->bad_index = e;
+                ck->bad_got = got;
+                ck->bad_want = sum[e];
+            }
+            ck->n_bad++;
+        }
+    }
+}
+
+/* Copy one gradient slot to host memory and wait. */
+static int rank_copy_slot(ar_rank *rk, int slot, uint16_t *host)
+{
+    const ar_shape *sh = &rk->st->shape;
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(host, rk->grads + (size_t)slot * sh->layer_elems,
+                                        sh->layer_elems * sizeof(uint16_t),
+                                        cudaMemcpyDeviceToHost, rk->compute_stream), out);
+    rc = rank_wait(rk, rk->compute_stream, "a gradient copy to the host");
+out:
+    return rc;
+}
+
+/* The reference, layer by layer: save this rank's reduced slot, then recompute every rank's
+ * contribution to it here (inputs are a function of (seed, rank), so any GPU can), sum them on
+ * the host in fp32 and compare. Afterwards this rank's own inputs are restored. */
+static int rank_reference(ar_rank *rk, uint64_t seed)
+{
+    ar_state *st = rk->st;
+    const ar_shape *sh = &st->shape;
+    uint16_t *reduced = NULL, *contrib = NULL;
+    float *sum = NULL, *abs_sum = NULL;
+    size_t slot_bytes = sh->layer_elems * sizeof(uint16_t);
+    int rc = UF_OK;
+
+    /* the checksum fields stay: the checksum job ran just before */
+    rk->check.max_err = 0.0;
+    rk->check.n_bad = rk->check.n_nan = rk->check.n_spot_bad = 0;
+    rk->check.bad_slot = -1;
+    UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&reduced, slot_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&contrib, slot_bytes), out_free_reduced);
+    sum = (float *)malloc(sh->layer_elems * sizeof(float));
+    abs_sum = (float *)malloc(sh->layer_elems * sizeof(float));
+    if (!sum || !abs_sum) {
+        snprintf(rk->reason, sizeof rk->reason, "out of host memory for the reference");
+        rc = UF_ERR;
+        goto out_free_sums;
+    }
+    for (int j = 0; j < sh->layers; j++) {
+        UF_STATUS_OR_GOTO(rc, rank_copy_slot(rk, j, reduced), out_free_sums);
+        memset(sum, 0, sh->layer_elems * sizeof(float));
+        memset(abs_sum, 0, sh->layer_elems * sizeof(float));
+        for (int r = 0; r < st->n_ranks; r++) {
+            UF_STATUS_OR_GOTO(rc, rank_fill_layer(rk, seed, r, j), out_free_sums);
+            UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out_free_sums);
+            UF_STATUS_OR_GOTO(rc, rank_copy_slot(rk, j, contrib), out_free_sums);
+            spot_check(sh, seed, r, j, contrib, &rk->check);
+            for (size_t e = 0; e < sh->layer_elems; e++) {
+                float c = ar_bf16_bits_to_float(contrib[e]);
+                sum[e] += c;
+                abs_sum[e] += fabsf(c);
+            }
+        }
+        compare_slot(sh, j, reduced, sum, abs_sum, &rk->check);
+    }
+    rc = rank_fill_all(rk, seed);
+out_free_sums:
+    free(abs_sum);
+    free(sum);
+    cudaFreeHost(contrib);
+out_free_reduced:
+    cudaFreeHost(reduced);
+out:
+    return rc;
+}
+
+static int rank_run_job(ar_rank *rk, const ar_job *job)
+{
+    switch (job->kind) {
+    case JOB_FILL:
+        return rank_fill_all(rk, job->seed);
+    case JOB_STEP:
+    case JOB_BACKWARD:
+    case JOB_ALLREDUCE:
+        return rank_enqueue(rk, job);
+    case JOB_CHECKSUM:
+        return rank_checksum(rk);
+    case JOB_REFERENCE:
+        return rank_reference(rk, job->seed);
+    default:
+        return UF_OK;
+    }
+}
+
+/* The worker: wait for a job, run it if it is for this rank, report, until JOB_QUIT. */
+static void *rank_thread(void *arg)
+{
+    ar_rank *rk = (ar_rank *)arg;
+    ar_state *st = rk->st;
+    uint64_t seen = 0;
+    int device_status = UF_OK;
+    cudaError_t e = cudaSetDevice(rk->device);
+    if (e != cudaSuccess) {
+        uf_report_failure(__FILE__, __LINE__, "cudaSetDevice(rk->device)", cudaGetErrorString(e));
+        device_status = UF_ERR;
+    }
+    for (;;) {
+        ar_job job;
+        int status = UF_OK;
+        pthread_mutex_lock(&st->mu);
+        while (st->job_seq == seen)
+            pthread_cond_wait(&st->job_cv, &st->mu);
+        seen = st->job_seq;
+        job = st->job;
+        pthread_mutex_unlock(&st->mu);
+
+        rk->reason[0] = '\0';
+        rk->stopped = 0;
+        if (job.kind != JOB_QUIT && (job.target < 0 || job.target == rk->local))
+            status = device_status != UF_OK ? device_status : rank_run_job(rk, &job);
+        if (status != UF_OK && rk->reason[0] == '\0')
+            snprintf(rk->reason, sizeof rk->reason, "a CUDA, cuBLAS or NCCL call failed (above)");
+
+        pthread_mutex_lock(&st->mu);
+        rk->status = status;
+        rk->done_seq = seen;
+        st->n_done++;
+        pthread_cond_broadcast(&st->done_cv);
+        pthread_mutex_unlock(&st->mu);
+        if (job.kind == JOB_QUIT)
+            break;
+    }
+    return NULL;
+}
+
+/* ---- the harness thread's side ---------------------------------------------------------- */
+
+/* Abort one communicator (if any) and forget it. */
+static void abort_comm(ncclComm_t *comm)
+{
+    ncclResult_t r;
+    if (!*comm)
+        return;
+    r = ncclCommAbort(*comm);
+    if (r != ncclSuccess)
+        uf_report_failure(__FILE__, __LINE__, "ncclCommAbort(*comm)", ncclGetErrorString(r));
+    *comm = NULL;
+}
+
+/* Abort every communicator, bucketed's own ones included: in-flight NCCL kernels exit, so no
+ * rank (here or in another process) waits for ever on one that failed. Only called while no
+ * worker is inside NCCL, except as the last resort after a timeout. */
+static void abort_comms(ar_state *st)
+{
+    __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < st->n_local; i++) {
+        abort_comm(&st->ranks[i].comm_overlap);
+        abort_comm(&st->ranks[i].comm);
+    }
+    st->failed = 1;
+}
+
+static int any_failed_locked(const ar_state *st)
+{
+    for (int i = 0; i < st->n_threads; i++)
+        if (st->ranks[i].done_seq == st->job_seq && st->ranks[i].status != UF_OK)
+            return 1;
+    return 0;
+}
+
+/* Wait (lock held) until every worker finished the current job or `limit_s` passed. A failed
+ * worker makes the others stop waiting on their GPUs. 1 when all came back. */
+static int wait_workers_locked(ar_state *st, int limit_s)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += limit_s;
+    while (st->n_done < st->n_threads) {
+        if (any_failed_locked(st))
+            __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
+        if (pthread_cond_timedwait(&st->done_cv, &st->mu, &deadline) == ETIMEDOUT)
+            return st->n_done >= st->n_threads;
+    }
+    return 1;
+}
+
+/* The rank whose failure made the job fail (not one that merely stopped waiting), or NULL. */
+static const ar_rank *first_failure(const ar_state *st)
+{
+    const ar_rank *found = NULL;
+    for (int i = 0; i < st->n_threads; i++) {
+        const ar_rank *rk = &st->ranks[i];
+        if (rk->status != UF_OK && (!found || (found->stopped && !rk->stopped)))
+            found = rk;
+    }
+    return found;
+}
+
+/* Post a job to the workers and wait until each has done it (a STEP: enqueued it). On any
+ * failure or hang every communicator is aborted and UF_ERR returned with the rank's reason. */
+static int run_job(uf_ctx *ctx, ar_state *st, ar_job job, const char *what)
+{
+    const ar_rank *failed;
+    int all_back;
+    if (st->failed && job.kind != JOB_QUIT)
+        return uf_fail(ctx, UF_ERR, "%s: the communicators were aborted after an earlier failure",
+                       what);
+    pthread_mutex_lock(&st->mu);
+    st->job = job;
+    st->n_done = 0;
+    st->job_seq++;
+    pthread_cond_broadcast(&st->job_cv);
+    all_back = wait_workers_locked(st, AR_WAIT_LIMIT_S);
+    pthread_mutex_unlock(&st->mu);
+
+    if (!all_back) {
+        /* Someone is stuck inside a CUDA or NCCL call: aborting is NCCL's documented way out. */
+        abort_comms(st);
+        pthread_mutex_lock(&st->mu);
+        all_back = wait_workers_locked(st, AR_GRACE_S);
+        pthread_mutex_unlock(&st->mu);
+        if (!all_back)
+            st->lost = 1;
+        return uf_fail(ctx, UF_ERR, "%s: a rank did not finish within %d s; every communicator "
+                       "was aborted%s", what, AR_WAIT_LIMIT_S,
+                       all_back ? "" : " and a worker thread is still stuck");
+    }
+    failed = first_failure(st);
+    if (!failed)
+        return UF_OK;
+    if (job.kind != JOB_QUIT)
+        abort_comms(st);
+    return uf_fail(ctx, UF_ERR, "%s failed on rank %d (device %d): %s; every communicator was "
+                   "aborted", what, failed->rank, failed->device, failed->reason);
+}
+
+/* Wait for ctx->stream (hence every rank's step) without hanging for ever. */
+static int wait_ctx_stream(uf_ctx *ctx, ar_state *st, const char *what)
+{
+    double deadline = ar_now_s(CLOCK_MONOTONIC) + AR_WAIT_LIMIT_S;
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(ctx->stream);
+        if (e == cudaSuccess)
+            return UF_OK;
+        if (e != cudaErrorNotReady) {
+            abort_comms(st);
+            return uf_fail(ctx, UF_ERR, "%s failed: %s; every communicator was aborted", what,
+                           cudaGetErrorString(e));
+        }
+        if (ar_now_s(CLOCK_MONOTONIC) > deadline) {
+            abort_comms(st);
+            return uf_fail(ctx, UF_ERR, "%s did not finish within %d s (a rank hung?); every "
+                           "communicator was aborted", what, AR_WAIT_LIMIT_S);
+        }
+        ar_nap();
+    }
+}
+
+/* One bracketed multi-GPU step of `kind`: begin event on ctx->stream, every rank enqueues
+ * (waiting on it), ctx->stream waits on every rank's end event. `mark` as in ar_job. */
+static int enqueue_bracketed(uf_ctx *ctx, ar_state *st, int kind, int variant, int mark,
+                             const char *what)
+{
+    ar_job job = {.kind = kind, .variant = variant, .target = -1, .seed = 0, .mark = mark};
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaEventRecord(st->step_begin, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, run_job(ctx, st, job, what), out);
+    for (int i = 0; i < st->n_local; i++)
+        UF_CUDA_OR_GOTO(rc, cudaStreamWaitEvent(ctx->stream, st->ranks[i].step_done, 0), out);
+out:
+    return rc;
+}
+
+/* span_ms[i] = the longest, over this process's ranks, of gemm_begin[i] -> gemm_end[i]: the
+ * i-th timed job's GEMMs, from the step's start on the compute stream to the end of its last
+ * GEMM. The events are complete: ctx->stream, already waited for, waited on every step_done,
+ * which each compute stream records after them. Each rank's events are read on its device. */
+static int gemm_spans(uf_ctx *ctx, ar_state *st, int reps, double *span_ms)
+{
+    cudaError_t e;
+    int rc = UF_OK;
+    for (int i = 0; i < reps; i++)
+        span_ms[i] = 0.0;
+    for (int r = 0; r < st->n_local; r++) {
+        const ar_rank *rk = &st->ranks[r];
+        UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out);
+        for (int i = 0; i < reps; i++) {
+            float ms = 0.0f;
+            UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, rk->gemm_begin[i], rk->gemm_end[i]),
+                            out);
+            if (ms > span_ms[i])
+                span_ms[i] = ms;
+        }
+    }
+out:
+    e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) {
+        uf_report_failure(__FILE__, __LINE__, "cudaSetDevice(ctx->device)", cudaGetErrorString(e));
+        rc = UF_ERR;
+    }
+    return rc;
+}
+
+/* `reps` back-to-back bracketed jobs of `kind` (`variant` for JOB_STEP) after `warmup` untimed
+ * ones. bracket_ms (unless NULL): the median time of one job on ctx->stream. gemm_ms (unless
+ * NULL; JOB_STEP and JOB_BACKWARD): the median span of its GEMMs (gemm_spans). */
+static int time_job(uf_ctx *ctx, ar_state *st, int kind, int variant, int warmup, int reps,
+                    const char *what, double *bracket_ms, double *gemm_ms)
+{
+    double each_ms[AR_TIMED_REPS], span_ms[AR_TIMED_REPS];
+    int rc = UF_OK;
+    if (reps < 1 || reps > AR_TIMED_REPS)
+        return uf_fail(ctx, UF_ERR, "%s: %d timed repetitions, not in [1, %d]", what, reps,
+                       AR_TIMED_REPS);
+    for (int i = 0; i < warmup; i++)
+        UF_STATUS_OR_GOTO(rc, enqueue_bracketed(ctx, st, kind, variant, 0, what), out);
+    UF_CUDA_OR_GOTO(rc, cudaEventRecord(st->timing[0], ctx->stream), out);
+    for (int i = 0; i < reps; i++) {
+        UF_STATUS_OR_GOTO(rc, enqueue_bracketed(ctx, st, kind, variant, gemm_ms ? i + 1 : 0,
+                                                what), out);
+        UF_CUDA_OR_GOTO(rc, cudaEventRecord(st->timing[i + 1], ctx->stream), out);
+    }
+    UF_STATUS_OR_GOTO(rc, wait_ctx_stream(ctx, st, what), out);
+    for (int i = 0; i < reps; i++) {
+        float ms = 0.0f;
+        UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, st->timing[i], st->timing[i + 1]), out);
+        each_ms[i] = ms;
+    }
+    if (bracket_ms)
+        *bracket_ms = uf_median(each_ms, reps);
+    if (gemm_ms) {
+        UF_STATUS_OR_GOTO(rc, gemm_spans(ctx, st, reps, span_ms), out);
+        *gemm_ms = uf_median(span_ms, reps);
+    }
+out:
+    return rc;
+}
+
+/* ---- setup: plan, per-GPU resources, NCCL, workers -------------------------------------- */
+
+static int plan_shape(uf_ctx *ctx, ar_shape *sh)
+{
+    double bucket_mib = uf_axis(ctx, "bucket_mib");
+    double tokens = uf_axis(ctx, "tokens");
+    double bucket_elems;
+    if (!(tokens >= 1 && tokens <= AR_MAX_TOKENS && tokens == floor(tokens)))
+        return uf_fail(ctx, UF_USAGE, "tokens must be a whole number in [1, %d], not %g",
+                       AR_MAX_TOKENS, tokens);
+    sh->layers = AR_LAYERS;
+    sh->rows = AR_ROWS;
+    sh->cols = AR_COLS;
+    sh->tokens = (int)tokens;
+    sh->layer_elems = (size_t)sh->rows * sh->cols;
+    sh->grad_elems = sh->layer_elems * (size_t)sh->layers;
+    sh->grad_bytes = sh->grad_elems * sizeof(uint16_t);
+    sh->x_elems = (size_t)sh->tokens * sh->cols;
+    sh->dy_elems = (size_t)sh->tokens * sh->rows;
+
+    bucket_elems = floor(bucket_mib * 1048576.0 / sizeof(uint16_t));
+    if (!(bucket_elems >= 1))
+        return uf_fail(ctx, UF_USAGE, "bucket_mib must hold at least one bf16 element, not %g",
+                       bucket_mib);
+    sh->bucket_elems = bucket_elems >= (double)sh->grad_elems ? sh->grad_elems
+                                                              : (size_t)bucket_elems;
+    if ((sh->grad_elems + sh->bucket_elems - 1) / sh->bucket_elems > AR_MAX_BUCKETS)
+        return uf_fail(ctx, UF_USAGE, "bucket_mib=%g makes more than %d all-reduces of the "
+                       "%zu MiB of gradients per step; use a larger bucket", bucket_mib,
+                       AR_MAX_BUCKETS, sh->grad_bytes >> 20);
+    sh->n_buckets = (int)((sh->grad_elems + sh->bucket_elems - 1) / sh->bucket_elems);
+    return UF_OK;
+}
+
+/* comm_ctas: how many CTAs (channels) NCCL uses per collective on bucketed's communicator
+ * (ncclConfig_t minCTAs = maxCTAs); 0 leaves NCCL's default (bucketed then shares comm). */
+static int plan_comm_ctas(uf_ctx *ctx, int *comm_ctas)
+{
+    double v = uf_axis(ctx, "comm_ctas");
+    if (!(v >= 0 && v <= AR_MAX_CTAS && v == floor(v)))
+        return uf_fail(ctx, UF_USAGE, "comm_ctas must be a whole number in [0, %d] (0: NCCL's "
+                       "default), not %g", AR_MAX_CTAS, v);
+    *comm_ctas = (int)v;
+    return UF_OK;
+}
+
+/* sm_margin: the SMs that bucketed's overlapped GEMMs leave to NCCL (their cuBLAS SM count
+ * target is sm_count - sm_margin); 0: no target. Needs at least one SM left on every GPU this
+ * process drives, and sets each rank's sm_count. */
+static int plan_sm_margin(uf_ctx *ctx, ar_state *st)
+{
+    double v = uf_axis(ctx, "sm_margin");
+    int rc = UF_OK;
+    if (!(v >= 0 && v <= INT32_MAX && v == floor(v)))
+        return uf_fail(ctx, UF_USAGE, "sm_margin must be a whole number of SMs >= 0 (0: no cuBLAS "
+                       "SM count target), not %g", v);
+    st->sm_margin = (int)v;
+    for (int i = 0; i < st->n_local; i++) {
+        ar_rank *rk = &st->ranks[i];
+        UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&rk->sm_count, cudaDevAttrMultiProcessorCount,
+                                                   rk->device), out);
+        if (st->sm_margin >= rk->sm_count)
+            return uf_fail(ctx, UF_USAGE, "sm_margin=%d leaves no SM of device %d's %d to the "
+                           "GEMMs: it must be below the SM count", st->sm_margin, rk->device,
+                           rk->sm_count);
+    }
+out:
+    return rc;
+}
+
+/* One whole number from the environment, or UF_USAGE. */
+static int env_int(uf_ctx *ctx, const char *name, const char *text, long lo, long hi, int *out)
+{
+    char *end = NULL;
+    long v;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi)
+        return uf_fail(ctx, UF_USAGE, "%s=%s: expected a whole number in [%ld, %ld]", name,
+                       text, lo, hi);
+    *out = (int)v;
+    return UF_OK;
+}
+
+/* UF_AR_BROKEN_OVERLAP: unset or 0, the fix as written; 1, bucketed's all-reduces on the
+ * compute stream (overlap broken on purpose: its claims must then fail). */
+static int plan_broken_overlap(uf_ctx *ctx, int *broken)
+{
+    const char *text = getenv(AR_BROKEN_OVERLAP_ENV);
+    *broken = 0;
+    return text ? env_int(ctx, AR_BROKEN_OVERLAP_ENV, text, 0, 1, broken) : UF_OK;
+}
+
+/* Setups run so far in this process: names process mode's unique-id files (plan_ranks). */
+static int ar_setups;
+
+/* Thread mode (default): ranks 0..n_gpus-1 on devices ctx->device... Process mode when
+ * UF_NCCL_RANK / UF_NCCL_NRANKS / UF_NCCL_ID_FILE are set: one rank on ctx->device. */
+static int plan_ranks(uf_ctx *ctx, ar_state *st, int *first_rank)
+{
+    const char *rank_text = getenv("UF_NCCL_RANK");
+    const char *nranks_text = getenv("UF_NCCL_NRANKS");
+    const char *id_file = getenv("UF_NCCL_ID_FILE");
+    int rc;
+    if (!rank_text && !nranks_text && !id_file) {
+        if (ctx->n_gpus < 2)
+            return uf_fail(ctx, UF_SKIP, "an all-reduce needs at least 2 GPUs; %d given",
+                           ctx->n_gpus);
+        st->n_local = st->n_ranks = ctx->n_gpus;
+        *first_rank = 0;
+        return UF_OK;
+    }
+    if (!rank_text || !nranks_text || !id_file || !*id_file)
+        return uf_fail(ctx, UF_USAGE, "one process per GPU needs all three of UF_NCCL_RANK, "
+                       "UF_NCCL_NRANKS and UF_NCCL_ID_FILE");
+    rc = env_int(ctx, "UF_NCCL_NRANKS", nranks_text, 2, 65536, &st->n_ranks);
+    if (rc != UF_OK)
+        return rc;
+    rc = env_int(ctx, "UF_NCCL_RANK", rank_text, 0, st->n_ranks - 1, first_rank);
+    if (rc != UF_OK)
+        return rc;
+    /* A file per setup, not per point: the harness sets each point up twice (timing, then
+     * the CUPTI passes), and a rank that reached the second setup first would read the first
+     * one's id, whose communicator is gone. Every rank runs the same setups in the same
+     * order (same flags), so their counts agree. */
+    if (snprintf(st->id_path, sizeof st->id_path, "%s.%d", id_file, ar_setups++) >=
+        (int)sizeof st->id_path)
+        return uf_fail(ctx, UF_USAGE, "UF_NCCL_ID_FILE is too long");
+    st->proc_mode = 1;
+    st->n_local = 1;
+    ctx->n_gpus = 1;    /* this process drives one GPU: the harness records that one's figures */
+    return UF_OK;
+}
+
+/* Process mode: rank 0 writes this point's unique id (atomically: temporary name, rename);
+ * the others poll for it. */
+static int exchange_unique_id(uf_ctx *ctx, ar_state *st, int rank, ncclUniqueId *id)
+{
+    char err[UF_REASON_LEN];
+    double deadline = ar_now_s(CLOCK_MONOTONIC) + AR_WAIT_LIMIT_S;
+    int rc = UF_OK;
+    if (rank == 0) {
+        if (access(st->id_path, F_OK) == 0)
+            return uf_fail(ctx, UF_USAGE, "%s already exists: remove it (a stale id would make "
+                           "the other ranks join a communicator that no longer exists)",
+                           st->id_path);
+        NCCL_OR_GOTO(rc, ncclGetUniqueId(id), out);
+        if (uf_write_file_atomic(st->id_path, (const char *)id, sizeof *id, err, sizeof err))
+            return uf_fail(ctx, UF_ERR, "writing the NCCL unique id: %s", err);
+        st->id_written = 1;
+        return UF_OK;
+    }
+    for (;;) {
+        FILE *f = fopen(st->id_path, "rb");
+        if (f) {
+            size_t n = fread(id, 1, sizeof *id, f);
+            fclose(f);
+            if (n == sizeof *id)
+                return UF_OK;
+            return uf_fail(ctx, UF_ERR, "%s holds %zu bytes, not an NCCL unique id (%zu)",
+                           st->id_path, n, sizeof *id);
+        }
+        if (ar_now_s(CLOCK_MONOTONIC) > deadline)
+            return uf_fail(ctx, UF_ERR, "rank 0 did not write %s within %d s", st->id_path,
+                           AR_WAIT_LIMIT_S);
+        ar_nap();
+    }
+out:
+    return rc;
+}
+
+/* Buffers, streams, events and the cuBLAS handle of one rank, on its device. */
+static int make_rank(uf_ctx *ctx, ar_state *st, ar_rank *rk)
+{
+    const ar_shape *sh = &st->shape;
+    size_t input_bytes = (sh->x_elems + sh->dy_elems) * (size_t)sh->layers * sizeof(uint16_t);
+    int least = 0, greatest = 0, rc = UF_OK;
+
+    UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out);
+    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, sh->grad_bytes + input_bytes,
+                                        "the gradients and layer inputs of one GPU"), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&rk->grads, sh->grad_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&rk->x,
+                                   sh->x_elems * (size_t)sh->layers * sizeof(uint16_t)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&rk->dy,
+                                   sh->dy_elems * (size_t)sh->layers * sizeof(uint16_t)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&rk->checksum_dev, 3 * sizeof(unsigned long long)),
+                    out);
+    /* The comm stream gets the highest priority so that NCCL's blocks are scheduled ahead of
+     * the next GEMM's as SMs free up (what DDP and Megatron do). */
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetStreamPriorityRange(&least, &greatest), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithPriority(&rk->compute_stream, cudaStreamNonBlocking,
+                                                     least), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithPriority(&rk->comm_stream, cudaStreamNonBlocking,
+                                                     greatest), out);
+    for (int j = 0; j < AR_LAYERS; j++)
+        UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&rk->layer_done[j],
+                                                     cudaEventDisableTiming), out);
+    UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&rk->comm_done, cudaEventDisableTiming), out);
+    UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&rk->step_done, cudaEventDisableTiming), out);
+    for (int i = 0; i < AR_TIMED_REPS; i++) {
+        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_begin[i]), out);
+        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_end[i]), out);
+    }
+    UF_CUBLAS_OR_GOTO(rc, cublasCreate(&rk->cublas), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(rk->cublas, rk->compute_stream), out);
+    if (st->sm_margin > 0) {
+        /* Transformer Engine's sm_margin: GEMMs that run beside communication are planned for
+         * the SMs it leaves, so that no CTA of theirs waits for an SM NCCL holds. */
+        UF_CUBLAS_OR_GOTO(rc, cublasCreate(&rk->cublas_overlap), out);
+        UF_CUBLAS_OR_GOTO(rc, cublasSetStream(rk->cublas_overlap, rk->compute_stream), out);
+        UF_CUBLAS_OR_GOTO(rc, cublasSetSmCountTarget(rk->cublas_overlap,
+                                                     rk->sm_count - st->sm_margin), out);
+    }
+out:
+    return rc;     /* partial resources are freed by destroy_state */
+}
+
+/* A communicator's configuration: blocking (NCCL's default, which the harness's synchronous
+ * use assumes); with ctas > 0, exactly that many CTAs per collective (minCTAs = maxCTAs: a cap
+ * alone would leave NCCL's own smaller count, and the SMs the GEMMs leave would not match);
+ * ctas = 0: NCCL's own choice. Its own channels and buffers (splitShare = 0). NCCL_MAX_CTAS /
+ * NCCL_MIN_CTAS in the environment override it (README). */
+static ncclConfig_t comm_config(int ctas)
+{
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;
+    config.splitShare = 0;
+    if (ctas > 0) {
+        config.minCTAs = ctas;
+        config.maxCTAs = ctas;
+    }
+    return config;
+}
+
+/* Report a failed ncclGroupEnd (what: the group's work) unless an earlier call already failed. */
+static int end_group(int rc, const char *what)
+{
+    ncclResult_t r = ncclGroupEnd();
+    if (r != ncclSuccess && rc == UF_OK) {
+        char m[UF_REASON_LEN];
+        snprintf(m, sizeof m, "%s (%s)", ncclGetErrorString(r), ncclGetLastError(NULL));
+        uf_report_failure(__FILE__, __LINE__, what, m);
+        rc = UF_ERR;
+    }
+    return rc;
+}
+
+/* Thread mode: one unique id, then every local rank's ncclCommInitRankConfig in one group
+ * (they connect to each other only at ncclGroupEnd, so one thread can create them all). NCCL's
+ * defaults: sequential's communicator. */
+static int init_comms_threads(ar_state *st)
+{
+    ncclUniqueId id;
+    int rc = UF_OK;
+    NCCL_OR_GOTO(rc, ncclGetUniqueId(&id), out);
+    NCCL_OR_GOTO(rc, ncclGroupStart(), out);
+    for (int i = 0; i < st->n_local; i++) {
+        ar_rank *rk = &st->ranks[i];
+        ncclConfig_t config = comm_config(0);
+        /* cannot fail: make_rank has made this device current already */
+        UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out_end_group);
+        /* a failure inside the group is recorded by NCCL, which then discards the group */
+        NCCL_OR_GOTO(rc, ncclCommInitRankConfig(&rk->comm, st->n_ranks, id, rk->rank, &config),
+                     out_end_group);
+    }
+out_end_group:
+    rc = end_group(rc, "ncclGroupEnd() creating the communicators");
+out:
+    return rc;
+}
+
+/* Bucketed's own communicator on every rank, with comm_ctas CTAs: split from comm (same ranks,
+ * same order; collective over comm, so no second unique id), the local ranks' splits in one
+ * group as for their creation. */
+static int split_overlap_comms(ar_state *st)
+{
+    int rc = UF_OK;
+    NCCL_OR_GOTO(rc, ncclGroupStart(), out);
+    for (int i = 0; i < st->n_local; i++) {
+        ar_rank *rk = &st->ranks[i];
+        ncclConfig_t config = comm_config(st->comm_ctas);
+        UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out_end_group);
+        NCCL_OR_GOTO(rc, ncclCommSplit(rk->comm, 0, rk->rank, &rk->comm_overlap, &config),
+                     out_end_group);
+    }
+out_end_group:
+    rc = end_group(rc, "ncclGroupEnd() splitting bucketed's communicators");
+out:
+    return rc;
+}
+
+/* This point's communicators: comm with NCCL's defaults on every rank, and, when comm_ctas > 0,
+ * bucketed's comm_overlap with comm_config(comm_ctas). On failure every one NCCL handed back is
+ * aborted (a half-made communicator must not be finalized with the others). */
+static int init_nccl(uf_ctx *ctx, ar_state *st, int first_rank)
+{
+    ncclUniqueId id;
+    int rc = UF_OK;
+    if (st->proc_mode) {
+        ncclConfig_t config = comm_config(0);
+        UF_STATUS_OR_GOTO(rc, exchange_unique_id(ctx, st, first_rank, &id), out);
+        UF_CUDA_OR_GOTO(rc, cudaSetDevice(st->ranks[0].device), out_abort);
+        NCCL_OR_GOTO(rc, ncclCommInitRankConfig(&st->ranks[0].comm, st->n_ranks, id, first_rank,
+                                                &config), out_abort);
+        if (st->id_written) {   /* every rank has joined: the id has served */
+            unlink(st->id_path);
+            st->id_written = 0;
+        }
+    } else {
+        UF_STATUS_OR_GOTO(rc, init_comms_threads(st), out_abort);
+    }
+    if (st->comm_ctas > 0)
+        UF_STATUS_OR_GOTO(rc, split_overlap_comms(st), out_abort);
+    goto out;
+out_abort:
+    abort_comms(st);
+    rc = uf_fail(ctx, UF_ERR, "creating the NCCL communicators%s failed (above)",
+                 st->comm_ctas > 0 ? " (bucketed's with minCTAs = maxCTAs = comm_ctas)" : "");
+out:
+    return rc;
+}
+
+static int start_workers(uf_ctx *ctx, ar_state *st)
+{
+    for (int i = 0; i < st->n_local; i++) {
+        int e = pthread_create(&st->ranks[i].thread, NULL, rank_thread, &st->ranks[i]);
+        if (e != 0)
+            return uf_fail(ctx, UF_ERR, "pthread_create for rank %d: %s", st->ranks[i].rank,
+                           strerror(e));
+        st->n_threads++;
+    }
+    return UF_OK;
+}
+
+/* Free one rank's resources (whatever was made). */
+static void destroy_rank(ar_rank *rk)
+{
+    if (cudaSetDevice(rk->device) != cudaSuccess)
+        return;
+    if (rk->cublas_overlap)
+        cublasDestroy(rk->cublas_overlap);
+    if (rk->cublas)
+        cublasDestroy(rk->cublas);
+    for (int j = 0; j < AR_LAYERS; j++)
+        if (rk->layer_done[j])
+            cudaEventDestroy(rk->layer_done[j]);
+    for (int i = 0; i < AR_TIMED_REPS; i++) {
+        if (rk->gemm_begin[i])
+            cudaEventDestroy(rk->gemm_begin[i]);
+        if (rk->gemm_end[i])
+            cudaEventDestroy(rk->gemm_end[i]);
+    }
+    if (rk->comm_done)
+        cudaEventDestroy(rk->comm_done);
+    if (rk->step_done)
+        cudaEventDestroy(rk->step_done);
+    if (rk->comm_stream)
+        cudaStreamDestroy(rk->comm_stream);
+    if (rk->compute_stream)
+        cudaStreamDestroy(rk->compute_stream);
+    cudaFree(rk->checksum_dev);
+    cudaFree(rk->dy);
+    cudaFree(rk->x);
+    cudaFree(rk->grads);
+}
+
+/* The communicator of one set on a rank: comm (overlap = 0) or comm_overlap (overlap = 1). */
+static ncclComm_t *rank_comm_slot(ar_rank *rk, int overlap)
+{
+    return overlap ? &rk->comm_overlap : &rk->comm;
+}
+
+/* Finalize one set's communicators together (one group: collective across the local ranks),
+ * then destroy them; aborted ones are already gone. */
+static void destroy_comm_set(ar_state *st, int overlap)
+{
+    ncclResult_t r;
+    int any = 0;
+    for (int i = 0; i < st->n_local; i++)
+        any |= *rank_comm_slot(&st->ranks[i], overlap) != NULL;
+    if (!any)
+        return;
+    r = ncclGroupStart();
+    for (int i = 0; r == ncclSuccess && i < st->n_local; i++)
+        if (*rank_comm_slot(&st->ranks[i], overlap))
+            r = ncclCommFinalize(*rank_comm_slot(&st->ranks[i], overlap));
+    if (r == ncclSuccess)
+        r = ncclGroupEnd();
+    else
+        (void)ncclGroupEnd();
+    if (r != ncclSuccess)
+        uf_report_failure(__FILE__, __LINE__, "ncclCommFinalize", ncclGetErrorString(r));
+    for (int i = 0; i < st->n_local; i++) {
+        ncclComm_t *comm = rank_comm_slot(&st->ranks[i], overlap);
+        if (!*comm)
+            continue;
+        r = ncclCommDestroy(*comm);
+        if (r != ncclSuccess)
+            uf_report_failure(__FILE__, __LINE__, "ncclCommDestroy", ncclGetErrorString(r));
+        *comm = NULL;
+    }
+}
+
+/* Bucketed's communicators (split from comm) first, then comm. */
+static void destroy_comms(ar_state *st)
+{
+    destroy_comm_set(st, 1);
+    destroy_comm_set(st, 0);
+}
+
+/* Undo setup, however far it got. */
+static void destroy_state(uf_ctx *ctx, ar_state *st)
+{
+    if (!st)
+        return;
+    if (st->n_threads > 0 && !st->lost) {
+        ar_job quit = {.kind = JOB_QUIT, .variant = 0, .target = -1, .seed = 0, .mark = 0};
+        (void)run_job(ctx, st, quit, "stopping the rank threads");
+        if (!st->lost)
+            for (int i = 0; i < st->n_threads; i++)
+                pthread_join(st->ranks[i].thread, NULL);
+    }
+    if (!st->lost && st->ranks) {   /* a stuck worker may still use them: leave them */
+        destroy_comms(st);
+        for (int i = 0; i < st->n_local; i++)
+            destroy_rank(&st->ranks[i]);
+    }
+    (void)cudaSetDevice(ctx->device);
+    for (int i = 0; i < st->n_timing; i++)
+        cudaEventDestroy(st->timing[i]);
+    if (st->step_begin)
+        cudaEventDestroy(st->step_begin);
+    if (st->id_written)
+        unlink(st->id_path);
+    if (st->board_ready && !st->lost) {
+        pthread_cond_destroy(&st->done_cv);
+        pthread_cond_destroy(&st->job_cv);
+        pthread_mutex_destroy(&st->mu);
+    }
+    if (!st->lost) {
+        free(st->ranks);
+        free(st);
+    }
+}
+
+static int init_board(uf_ctx *ctx, ar_state *st)
+{
+    if (pthread_mutex_init(&st->mu, NULL) != 0)
+        return uf_fail(ctx, UF_ERR, "pthread_mutex_init failed");
+    if (pthread_cond_init(&st->job_cv, NULL) != 0) {
+        pthread_mutex_destroy(&st->mu);
+        return uf_fail(ctx, UF_ERR, "pthread_cond_init failed");
+    }
+    if (pthread_cond_init(&st->done_cv, NULL) != 0) {
+        pthread_cond_destroy(&st->job_cv);
+        pthread_mutex_destroy(&st->mu);
+        return uf_fail(ctx, UF_ERR, "pthread_cond_init failed");
+    }
+    st->board_ready = 1;
+    return UF_OK;
+}
+
+/* Events on ctx->stream (primary device): the step's begin, and the timing marks. */
+static int make_ctx_events(ar_state *st)
+{
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&st->step_begin, cudaEventDisableTiming), out);
+    for (; st->n_timing < AR_TIMED_REPS + 1; st->n_timing++)
+        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&st->timing[st->n_timing]), out);
+out:
+    return rc;
+}
+
+/* For describe(), with this point's communicators: the all-reduce alone on each variant's
+ * communicator (which also sets NCCL's connections up; one measure when they share comm) and
+ * the backward alone, each timed as a bracketed multi-GPU step (comm_ms, compute_ms); the
+ * backward's GEMM span inside each variant's step (in_step_ms), for compute_slowdown_pct. */
+static int measure_at_setup(uf_ctx *ctx, ar_state *st)
+{
+    int reps = ctx->quick ? AR_TIMED_REPS_QUICK : AR_TIMED_REPS;
+    int rc = UF_OK;
+    UF_STATUS_OR_GOTO(rc, time_job(ctx, st, JOB_ALLREDUCE, VAR_SEQUENTIAL, AR_WARMUP_REPS, reps,
+                                   "the all-reduce alone", &st->comm_ms[VAR_SEQUENTIAL], NULL),
+                      out);
+    st->comm_ms[VAR_BUCKETED] = st->comm_ms[VAR_SEQUENTIAL];
+    if (st->comm_ctas > 0)
+        UF_STATUS_OR_GOTO(rc, time_job(ctx, st, JOB_ALLREDUCE, VAR_BUCKETED, AR_WARMUP_REPS, reps,
+                                       "the all-reduce alone on bucketed's communicator",
+                                       &st->comm_ms[VAR_BUCKETED], NULL), out);
+    UF_STATUS_OR_GOTO(rc, time_job(ctx, st, JOB_BACKWARD, 0, AR_WARMUP_REPS, reps,
+                                   "the backward alone", &st->compute_ms, NULL), out);
+    UF_STATUS_OR_GOTO(rc, time_job(ctx, st, JOB_STEP, VAR_SEQUENTIAL, 1, reps,
+                                   "the backward inside sequential steps", NULL,
+                                   &st->in_step_ms[VAR_SEQUENTIAL]), out);
+    UF_STATUS_OR_GOTO(rc, time_job(ctx, st, JOB_STEP, VAR_BUCKETED, 1, reps,
+                                   "the backward inside bucketed steps", NULL,
+                                   &st->in_step_ms[VAR_BUCKETED]), out);
+out:
+    return rc;
+}
+
+static int ar_setup(uf_ctx *ctx)
+{
+    /* The sweep is a cross, not a grid: each of bucket_mib, comm_ctas and sm_margin is swept
+     * with the other two at their defaults (each point costs communicators and ~100
+     * calibration steps). */
+    const int off_default = (uf_axis(ctx, "bucket_mib") != AR_DEFAULT_BUCKET_MIB) +
+                            (uf_axis(ctx, "comm_ctas") != AR_DEFAULT_COMM_CTAS) +
+                            (uf_axis(ctx, "sm_margin") != AR_DEFAULT_SM_MARGIN);
+    if (off_default > 1) {
+        snprintf(ctx->reason, sizeof ctx->reason, "bucket_mib, comm_ctas and sm_margin are each "
+                 "swept with the other two at their defaults (%d MiB, %d, %d)",
+                 AR_DEFAULT_BUCKET_MIB, AR_DEFAULT_COMM_CTAS, AR_DEFAULT_SM_MARGIN);
+        return UF_SKIP_POINT;
+    }
+    ar_state *st = (ar_state *)calloc(1, sizeof *st);
+    ar_job fill = {.kind = JOB_FILL, .variant = 0, .target = -1, .seed = ctx->seed, .mark = 0};
+    size_t free_before = 0, free_after = 0, total = 0;
+    int first_rank = 0, rc = UF_OK;
+
+    if (!st)
+        return uf_fail(ctx, UF_ERR, "out of host memory");
+    UF_STATUS_OR_GOTO(rc, plan_shape(ctx, &st->shape), out_destroy);
+    UF_STATUS_OR_GOTO(rc, plan_comm_ctas(ctx, &st->comm_ctas), out_destroy);
+    UF_STATUS_OR_GOTO(rc, plan_broken_overlap(ctx, &st->broken_overlap), out_destroy);
+    UF_STATUS_OR_GOTO(rc, plan_ranks(ctx, st, &first_rank), out_destroy);
+    st->ranks = (ar_rank *)calloc((size_t)st->n_local, sizeof *st->ranks);
+    if (!st->ranks) {
+        rc = uf_fail(ctx, UF_ERR, "out of host memory");
+        goto out_destroy;
+    }
+    for (int i = 0; i < st->n_local; i++) {
+        st->ranks[i].st = st;
+        st->ranks[i].local = i;
+        st->ranks[i].rank = first_rank + i;
+        st->ranks[i].device = ctx->device + i;
+    }
+    UF_STATUS_OR_GOTO(rc, plan_sm_margin(ctx, st), out_destroy);
+    UF_STATUS_OR_GOTO(rc, init_board(ctx, st), out_destroy);
+    UF_CUDA_OR_GOTO(rc, cudaMemGetInfo(&free_before, &total), out_destroy);
+    UF_STATUS_OR_GOTO(rc, make_ctx_events(st), out_destroy);
+    for (int i = 0; i < st->n_local; i++)
+        UF_STATUS_OR_GOTO(rc, make_rank(ctx, st, &st->ranks[i]), out_destroy);
+    UF_STATUS_OR_GOTO(rc, init_nccl(ctx, st, first_rank), out_destroy);
+    UF_CUDA_OR_GOTO(rc, cudaSetDevice(ctx->device), out_destroy);
+    UF_STATUS_OR_GOTO(rc, start_workers(ctx, st), out_destroy);
+    UF_STATUS_OR_GOTO(rc, run_job(ctx, st, fill, "filling the inputs"), out_destroy);
+    UF_STATUS_OR_GOTO(rc, measure_at_setup(ctx, st), out_destroy);
+    UF_CUDA_OR_GOTO(rc, cudaMemGetInfo(&free_after, &total), out_destroy);
+    st->held_bytes = (double)(free_before > free_after ? free_before - free_after : 0);
+    ctx->state = st;
+    return UF_OK;
+
+out_destroy:
+    destroy_state(ctx, st);
+    ctx->state = NULL;
+    return rc;
+}

@@ -1,0 +1,213 @@
+/* allreduce_overlap: the run's state (shape, jobs, ranks), the deterministic inputs and
+ * their kernels, and a rank's fill and stream wait. Included once by allreduce_overlap.cu, at
+ * this point of its text: the story keeps the schedule (rank_enqueue_*), the claims and the tables. */
+typedef struct ar_shape {
+    int layers, rows, cols, tokens;     /* L, N, K, T */
+    size_t layer_elems;                 /* N × K: one layer's gradient */
+    size_t grad_elems, grad_bytes;      /* all L gradients: one flat buffer, backward order */
+    size_t x_elems, dy_elems;           /* one layer's inputs: X is T × K, dY is T × N */
+    size_t bucket_elems;                /* bucketed variant: elements per bucket */
+    int n_buckets;
+} ar_shape;
+
+/* The worker jobs. STEP only enqueues; every other job waits for its own GPU work. */
+enum { JOB_QUIT, JOB_FILL, JOB_STEP, JOB_BACKWARD, JOB_ALLREDUCE, JOB_CHECKSUM, JOB_REFERENCE };
+
+typedef struct ar_job {
+    int kind;
+    int variant;                /* JOB_STEP; JOB_ALLREDUCE: whose communicator */
+    int target;                 /* local index of the one worker that runs it, -1: all */
+    uint64_t seed;              /* JOB_FILL, JOB_REFERENCE */
+    int mark;                   /* JOB_STEP, JOB_BACKWARD: 1 + index of the gemm_begin/gemm_end
+                                 * pair recorded around the GEMMs; 0: none */
+} ar_job;
+
+/* What a verify job found on one rank. */
+typedef struct ar_check {
+    double max_err;             /* max |reduced − host sum| / Σ|contributions| */
+    size_t n_bad, n_nan, n_spot_bad;
+    int bad_slot;               /* first element out of tolerance */
+    size_t bad_index;
+    float bad_got, bad_want;
+    unsigned long long checksum, checksum_min, checksum_max;
+} ar_check;
+
+struct ar_state;
+
+/* One NCCL rank driven by this process: one GPU, its streams, buffers and worker thread. */
+typedef struct ar_rank {
+    struct ar_state *st;
+    int local;                  /* index among this process's ranks */
+    int rank;                   /* global NCCL rank */
+    int device;
+    cudaStream_t compute_stream, comm_stream;   /* comm_stream has the highest priority */
+    int sm_count;               /* SMs of this GPU */
+    cublasHandle_t cublas;      /* cuBLAS's defaults: every GEMM but bucketed's overlapped ones */
+    cublasHandle_t cublas_overlap;  /* sm_margin > 0: SM count target sm_count - sm_margin, for
+                                     * bucketed's GEMMs that may run beside an all-reduce */
+    ncclComm_t comm;            /* NCCL's defaults: sequential, checksums, the all-reduce alone */
+    ncclComm_t comm_overlap;    /* comm_ctas > 0: bucketed's bucket all-reduces, comm_ctas CTAs */
+    __nv_bfloat16 *grads;       /* L gradients, slot j = j-th produced by backward */
+    __nv_bfloat16 *x, *dy;      /* L layers of inputs */
+    unsigned long long *checksum_dev;           /* [0] mine, [1] max over ranks, [2] min */
+    cudaEvent_t layer_done[AR_LAYERS];
+    cudaEvent_t comm_done, step_done;
+    /* timed, on compute_stream: the step's start and the end of its last GEMM (setup) */
+    cudaEvent_t gemm_begin[AR_TIMED_REPS], gemm_end[AR_TIMED_REPS];
+    pthread_t thread;
+    uint64_t done_seq;          /* last job finished (under the board's lock) */
+    int status;                 /* its status */
+    int stopped;                /* it failed only because another rank had failed */
+    char reason[UF_REASON_LEN];
+    ar_check check;
+} ar_rank;
+
+typedef struct ar_state {
+    ar_shape shape;
+    int proc_mode;              /* one process per GPU */
+    int n_ranks;                /* global */
+    int n_local;                /* ranks (GPUs) this process drives */
+    int comm_ctas;              /* CTAs (channels) per collective of bucketed's communicator
+                                 * (minCTAs = maxCTAs); 0: NCCL's default, bucketed uses comm */
+    int sm_margin;              /* SMs bucketed's overlapped GEMMs leave free; 0: no target */
+    int broken_overlap;         /* UF_AR_BROKEN_OVERLAP=1: bucketed's all-reduces on the compute
+                                 * stream (a check of the claims, not the fix) */
+    ar_rank *ranks;
+    char id_path[UF_PATH_LEN];  /* process mode: this point's unique-id file */
+    int id_written;             /* rank 0 wrote it: unlink at teardown */
+
+    /* the job board: the harness thread posts, the workers run */
+    pthread_mutex_t mu;
+    pthread_cond_t job_cv, done_cv;
+    int board_ready;
+    uint64_t job_seq;
+    ar_job job;
+    int n_done;
+    int n_threads;              /* workers started */
+    int stop;                   /* atomic: workers abandon their waits */
+    int failed;                 /* communicators aborted: every later job fails */
+    int lost;                   /* a worker never came back: leave its resources alone */
+
+    cudaEvent_t step_begin;     /* on ctx->stream: every rank's step waits on it */
+    cudaEvent_t timing[AR_TIMED_REPS + 1];
+    int n_timing;
+
+    double compute_ms;          /* backward alone (median, setup) */
+    double comm_ms[2];          /* the all-reduce alone on each variant's communicator (median,
+                                 * setup); equal when bucketed shares comm (comm_ctas = 0) */
+    double in_step_ms[2];       /* the GEMMs' span inside each variant's step (median, setup) */
+    double held_bytes;          /* device memory this point holds on the primary GPU */
+} ar_state;
+
+/* ---- deterministic inputs (host and device agree) --------------------------------------- */
+
+__host__ __device__ static inline uint64_t ar_mix64(uint64_t x)
+{
+    return uf_mix64(x + UF_GOLDEN64);
+}
+
+/* Element i of an input tensor: an integer in [-64, 64]; the value is that / 64, exact in bf16,
+ * so that every product is a multiple of 2^-12 and the host can recompute any dW element. */
+__host__ __device__ static inline int ar_input_int(uint64_t key, size_t i)
+{
+    return (int)(ar_mix64(key + (uint64_t)i * UF_GOLDEN64) % 129u) - 64;
+}
+
+enum { TENSOR_X = 1, TENSOR_DY = 2 };
+
+static uint64_t ar_input_key(uint64_t seed, int rank, int slot, int tensor)
+{
+    uint64_t k = ar_mix64(seed);
+    k = ar_mix64(k ^ (uint64_t)(unsigned)rank);
+    return ar_mix64(k ^ ((uint64_t)(unsigned)slot << 8 | (uint64_t)tensor));
+}
+
+__global__ void ar_fill_kernel(__nv_bfloat16 *p, size_t n, uint64_t key)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = __float2bfloat16_rn((float)ar_input_int(key, i) / 64.0f);
+}
+
+/* Order-independent 64-bit checksum of the bit patterns: equal on two ranks iff (but for a
+ * 2^-64 chance) their buffers are bitwise equal. */
+__global__ void ar_checksum_kernel(const unsigned short *p, size_t n, unsigned long long *out)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned long long acc = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        acc += ar_mix64(((uint64_t)i << 16) ^ p[i]);
+    atomicAdd(out, acc);
+}
+
+static float ar_bf16_bits_to_float(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static double ar_now_s(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void ar_nap(void)
+{
+    struct timespec ts = {0, AR_POLL_NS};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- one rank's GPU work (runs on its worker thread, its device current) --------------- */
+
+/* Fill a device tensor with the inputs of `key` on the compute stream. */
+static int rank_fill(ar_rank *rk, __nv_bfloat16 *p, size_t n, uint64_t key)
+{
+    int rc = UF_OK;
+    size_t blocks = (n + AR_THREADS - 1) / AR_THREADS;
+    if (blocks > AR_FILL_BLOCKS)
+        blocks = AR_FILL_BLOCKS;
+    ar_fill_kernel<<<(unsigned)blocks, AR_THREADS, 0, rk->compute_stream>>>(p, n, key);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+/* Fill layer `slot`'s X and dY with the inputs rank `rank` draws from `seed`. */
+static int rank_fill_layer(ar_rank *rk, uint64_t seed, int rank, int slot)
+{
+    const ar_shape *sh = &rk->st->shape;
+    int rc = UF_OK;
+    UF_STATUS_OR_GOTO(rc, rank_fill(rk, rk->x + (size_t)slot * sh->x_elems, sh->x_elems,
+                                    ar_input_key(seed, rank, slot, TENSOR_X)), out);
+    UF_STATUS_OR_GOTO(rc, rank_fill(rk, rk->dy + (size_t)slot * sh->dy_elems, sh->dy_elems,
+                                    ar_input_key(seed, rank, slot, TENSOR_DY)), out);
+out:
+    return rc;
+}
+
+/* Wait for a stream without blocking for ever: give up when the harness thread says stop
+ * (another rank failed; its communicators are about to be aborted). */
+static int rank_wait(ar_rank *rk, cudaStream_t s, const char *what)
+{
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(s);
+        if (e == cudaSuccess)
+            return UF_OK;
+        if (e != cudaErrorNotReady) {
+            uf_report_failure(__FILE__, __LINE__, what, cudaGetErrorString(e));
+            return UF_ERR;
+        }
+        if (__atomic_load_n(&rk->st->stop, __ATOMIC_ACQUIRE)) {
+            rk->stopped = 1;
+            snprintf(rk->reason, sizeof rk->reason,
+                     "stopped waiting for %s: another rank failed", what);
+            return UF_ERR;
+        }
+        ar_nap();
+    }
+}
+
