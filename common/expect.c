@@ -41,6 +41,7 @@ static const struct { const char *metric; uf_source source; } metric_sources[] =
     {"tensor_active_pct", UF_SRC_COUNTERS}, {"dram_pct", UF_SRC_COUNTERS},
     {"gpm_sm_active_pct", UF_SRC_COUNTERS}, {"gpm_occupancy_pct", UF_SRC_COUNTERS},
     {"gpm_tensor_active_pct", UF_SRC_COUNTERS}, {"gpm_dram_pct", UF_SRC_COUNTERS},
+    {"gpm_agree_pts", UF_SRC_COUNTERS},
     {"nvml_util_pct", UF_SRC_NVML}, {"sm_clock_mhz", UF_SRC_NVML},
     {"sm_clock_min_mhz", UF_SRC_NVML}, {"power_w", UF_SRC_NVML},
     {"useful_flops", UF_SRC_SCENARIO}, {"executed_flops", UF_SRC_SCENARIO},

@@ -81,12 +81,15 @@ typedef struct uf_nvml_sampled {
  * (then *out is all NaN and zero counts). */
 int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
-/* GPM (Hopper and later): take the first sample now; at end take the second (>= 100 ms later
- * is the caller's job) and evaluate SM_UTIL, SM_OCCUPANCY, ANY_TENSOR_UTIL, DRAM_BW_UTIL.
- * UF_SKIP with the reason where GPM is unsupported. */
-int uf_gpm_begin(uf_nvml *nv, char *reason, size_t reason_len);
-int uf_gpm_end(uf_nvml *nv, double *sm_active_pct, double *occupancy_pct,
-               double *tensor_active_pct, double *dram_pct, char *reason, size_t reason_len);
+/* GPM (Hopper and later): a thread watches the refreshing snapshots from t0_ns (the steps
+ * begin) until end, which is called at t1_ns (the steps ended); the reading covers the
+ * snapshots that describe moments inside the window, out->start_ns..end_ns on the now_ns clock, and
+ * evaluates SM_UTIL, SM_OCCUPANCY, ANY_TENSOR_UTIL, DRAM_BW_UTIL. UF_SKIP with the reason where
+ * GPM is unsupported or the window holds no whole refresh interval (it needs ~300 ms). */
+int uf_gpm_watch_start(uf_nvml *nv, uint64_t t0_ns, uint64_t (*now_ns)(void), char *reason,
+                       size_t reason_len);
+int uf_gpm_watch_end(uf_nvml *nv, uint64_t t1_ns, uf_pm_sample *out, char *reason,
+                     size_t reason_len);
 /* Facts for the metadata: driver version, current SM and memory clocks (MHz), power limit (W).
  * Empty string / NaN where unavailable. */
 void uf_nvml_facts(uf_nvml *nv, char *driver, size_t driver_len, double *sm_clock_mhz,

@@ -29,7 +29,7 @@ enum {
     TIMING_MIN_MS_FULL = 1000,     /* the timing pass lasts at least this long, so NVML sees it */
     TIMING_MIN_MS_QUICK = 200,
     TIMING_MAX_STEPS = 200000,
-    COUNTERS_MIN_MS = 250,         /* PM sampling window: >= 100 ms apart for GPM, many samples */
+    COUNTERS_MIN_MS = 300,         /* PM sampling window; GPM needs ~300 ms (uf_gpm_watch) */
     COUNTERS_MAX_STEPS = 200000,
     PM_INTERVAL_US = 1000,
     NVML_PERIOD_MS = 20,
@@ -560,34 +560,60 @@ out_free:
     return rc;
 }
 
-/* Rank k's GPM cross-check (begun before the steps) into its rows. */
-static void take_gpm(run *r, uf_row *row, int k)
+/* Rank k's NVML GPM reading against its PM samples over the window that the GPM snapshots
+ * describe (samples NULL: PM has none to offer). The agreement goes into its rows; the GPM
+ * values too, unless they disagree by more than UF_GPM_AGREE_PTS: then a note says by how
+ * much and the doubtful values stay empty. */
+static void take_gpm(run *r, uf_row *row, int k, const uf_pm_sample *gpm,
+                     const uf_pm_sample *samples, size_t n_samples)
 {
-    char reason[UF_REASON_LEN] = "";
-    double sm = NAN, occupancy = NAN, tensor = NAN, dram = NAN;
+    uf_pm_sample pm;
     uf_row *dst[2];
-    if (uf_gpm_end(nvml_of(r, k), &sm, &occupancy, &tensor, &dram, reason, sizeof reason) !=
-        UF_OK) {
-        rank_note(row, k, reason);
-        return;
+    int worst = -1;
+    double off = NAN;
+    char note[UF_REASON_LEN];
+    (void)r;
+    if (samples && uf_pm_window_mean(samples, n_samples, gpm->start_ns, gpm->end_ns, &pm) > 0)
+        off = uf_gpm_disagreement(&pm, gpm, &worst);
+    else
+        rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
+    int doubtful = !isnan(off) && off > UF_GPM_AGREE_PTS;
+    if (doubtful) {
+        const double g[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
+                             gpm->dram_pct};
+        const double p[4] = {pm.sm_active_pct, pm.occupancy_pct, pm.tensor_active_pct,
+                             pm.dram_pct};
+        snprintf(note, sizeof note,
+                 "NVML GPM disagrees with PM sampling by %.1f points (%s: GPM %.1f %%, PM "
+                 "%.1f %% over the same %.0f ms): GPM values left empty",
+                 off, uf_counter_names[worst], g[worst], p[worst],
+                 (gpm->end_ns - gpm->start_ns) / 1e6);
+        rank_note(row, k, note);
     }
     for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->gpm_sm_active_pct = sm;
-        dst[i]->gpm_occupancy_pct = occupancy;
-        dst[i]->gpm_tensor_active_pct = tensor;
-        dst[i]->gpm_dram_pct = dram;
+        dst[i]->gpm_agree_pts = off;
+        if (doubtful)
+            continue;
+        dst[i]->gpm_sm_active_pct = gpm->sm_active_pct;
+        dst[i]->gpm_occupancy_pct = gpm->occupancy_pct;
+        dst[i]->gpm_tensor_active_pct = gpm->tensor_active_pct;
+        dst[i]->gpm_dram_pct = gpm->dram_pct;
     }
 }
 
 /* Stop rank k's PM sampler; the window's means into its rows, and (rank 0) the samples inside
- * the window into the row for the time-series plot. `keep` 0 (the steps failed): stop only. */
-static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1, int keep)
+ * the window into the row for the time-series plot. `keep` 0 (the steps failed): stop only.
+ * *usable: the samples, when whole, for the GPM comparison (else NULL). */
+static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1, int keep,
+                            const uf_pm_sample **usable, size_t *n_usable)
 {
     char reason[UF_REASON_LEN] = "";
     const uf_pm_sample *samples = NULL;
     size_t n_samples = 0;
     uf_pm_sample mean;
     uf_row *dst[2];
+    *usable = NULL;
+    *n_usable = 0;
     int stopped = uf_pm_stop(pm_of(r, k), &samples, &n_samples, reason, sizeof reason);
     rank_note(row, k, reason);  /* e.g. buffer overflow */
     if (stopped != UF_OK || !keep)
@@ -595,7 +621,7 @@ static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1
     if (reason[0]) {
         /* samples were lost (the hardware buffer overflowed): a mean over what is left would
          * pass for the window's, so the PM metrics and the series stay empty; GPM read its own
-         * counters over the window and keeps its values */
+         * counters over the window and keeps its values, uncompared */
         rank_note(row, k, "PM counters left empty");
         return;
     }
@@ -603,6 +629,8 @@ static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1
         rank_note(row, k, "no PM sample in the window");
         return;
     }
+    *usable = samples;
+    *n_usable = n_samples;
     for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
         dst[i]->sm_active_pct = mean.sm_active_pct;
         dst[i]->occupancy_pct = mean.occupancy_pct;
@@ -657,24 +685,35 @@ static int counters_pass(run *r, int variant, uf_row *row)
     }
     if (!any)
         return UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
+    t0 = uf_cupti_now_ns();
     for (int k = 0; k < n_ranks; k++) {
-        gpm[k] = nvml_of(r, k) && uf_gpm_begin(nvml_of(r, k), reason, sizeof reason) == UF_OK;
+        gpm[k] = nvml_of(r, k) &&
+                 uf_gpm_watch_start(nvml_of(r, k), t0, uf_cupti_now_ns, reason, sizeof reason) ==
+                     UF_OK;
         if (!gpm[k] && nvml_of(r, k))
             rank_note(row, k, reason);
     }
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
-    t0 = uf_cupti_now_ns();
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
     t1 = uf_cupti_now_ns();
-    for (int k = 0; k < n_ranks; k++)
-        if (gpm[k])
-            take_gpm(r, row, k);
 
 out_stop:
-    for (int k = 0; k < n_ranks; k++)
+    for (int k = 0; k < n_ranks; k++) {
+        const uf_pm_sample *samples = NULL;
+        size_t n_samples = 0;
+        uf_pm_sample reading;
+        if (gpm[k] && uf_gpm_watch_end(nvml_of(r, k), t1, &reading, reason, sizeof reason) !=
+                          UF_OK) {
+            gpm[k] = 0;
+            if (rc == UF_OK)
+                rank_note(row, k, reason);
+        }
         if (started[k])
-            take_pm_samples(r, row, k, t0, t1, rc == UF_OK);
+            take_pm_samples(r, row, k, t0, t1, rc == UF_OK, &samples, &n_samples);
+        if (gpm[k] && rc == UF_OK)
+            take_gpm(r, row, k, &reading, samples, n_samples);
+    }
     return rc;
 }
 

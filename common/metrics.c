@@ -91,6 +91,9 @@ const uf_metric_desc uf_metrics[] = {
       "NVML GPM view of tensor_active_pct over the same window"),
     D(gpm_dram_pct, "GPM DRAM", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "NVML GPM view of dram_pct over the same window"),
+    D(gpm_agree_pts, "GPM vs PM", "pts", UF_DIR_NONE, PERCENT, 0, 4,
+      "largest |GPM - PM sampling| of the four counters over the window the GPM snapshots "
+      "describe; above 5 the GPM values are left empty"),
     /* NVML view of the timing pass: explains a change, is not judged */
     D(nvml_util_pct, "NVML util", "%", UF_DIR_NONE, PERCENT, 0, 1,
       "mean of nvmlDeviceGetUtilizationRates().gpu during the timing pass"),

@@ -8,7 +8,10 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,6 +91,7 @@ enum {
     NVML_GPM_METRIC_DRAM_BW_UTIL = 10,
 };
 #define GPM_N_METRICS 4
+#define GPM_SLOTS 3       /* the first usable snapshot, the newest, the one being read */
 
 typedef nvmlReturn_t (*nvml_init_fn)(void);
 typedef nvmlReturn_t (*nvml_shutdown_fn)(void);
@@ -141,12 +145,23 @@ struct uf_nvml {
     int power_samples;
     int power_instant;          /* the last power read was the instant field (else the average) */
 
-    /* GPM */
-    nvmlGpmSample_t gpm_first, gpm_second;
+    /* GPM: the snapshots watched on a thread during the counters window (see uf_gpm_watch) */
+    nvmlGpmSample_t gpm_slot[GPM_SLOTS];
     nvmlGpmMetricsGet_t *gpm_metrics;   /* large (333 metrics): on the heap */
     int gpm_ready;              /* samples allocated, device supported */
-    int gpm_begun;              /* first sample taken */
+    pthread_t gpm_thread;
+    int gpm_watching;           /* the thread runs */
+    atomic_int gpm_stop;
+    uint64_t (*gpm_now_ns)(void);
+    uint64_t gpm_t0_ns;         /* the steps began */
+    /* written by the thread until joined */
+    nvmlReturn_t gpm_error;     /* a failed nvmlGpmSampleGet, else NVML_SUCCESS */
+    int gpm_first, gpm_last;    /* slots of the first and last usable snapshot, -1 if none */
+    uint64_t gpm_first_ns, gpm_last_ns; /* when each appeared */
+    int gpm_fresh;              /* fresh snapshots seen */
 };
+
+static void gpm_free(uf_nvml *nv);
 
 /* ---- open / close ---------------------------------------------------------------------- */
 
@@ -270,11 +285,11 @@ void uf_nvml_close(uf_nvml *nv)
         uf_nvml_sampled unused;
         uf_nvml_sampler_stop(nv, &unused);
     }
-    if (nv->gpm_first)
-        nv->gpm_sample_free(nv->gpm_first);
-    if (nv->gpm_second)
-        nv->gpm_sample_free(nv->gpm_second);
-    free(nv->gpm_metrics);
+    if (nv->gpm_watching) {
+        uf_pm_sample unused;
+        uf_gpm_watch_end(nv, 0, &unused, NULL, 0);
+    }
+    gpm_free(nv);
     nv->shutdown();
     dlclose(nv->lib);
     pthread_cond_destroy(&nv->wake);
@@ -401,9 +416,25 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
 
 /* ---- GPM ------------------------------------------------------------------------------- */
 
-/* Check support and allocate the two samples and the metrics struct, once. */
+/* What a GPM sample is, measured on the H200 (driver 580, probe in the #15 note): a snapshot
+ * that the driver refreshes every 100 ms, describing the counters about 41 ms before it
+ * becomes visible. Two samples taken at the edges of a window therefore describe another
+ * window, shifted by the lag and cut to the refresh: a 250 ms busy window read 48-50 % SM
+ * active where Nsight Compute measured 97 %, and one of 100 ms read 0 %. So a thread polls
+ * during the steps, notes when each fresh snapshot appears (two samples of one snapshot
+ * have no time between them: DRAM_BW_UTIL comes back NaN), and the reading spans the first
+ * snapshot that appeared GPM_LAG_MAX_NS after the steps began to the last one seen before
+ * they ended: both describe moments inside the steps. */
+#define GPM_POLL_NS 2000000ull              /* a read costs ~0.15 ms of one host core */
+#define GPM_LAG_NS 41000000ull              /* measured; places the reading on the host clock */
+#define GPM_LAG_MAX_NS 60000000ull          /* bound used for the first snapshot */
+#define GPM_LATE_NS 25000000ull             /* the last snapshot may appear this long after the
+                                             * steps ended: it then describes t1 - 16 ms */
+
+/* Check support and allocate the samples and the metrics struct, once. */
 static int gpm_prepare(uf_nvml *nv, char *reason, size_t reason_len)
 {
+    nvmlReturn_t r = NVML_SUCCESS;
     if (nv->gpm_ready)
         return UF_OK;
     if (!nv->gpm_support || !nv->gpm_sample_alloc || !nv->gpm_sample_free ||
@@ -412,7 +443,7 @@ static int gpm_prepare(uf_nvml *nv, char *reason, size_t reason_len)
         return UF_SKIP;
     }
     nvmlGpmSupport_t support = {.version = NVML_GPM_SUPPORT_VERSION};
-    nvmlReturn_t r = nv->gpm_support(nv->device, &support);
+    r = nv->gpm_support(nv->device, &support);
     if (r != NVML_SUCCESS || !support.isSupportedDevice) {
         snprintf(reason, reason_len, "NVML GPM unavailable: %s",
                  r != NVML_SUCCESS ? nv->error_string(r)
@@ -424,19 +455,20 @@ static int gpm_prepare(uf_nvml *nv, char *reason, size_t reason_len)
         snprintf(reason, reason_len, "out of memory for NVML GPM metrics");
         return UF_ERR;
     }
-    r = nv->gpm_sample_alloc(&nv->gpm_first);
-    if (r != NVML_SUCCESS)
-        goto out_free_metrics;
-    r = nv->gpm_sample_alloc(&nv->gpm_second);
-    if (r != NVML_SUCCESS)
-        goto out_free_first;
+    for (int i = 0; i < GPM_SLOTS; i++) {
+        r = nv->gpm_sample_alloc(&nv->gpm_slot[i]);
+        if (r != NVML_SUCCESS)
+            goto out_free;
+    }
     nv->gpm_ready = 1;
     return UF_OK;
 
-out_free_first:
-    nv->gpm_sample_free(nv->gpm_first);
-    nv->gpm_first = NULL;
-out_free_metrics:
+out_free:
+    for (int i = 0; i < GPM_SLOTS; i++) {
+        if (nv->gpm_slot[i])
+            nv->gpm_sample_free(nv->gpm_slot[i]);
+        nv->gpm_slot[i] = NULL;
+    }
     free(nv->gpm_metrics);
     nv->gpm_metrics = NULL;
     snprintf(reason, reason_len, "NVML GPM unavailable: nvmlGpmSampleAlloc: %s",
@@ -444,61 +476,138 @@ out_free_metrics:
     return UF_SKIP;
 }
 
-int uf_gpm_begin(uf_nvml *nv, char *reason, size_t reason_len)
+static void gpm_free(uf_nvml *nv)
+{
+    for (int i = 0; i < GPM_SLOTS; i++)
+        if (nv->gpm_slot[i])
+            nv->gpm_sample_free(nv->gpm_slot[i]);
+    free(nv->gpm_metrics);
+}
+
+/* Evaluate the metrics between two samples into out[] (NaN where a metric failed). */
+static nvmlReturn_t gpm_evaluate(uf_nvml *nv, nvmlGpmSample_t first, nvmlGpmSample_t second,
+                                 int n_metrics, double *out)
+{
+    static const unsigned ids[GPM_N_METRICS] = {
+        NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+        NVML_GPM_METRIC_DRAM_BW_UTIL};
+    nvmlGpmMetricsGet_t *m = nv->gpm_metrics;
+    memset(m, 0, offsetof(nvmlGpmMetricsGet_t, metrics) + GPM_N_METRICS * sizeof m->metrics[0]);
+    m->version = NVML_GPM_METRICS_GET_VERSION;
+    m->numMetrics = (unsigned)n_metrics;
+    m->sample1 = first;
+    m->sample2 = second;
+    for (int i = 0; i < n_metrics; i++)
+        m->metrics[i].metricId = ids[GPM_N_METRICS - n_metrics + i];
+    nvmlReturn_t r = nv->gpm_metrics_get(m);
+    for (int i = 0; i < n_metrics; i++)
+        out[i] = r == NVML_SUCCESS && m->metrics[i].nvmlReturn == NVML_SUCCESS
+                     ? m->metrics[i].value : NAN;
+    return r;
+}
+
+/* One snapshot read twice: no time between the samples, so the DRAM share is 0/0. */
+static int gpm_same_snapshot(uf_nvml *nv, nvmlGpmSample_t older, nvmlGpmSample_t newer)
+{
+    double dram;
+    return gpm_evaluate(nv, older, newer, 1, &dram) != NVML_SUCCESS || isnan(dram);
+}
+
+static void *gpm_watch_main(void *arg)
+{
+    uf_nvml *nv = arg;
+    int newest = 0;
+    struct timespec pause = {0, (long)GPM_POLL_NS};
+    nv->gpm_error = nv->gpm_sample_get(nv->device, nv->gpm_slot[newest]);
+    while (nv->gpm_error == NVML_SUCCESS && !atomic_load(&nv->gpm_stop)) {
+        nanosleep(&pause, NULL);
+        int cur = 0;
+        while (cur == newest || cur == nv->gpm_first)
+            cur++;
+        nv->gpm_error = nv->gpm_sample_get(nv->device, nv->gpm_slot[cur]);
+        uint64_t now = nv->gpm_now_ns();
+        if (nv->gpm_error != NVML_SUCCESS ||
+            gpm_same_snapshot(nv, nv->gpm_slot[newest], nv->gpm_slot[cur]))
+            continue;
+        nv->gpm_fresh++;
+        newest = cur;
+        if (nv->gpm_first < 0 && now >= nv->gpm_t0_ns + GPM_LAG_MAX_NS) {
+            nv->gpm_first = cur;
+            nv->gpm_first_ns = now;
+        } else if (nv->gpm_first >= 0) {
+            nv->gpm_last = cur;
+            nv->gpm_last_ns = now;
+        }
+    }
+    return NULL;
+}
+
+int uf_gpm_watch_start(uf_nvml *nv, uint64_t t0_ns, uint64_t (*now_ns)(void), char *reason,
+                       size_t reason_len)
 {
     int rc = UF_OK;
     if (reason_len)
         reason[0] = '\0';
-    nv->gpm_begun = 0;
+    if (nv->gpm_watching) {
+        snprintf(reason, reason_len, "uf_gpm_watch_start: already watching");
+        return UF_ERR;
+    }
     UF_STATUS_OR_GOTO(rc, gpm_prepare(nv, reason, reason_len), out);
-    nvmlReturn_t r = nv->gpm_sample_get(nv->device, nv->gpm_first);
-    if (r != NVML_SUCCESS) {
-        snprintf(reason, reason_len, "NVML GPM unavailable: nvmlGpmSampleGet: %s",
-                 nv->error_string(r));
-        rc = UF_SKIP;
+    atomic_store(&nv->gpm_stop, 0);
+    nv->gpm_now_ns = now_ns;
+    nv->gpm_t0_ns = t0_ns;
+    nv->gpm_error = NVML_SUCCESS;
+    nv->gpm_first = nv->gpm_last = -1;
+    nv->gpm_fresh = 0;
+    if (pthread_create(&nv->gpm_thread, NULL, gpm_watch_main, nv) != 0) {
+        snprintf(reason, reason_len, "NVML GPM not read: no thread for the watcher");
+        rc = UF_ERR;
         goto out;
     }
-    nv->gpm_begun = 1;
+    nv->gpm_watching = 1;
 out:
     return rc;
 }
 
-int uf_gpm_end(uf_nvml *nv, double *sm_active_pct, double *occupancy_pct,
-               double *tensor_active_pct, double *dram_pct, char *reason, size_t reason_len)
+int uf_gpm_watch_end(uf_nvml *nv, uint64_t t1_ns, uf_pm_sample *out, char *reason,
+                     size_t reason_len)
 {
-    double *out[GPM_N_METRICS] = {sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct};
-    static const unsigned ids[GPM_N_METRICS] = {
-        NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
-        NVML_GPM_METRIC_DRAM_BW_UTIL};
-    for (int i = 0; i < GPM_N_METRICS; i++)
-        *out[i] = NAN;
+    double v[GPM_N_METRICS];
+    out->sm_active_pct = out->occupancy_pct = out->tensor_active_pct = out->dram_pct = NAN;
+    out->start_ns = out->end_ns = 0;
     if (reason_len)
         reason[0] = '\0';
-    if (!nv->gpm_begun) {
-        snprintf(reason, reason_len, "uf_gpm_end: uf_gpm_begin did not take a first sample");
+    if (!nv->gpm_watching) {
+        snprintf(reason, reason_len, "uf_gpm_watch_end: not watching");
         return UF_ERR;
     }
-    nv->gpm_begun = 0;
-
-    nvmlReturn_t r = nv->gpm_sample_get(nv->device, nv->gpm_second);
-    nvmlGpmMetricsGet_t *m = nv->gpm_metrics;
-    if (r == NVML_SUCCESS) {
-        memset(m, 0, sizeof *m);
-        m->version = NVML_GPM_METRICS_GET_VERSION;
-        m->numMetrics = GPM_N_METRICS;
-        m->sample1 = nv->gpm_first;
-        m->sample2 = nv->gpm_second;
-        for (int i = 0; i < GPM_N_METRICS; i++)
-            m->metrics[i].metricId = ids[i];
-        r = nv->gpm_metrics_get(m);
+    atomic_store(&nv->gpm_stop, 1);
+    pthread_join(nv->gpm_thread, NULL);
+    nv->gpm_watching = 0;
+    if (nv->gpm_error != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML GPM unavailable: nvmlGpmSampleGet: %s",
+                 nv->error_string(nv->gpm_error));
+        return UF_SKIP;
     }
+    if (nv->gpm_first < 0 || nv->gpm_last < 0 || nv->gpm_last_ns > t1_ns + GPM_LATE_NS) {
+        snprintf(reason, reason_len,
+                 "NVML GPM not read: no whole refresh interval inside the %.0f ms window "
+                 "(%d snapshots seen; they refresh every ~100 ms and lag ~41 ms)",
+                 (t1_ns - nv->gpm_t0_ns) / 1e6, nv->gpm_fresh);
+        return UF_SKIP;
+    }
+    nvmlReturn_t r = gpm_evaluate(nv, nv->gpm_slot[nv->gpm_first], nv->gpm_slot[nv->gpm_last],
+                                  GPM_N_METRICS, v);
     if (r != NVML_SUCCESS) {
         snprintf(reason, reason_len, "NVML GPM unavailable: %s", nv->error_string(r));
         return UF_SKIP;
     }
-    for (int i = 0; i < GPM_N_METRICS; i++)
-        if (m->metrics[i].nvmlReturn == NVML_SUCCESS)
-            *out[i] = m->metrics[i].value;
+    out->sm_active_pct = v[0];
+    out->occupancy_pct = v[1];
+    out->tensor_active_pct = v[2];
+    out->dram_pct = v[3];
+    out->start_ns = nv->gpm_first_ns - GPM_LAG_NS;
+    out->end_ns = nv->gpm_last_ns - GPM_LAG_NS;
     return UF_OK;
 }
 

@@ -2,8 +2,8 @@
  * file. Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
- * Results CSV (uf_table_write_csv), version 3:
- *     # underfed-results v3                 magic line (v2: no `rank` column, no step_ms_mean,
+ * Results CSV (uf_table_write_csv), version 4 (v3 without gpm_agree_pts; read as empty):
+ *     # underfed-results v4                 magic line (v3: no gpm_agree_pts; v2: no `rank` column, no step_ms_mean,
  *                                           no rank lines; v1: neither comm_sm_pct,
  *                                           copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz,
  *                                           power_w); anything else is refused
@@ -61,12 +61,13 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define RESULTS_VERSION 3     /* v3 added step_ms_mean (the step of figures derived from
+#define RESULTS_VERSION 4     /* v4 added gpm_agree_pts; v3 added step_ms_mean (the step of figures derived from
                                * the mean), the `rank` column and per-rank lines; v2 added
                                * comm_sm_pct, copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz,
                                * power_w; v1 and v2 are still read */
 #define RESULTS_VERSION_RANKS 3 /* the first version with the `rank` column */
-#define RESULTS_MAGIC "# underfed-results v3"
+#define RESULTS_MAGIC "# underfed-results v4"
+#define RESULTS_MAGIC_V3 "# underfed-results v3"
 #define RESULTS_MAGIC_V2 "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"
 #define SERIES_MAGIC "# underfed-series v1"
@@ -1433,7 +1434,7 @@ static int check_scenario(const csv_reader *r, const uf_table *t, const results_
 }
 
 static const char *const results_magic[RESULTS_VERSION + 1] = {
-    NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC};
+    NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC_V3, RESULTS_MAGIC};
 
 /* The results reader on an initialized reader (reader_init). */
 static int parse_results(csv_reader *r, uf_table *t, const char *scenario, char *err,

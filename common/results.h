@@ -48,6 +48,7 @@ typedef struct uf_row {
     /* counters pass (CUPTI PM sampling), and the NVML GPM cross-check */
     double sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct;
     double gpm_sm_active_pct, gpm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_pct;
+    double gpm_agree_pts;           /* largest |GPM - PM| over the window GPM describes (v4) */
     /* NVML view during the timing pass */
     double nvml_util_pct;
     double sm_clock_mhz, sm_clock_min_mhz;  /* mean and lowest SM clock sampled (format v2) */

@@ -530,3 +530,23 @@ size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64
     mean->dram_pct = wm_value(&dram);
     return used;
 }
+
+const char *const uf_counter_names[4] = {"SM active", "occupancy", "tensor active", "DRAM"};
+
+double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst)
+{
+    const double a[4] = {pm->sm_active_pct, pm->occupancy_pct, pm->tensor_active_pct,
+                         pm->dram_pct};
+    const double b[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
+                         gpm->dram_pct};
+    double most = NAN;
+    *worst = -1;
+    for (int i = 0; i < 4; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (!isnan(d) && (isnan(most) || d > most)) {
+            most = d;
+            *worst = i;
+        }
+    }
+    return most;
+}

@@ -104,6 +104,14 @@ int uf_timeline_step_index(const uint64_t *step_begin_ns, int n_steps, uint64_t 
 size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64_t t1_ns,
                          uf_pm_sample *mean);
 
+/* NVML GPM checked against PM sampling over one window: the largest |gpm - pm| in points over
+ * the four metrics (SM active, occupancy, tensor active, DRAM) where both have a value, with
+ * its index in *worst; NaN (and *worst -1) when no metric has both. Beyond UF_GPM_AGREE_PTS
+ * the GPM values are doubtful (Nsight Compute sides with PM sampling: #15). */
+#define UF_GPM_AGREE_PTS 5.0
+double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst);
+extern const char *const uf_counter_names[4];
+
 #ifdef __cplusplus
 }
 #endif

@@ -197,8 +197,12 @@ Test(results, metric_table_v2_columns)
     };
     size_t found = 0;
     for (int i = 0; i < uf_n_metrics; i++) {
-        cr_assert(uf_metrics[i].since >= 1 && uf_metrics[i].since <= 3, "%s",
+        cr_assert(uf_metrics[i].since >= 1 && uf_metrics[i].since <= 4, "%s",
                   uf_metrics[i].name);
+        if (uf_metrics[i].since == 4) {     /* v4: the GPM agreement after the GPM figures */
+            cr_assert_str_eq(uf_metrics[i].name, "gpm_agree_pts");
+            cr_assert_str_eq(uf_metrics[i - 1].name, "gpm_dram_pct");
+        }
         if (uf_metrics[i].since == 3) {
             cr_assert_str_eq(uf_metrics[i].name, "step_ms_mean");
             cr_assert_str_eq(uf_metrics[i - 1].name, "step_ms_max");
@@ -363,7 +367,7 @@ Test(results, csv_layout)
     make_table(&t);
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v3\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
+    cr_assert(strncmp(text, "# underfed-results v4\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
     cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,step_ms_min,step_ms_max,"
@@ -458,6 +462,13 @@ Test(results, reader_format_versions)
     cr_assert(isnan(t.rows[0].step_ms_mean));
     uf_table_free(&t);
     expect_read_error(DATA("v1_with_v2_column.csv"), 6, "column 'copy_overlap_pct' is not in format v1");
+    /* v3 (before gpm_agree_pts) is read, the agreement empty */
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, DATA("good_v3.csv"), err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t.n_rows, 2);
+    cr_assert_float_eq(t.rows[0].step_ms_mean, 1.5, 0.0);
+    cr_assert(isnan(t.rows[0].gpm_agree_pts));
+    uf_table_free(&t);
 
     /* the same for the NVML clock and power columns, on edited copies of the fixtures */
     char *dir = make_tmpdir();
@@ -468,6 +479,12 @@ Test(results, reader_format_versions)
     join(path, sizeof path, dir, "v3_no_mean.csv");
     write_edited(DATA("good.csv"), path, ",step_ms_mean,", ",");
     expect_read_error(path, 6, "missing required column 'step_ms_mean'");
+    join(path, sizeof path, dir, "v4_no_agreement.csv");
+    write_edited(DATA("good.csv"), path, ",gpm_agree_pts,", ",");
+    expect_read_error(path, 6, "missing required column 'gpm_agree_pts'");
+    join(path, sizeof path, dir, "v3_with_agreement.csv");
+    write_edited(DATA("good_v3.csv"), path, ",gpm_dram_pct,", ",gpm_dram_pct,gpm_agree_pts,");
+    expect_read_error(path, 6, "column 'gpm_agree_pts' is not in format v3");
     join(path, sizeof path, dir, "v2_with_mean.csv");
     write_edited(DATA("good_v2.csv"), path, ",step_ms_max,", ",step_ms_max,step_ms_mean,");
     expect_read_error(path, 6, "column 'step_ms_mean' is not in format v2");
@@ -520,7 +537,7 @@ Test(results, json_is_well_formed)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":3",
+    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":4",
                           "\"scenario\":\"launch_storm\"", "\"meta\":{\"gpu\":\"NVIDIA H200\"",
                           "\"axes\":[\"elems\",\"ops\"]",
                           "\"extras\":[{\"name\":\"tokens_per_s\",\"unit\":\"tokens/s\"}",
@@ -719,7 +736,7 @@ Test(results, per_device_metrics)
         "idle_other_pct", "comm_overlap_pct", "comm_exposed_ms", "comm_sm_pct",
         "copy_overlap_pct", "sm_active_pct", "occupancy_pct", "tensor_active_pct", "dram_pct",
         "gpm_sm_active_pct", "gpm_occupancy_pct", "gpm_tensor_active_pct", "gpm_dram_pct",
-        "nvml_util_pct", "sm_clock_mhz", "sm_clock_min_mhz", "power_w"};
+        "gpm_agree_pts", "nvml_util_pct", "sm_clock_mhz", "sm_clock_min_mhz", "power_w"};
     size_t n = sizeof per_device / sizeof per_device[0], found = 0;
     for (int i = 0; i < uf_n_metrics; i++) {
         int listed = 0;
@@ -761,7 +778,7 @@ Test(results, rank_lines_round_trip)
     t.rows[0].ranks[0].step_ms = 99;
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v3\n", 22) == 0, "%.40s", text);
+    cr_assert(strncmp(text, "# underfed-results v4\n", 22) == 0, "%.40s", text);
     cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,") != NULL);
     cr_assert(strstr(text, "\neager,broken,,4096,64,1.25,") != NULL, "the row: rank empty");
     cr_assert(strstr(text, "\neager,broken,0,4096,64,,") != NULL, "rank 0, no step_ms");
@@ -816,7 +833,7 @@ Test(results, json_with_ranks)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    cr_assert(strstr(text, "\"version\":3") != NULL);
+    cr_assert(strstr(text, "\"version\":4") != NULL);
     cr_assert(strstr(text, ",\"ranks\":[{\"rank\":0,\"metrics\":{\"busy_pct\":40,") != NULL,
               "%s", text);
     cr_assert(strstr(text, "{\"rank\":1,\"metrics\":{\"busy_pct\":41,") != NULL);
@@ -854,7 +871,7 @@ Test(results, reader_refuses_misplaced_rank_lines)
         {"\neager,broken,0,", "\neager,broken,x,", "column 'rank': 'x' is not a number", 2},
         {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a number", 2},
         {"variant,role,rank,", "variant,role,", "missing required column 'rank'", 0},
-        {"# underfed-results v3", "# underfed-results v2", "bad axis column 'rank'", 0},
+        {"# underfed-results v4", "# underfed-results v2", "bad axis column 'rank'", 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         join(path, sizeof path, dir, "bad.csv");
@@ -964,16 +981,16 @@ Test(hostile, impossible_values_name_line_and_column)
         {"4096,1.25,", "4096,1.25 ,", 7, 20, "'1.25 ' is not a number"},
         {"4096,1.25,", "4096,.,", 7, 20, "'.' is not a number"},
         {"eager,broken,,4096,", "eager,broken,,0x10,", 7, 15, "column 'elems': '0x10'"},
-        {",1000,\n", ",nan,\n", 7, 99, "column 'tokens_per_s': 'nan' is not a number"},
+        {",1000,\n", ",nan,\n", 7, 100, "column 'tokens_per_s': 'nan' is not a number"},
         /* ranges */
         {"4096,1.25,", "4096,0,", 7, 20, "column 'step_ms': 0 is outside its valid range > 0"},
         {"4096,1.25,", "4096,-1.25,", 7, 20, "'step_ms': -1.25 is outside"},
         {",37.5,", ",-50,", 7, 35, "column 'busy_pct': -50 is outside its valid range [0, 100]"},
         {",37.5,", ",500,", 7, 35, "column 'busy_pct': 500 is outside its valid range [0, 100]"},
         {"4096,1.25,,,1.5,,", "4096,1.25,,,1.5,-3,", 7, 31, "column 'spread_pct': -3 is outside"},
-        {",1,,1000,", ",0.5,,1000,", 7, 96, "column 'verified': 0.5 is outside its valid range "
+        {",1,,1000,", ",0.5,,1000,", 7, 97, "column 'verified': 0.5 is outside its valid range "
                                            "0 or 1"},
-        {",1712.5,", ",-1712.5,", 7, 69, "column 'sm_clock_mhz': -1712.5 is outside"},
+        {",1712.5,", ",-1712.5,", 7, 70, "column 'sm_clock_mhz': -1712.5 is outside"},
     };
     expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
 }
@@ -1227,7 +1244,7 @@ Test(hostile, many_rows_read_without_quadratic_time, .timeout = 30)
 {
     enum { ROWS = 40000 };
     uf_strbuf b = {0};
-    uf_sb_puts(&b, "# underfed-results v3\n# scenario: many\nvariant,role,rank,elems");
+    uf_sb_puts(&b, "# underfed-results v4\n# scenario: many\nvariant,role,rank,elems");
     for (int i = 0; i < uf_n_metrics; i++)
         uf_sb_printf(&b, ",%s", uf_metrics[i].name);
     uf_sb_puts(&b, ",skip_reason\n");

@@ -561,3 +561,22 @@ Test(timeline, pm_window_mean_skips_nan_and_empty_window)
     cr_assert(isnan(mean.sm_active_pct) && isnan(mean.dram_pct));
     cr_assert_eq(uf_pm_window_mean(NULL, 0, 0, 100, &mean), 0);
 }
+
+/* GPM against PM: the largest difference of the metrics both have, and which one. */
+Test(gpm, disagreement_is_the_largest_difference)
+{
+    uf_pm_sample pm = {0, 0, 97.5, 40.0, 0.0, 82.0};
+    uf_pm_sample gpm = {0, 0, 54.3, 41.0, NAN, 46.7};
+    int worst = 7;
+    cr_assert_float_eq(uf_gpm_disagreement(&pm, &gpm, &worst), 43.2, 1e-9);
+    cr_assert_eq(worst, 0);
+    cr_assert_str_eq(uf_counter_names[worst], "SM active");
+    gpm.sm_active_pct = 97.0;   /* now DRAM is the worst; tensor (NaN on one side) is skipped */
+    cr_assert_float_eq(uf_gpm_disagreement(&pm, &gpm, &worst), 35.3, 1e-9);
+    cr_assert_eq(worst, 3);
+    gpm = (uf_pm_sample){0, 0, 97.0, 41.5, 0.5, 80.0};
+    cr_assert(uf_gpm_disagreement(&pm, &gpm, &worst) <= UF_GPM_AGREE_PTS);
+    uf_pm_sample none = {0, 0, NAN, NAN, NAN, NAN};
+    cr_assert(isnan(uf_gpm_disagreement(&pm, &none, &worst)));
+    cr_assert_eq(worst, -1);
+}
