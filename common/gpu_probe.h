@@ -85,7 +85,7 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
  * begin) until end, which is called at t1_ns (the steps ended); the reading covers the
  * snapshots that describe moments inside the window, out->start_ns..end_ns on the now_ns clock, and
  * evaluates SM_UTIL, SM_OCCUPANCY, ANY_TENSOR_UTIL, DRAM_BW_UTIL. UF_SKIP with the reason where
- * GPM is unsupported or the window holds no whole refresh interval (it needs ~300 ms). */
+ * GPM is unsupported or the window holds no whole refresh interval (it needs ~310 ms). */
 int uf_gpm_watch_start(uf_nvml *nv, uint64_t t0_ns, uint64_t (*now_ns)(void), char *reason,
                        size_t reason_len);
 int uf_gpm_watch_end(uf_nvml *nv, uint64_t t1_ns, uf_pm_sample *out, char *reason,

@@ -29,7 +29,7 @@ enum {
     TIMING_MIN_MS_FULL = 1000,     /* the timing pass lasts at least this long, so NVML sees it */
     TIMING_MIN_MS_QUICK = 200,
     TIMING_MAX_STEPS = 200000,
-    COUNTERS_MIN_MS = 300,         /* PM sampling window; GPM needs ~300 ms (uf_gpm_watch) */
+    COUNTERS_MIN_MS = 320,         /* PM sampling window; GPM needs ~310 ms (uf_gpm_watch) */
     COUNTERS_MAX_STEPS = 200000,
     PM_INTERVAL_US = 1000,
     NVML_PERIOD_MS = 20,
