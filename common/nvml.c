@@ -432,8 +432,9 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
                                              * 41 ms in the probe, but one cell of twelve in a
                                              * later run (GPM 92 % vs PM 97.8 %) fits ~70 ms:
                                              * bounded by one refresh period plus margin */
-#define GPM_LATE_NS 25000000ull             /* the last snapshot may appear this long after the
-                                             * steps ended: it then describes t1 - 16 ms */
+#define GPM_LATE_NS 2000000ull              /* the watcher stops ~1 ms after the steps end; a
+                                             * snapshot that appeared later than this may
+                                             * describe the idle after them */
 
 /* Check support and allocate the samples and the metrics struct, once. */
 static int gpm_prepare(uf_nvml *nv, char *reason, size_t reason_len)
