@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
-#include <cupti.h>
+#include "cupti_dl.h"
 #include "gpu_probe.h"
 #include "underfed.h"
 
@@ -97,7 +97,8 @@ int uf_cupti_status(int cupti_result, const char *what, const char *expr, const 
                     int line, char *reason, size_t reason_len)
 {
     const char *name = NULL;
-    if (cuptiGetResultString((CUptiResult)cupti_result, &name) != CUPTI_SUCCESS || !name)
+    if (!uf_cupti_api_get() ||
+        CUPTI(cuptiGetResultString)((CUptiResult)cupti_result, &name) != CUPTI_SUCCESS || !name)
         name = "unknown CUPTI result";
 
     for (size_t i = 0; i < sizeof cupti_unavailable / sizeof cupti_unavailable[0]; i++) {
@@ -195,7 +196,7 @@ static const char *api_name(int is_runtime, CUpti_CallbackId cbid)
     const char *name = NULL;
     CUpti_CallbackDomain domain = is_runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
                                              : CUPTI_CB_DOMAIN_DRIVER_API;
-    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS)
+    if (CUPTI(cuptiGetCallbackName)(domain, cbid, &name) != CUPTI_SUCCESS)
         return NULL;
     name = intern(&g_trace.names, name);
     if (cbid < n)
@@ -372,11 +373,11 @@ static void CUPTIAPI on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8
     pthread_mutex_lock(&g_trace.lock);
     CUpti_Activity *record = NULL;
     while (valid_bytes > 0 &&
-           cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
+           CUPTI(cuptiActivityGetNextRecord)(buffer, valid_bytes, &record) == CUPTI_SUCCESS)
         if (g_trace.collecting)
             store_record(record);
     size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
+    if (CUPTI(cuptiActivityGetNumDroppedRecords)(ctx, stream_id, &dropped) == CUPTI_SUCCESS &&
         g_trace.collecting)
         g_trace.dropped += dropped;
     pthread_mutex_unlock(&g_trace.lock);
@@ -392,10 +393,11 @@ static int trace_register(char *reason, size_t reason_len)
     size_t device_buffer_bytes = TRACE_DEVICE_BUFFER_BYTES;
     size_t value_bytes = sizeof device_buffer_bytes;
     CUPTI_OR_GOTO(rc,
-                  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
-                                            &value_bytes, &device_buffer_bytes),
+                  CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+                                                   &value_bytes, &device_buffer_bytes),
                   reason, reason_len, out);
-    CUPTI_OR_GOTO(rc, cuptiActivityRegisterCallbacks(on_buffer_request, on_buffer_complete),
+    CUPTI_OR_GOTO(rc,
+                  CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
                   reason, reason_len, out);
     g_trace.registered = 1;
 out:
@@ -404,10 +406,20 @@ out:
 
 /* ---- the interface --------------------------------------------------------------------- */
 
+/* UF_OK once uf_cupti_load succeeded; else UF_SKIP with the reason. */
+static int cupti_loaded(char *reason, size_t reason_len)
+{
+    if (uf_cupti_api_get())
+        return UF_OK;
+    if (reason && reason_len)
+        snprintf(reason, reason_len, "CUPTI activity unavailable: libcupti not loaded");
+    return UF_SKIP;
+}
+
 uint64_t uf_cupti_now_ns(void)
 {
     uint64_t t_ns = 0;
-    if (cuptiGetTimestamp(&t_ns) != CUPTI_SUCCESS)
+    if (!uf_cupti_api_get() || CUPTI(cuptiGetTimestamp)(&t_ns) != CUPTI_SUCCESS)
         return 0;
     return t_ns;
 }
@@ -418,6 +430,7 @@ int uf_trace_begin(char *reason, size_t reason_len)
     size_t n_enabled = 0;
     if (reason && reason_len)
         reason[0] = '\0';
+    UF_STATUS_OR_GOTO(rc, cupti_loaded(reason, reason_len), out);
     UF_STATUS_OR_GOTO(rc, trace_register(reason, reason_len), out);
 
     pthread_mutex_lock(&g_trace.lock);
@@ -428,13 +441,13 @@ int uf_trace_begin(char *reason, size_t reason_len)
     pthread_mutex_unlock(&g_trace.lock);
 
     for (n_enabled = 0; n_enabled < N_TRACE_KINDS; n_enabled++)
-        CUPTI_OR_GOTO(rc, cuptiActivityEnable(trace_kinds[n_enabled]), reason, reason_len,
+        CUPTI_OR_GOTO(rc, CUPTI(cuptiActivityEnable)(trace_kinds[n_enabled]), reason, reason_len,
                       out_disable);
     return UF_OK;
 
 out_disable:
     while (n_enabled > 0)
-        cuptiActivityDisable(trace_kinds[--n_enabled]);
+        CUPTI(cuptiActivityDisable)(trace_kinds[--n_enabled]);
     pthread_mutex_lock(&g_trace.lock);
     g_trace.collecting = 0;
     pthread_mutex_unlock(&g_trace.lock);
@@ -460,21 +473,23 @@ int uf_trace_end(char *reason, size_t reason_len)
     const char *first_expr = NULL;
     if (reason && reason_len)
         reason[0] = '\0';
+    if (cupti_loaded(reason, reason_len) != UF_OK)
+        return UF_SKIP;
 
-    keep_first_failure(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+    keep_first_failure(CUPTI(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
                        "cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", &first,
                        &first_expr);
     for (size_t i = 0; i < N_TRACE_KINDS; i++)
-        keep_first_failure(cuptiActivityDisable(trace_kinds[i]),
+        keep_first_failure(CUPTI(cuptiActivityDisable)(trace_kinds[i]),
                            "cuptiActivityDisable(trace_kinds[i])", &first, &first_expr);
-    keep_first_failure(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+    keep_first_failure(CUPTI(cuptiActivityFlushAll)(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
                        "cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)", &first,
                        &first_expr);
 
     /* Never call CUPTI while holding the lock: CUPTI may hold its own while it calls
      * on_buffer_complete, which takes ours. */
     size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) != CUPTI_SUCCESS)
+    if (CUPTI(cuptiActivityGetNumDroppedRecords)(NULL, 0, &dropped) != CUPTI_SUCCESS)
         dropped = 0;
     pthread_mutex_lock(&g_trace.lock);
     g_trace.dropped += dropped;

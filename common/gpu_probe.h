@@ -1,6 +1,7 @@
-/* The harness's instruments on the GPU side: CUPTI Activity tracing, CUPTI PM sampling and
- * NVML (opened with dlopen). Each degrades to a recorded reason, never a crash: when a feature
- * is unavailable the call returns UF_SKIP and writes why into `reason`. */
+/* The harness's instruments on the GPU side: CUPTI Activity tracing and CUPTI PM sampling
+ * (libcupti opened with dlopen), NVML (opened with dlopen). Each degrades to a recorded
+ * reason, never a crash: when a feature is unavailable the call returns UF_SKIP and writes why
+ * into `reason`. */
 #ifndef UF_GPU_PROBE_H
 #define UF_GPU_PROBE_H
 
@@ -12,9 +13,20 @@
 extern "C" {
 #endif
 
+/* ---- libcupti (cupti_dl.c) ------------------------------------------------------------ */
+
+/* Load libcupti and resolve every function the trace and counters passes call; once per
+ * process, never unloaded. The harness calls it only when a CUPTI pass is about to run, after
+ * every timing pass: before it, and in a run without those passes, the process has no CUPTI.
+ * UF_OK, or UF_SKIP with the reason (library not found, a function missing). Every other CUPTI
+ * entry point below answers UF_SKIP (or 0) with "not loaded" until this succeeded. */
+int uf_cupti_load(char *reason, size_t reason_len);
+/* The loaded CUPTI's API version (cuptiGetVersion); 0 when not loaded. */
+uint32_t uf_cupti_version(void);
+
 /* ---- CUPTI Activity (trace pass) ------------------------------------------------------ */
 
-/* The current CUPTI timestamp (ns, the timebase of every record). */
+/* The current CUPTI timestamp (ns, the timebase of every record); 0 when not loaded. */
 uint64_t uf_cupti_now_ns(void);
 
 /* Enable CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER, SYNCHRONIZATION (buffers are

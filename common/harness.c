@@ -10,11 +10,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "gpu_probe.h"
 #include "no_gpu.h"
+#include "proc_maps.h"
 #include "stats.h"
 #include "timeline.h"
 #include "trace_export.h"
@@ -65,8 +65,12 @@ typedef struct run {
     int counters_denied;        /* PM sampling answered UF_SKIP: the GPU does not permit it */
     int trace_ok;
     char trace_note[UF_REASON_LEN];
+    /* libcupti mapped when the timing passes ended: 1 yes, 0 no, -1 unknown (see cupti_meta) */
+    int cupti_in_timing;
+    char cupti_in_timing_path[UF_REASON_LEN];
     /* The other GPUs of a multi-GPU run, ranks 1 .. ranks_analysed() - 1 (rank 0's are nvml,
-     * pm and sm_count above), opened at their first pass (open_rank_instruments); index 0 is
+     * pm and sm_count above): NVML and SM counts opened at their first pass
+     * (open_rank_instruments), PM sampling after the timing passes (open_rank_pm); index 0 is
      * unused. A NULL instrument has its reason in the note. */
     uf_nvml *rank_nvml[UF_MAX_RANKS];
     uf_pm *rank_pm[UF_MAX_RANKS];
@@ -260,11 +264,10 @@ static int sm_count_of(const run *r, int k)
     return k == 0 ? r->sm_count : r->rank_sm_count[k];
 }
 
-/* Open NVML (and PM sampling, where rank 0's opened) on the ranks 1.. not tried yet, and read
- * their SM counts. At their first timing pass, not at start: by then setup has said how many
- * GPUs this process drives (one process per GPU must not sample the GPUs of the others); still
- * before any CUPTI Activity, as rank 0's. A failure leaves that rank's instrument NULL with
- * the reason in its note. */
+/* Open NVML on the ranks 1.. not tried yet, and read their SM counts. At their first timing
+ * pass, not at start: by then setup has said how many GPUs this process drives (one process
+ * per GPU must not sample the GPUs of the others). A failure leaves that rank's instrument
+ * NULL with the reason in its note. */
 static void open_rank_instruments(run *r)
 {
     int n = ranks_analysed(r);
@@ -282,6 +285,12 @@ static void open_rank_instruments(run *r)
             r->rank_nvml[k] = NULL;
         r->n_rank_opened = k + 1;
     }
+}
+
+/* Open PM sampling, where rank 0's opened, on the ranks 1 .. n - 1 not tried yet. Never
+ * during the timing passes: CUPTI is loaded only after them (open_cupti_instruments). */
+static void open_rank_pm(run *r, int n)
+{
     if (!r->pm)
         return;
     for (int k = r->n_rank_pm_opened > 1 ? r->n_rank_pm_opened : 1; k < n; k++) {
@@ -667,6 +676,7 @@ static int counters_pass(run *r, int variant, uf_row *row)
 
     uint64_t t0 = 0, t1 = 0;
     open_rank_instruments(r);   /* a no-op after a timing pass */
+    open_rank_pm(r, n_ranks);   /* a no-op for the ranks the timing passes used */
     for (int k = 0; k < n_ranks; k++) {
         if (!pm_of(r, k)) {
             rank_note(row, k, pm_note_of(r, k));
@@ -741,8 +751,9 @@ static void derive(const run *r, uf_row *row)
 }
 
 /* Phase 1 of one variant at the current point: the timing pass (with the NVML view),
- * verification, and what the scenario counts (describe). No CUPTI has run in the process yet: once CUPTI Activity has been enabled,
- * even disabled again, launches stay slower (seen on the H200: 3.4 → 5.6 µs per launch). */
+ * verification, and what the scenario counts (describe). libcupti is not even loaded yet
+ * (open_cupti_instruments): once CUPTI Activity has been enabled, even disabled again,
+ * launches stay slower (seen on the H200: 3.4 → 5.6 µs per launch). */
 static int timed_cell(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
@@ -1172,6 +1183,39 @@ static void derived_meta(const run *r, uf_meta *m)
         uf_meta_set(m, "ceilings.utc", "%s", r->ceilings_utc);
 }
 
+/* Whether libcupti was ever mapped into the process (/proc/self/maps, whoever loaded it) and
+ * when: after the timing passes, as the harness loads it, or already during them. The CUPTI
+ * version only where the harness loaded it; else empty, and cupti_loaded says why not. */
+static void cupti_meta(run *r)
+{
+    uf_meta *m = &r->table.meta;
+    char path[UF_REASON_LEN], why[2 * UF_REASON_LEN] = "";
+    int mapped = uf_library_mapped("libcupti.so", path, sizeof path);
+    uint32_t version = uf_cupti_version();
+    if (mapped == 1 && r->cupti_in_timing == 1)
+        uf_meta_set(m, "cupti_loaded", "yes, already during the timing passes (%s)",
+                    r->cupti_in_timing_path);
+    else if (mapped == 1)
+        uf_meta_set(m, "cupti_loaded", "yes, after the timing passes (%s)", path);
+    else if (mapped < 0)
+        uf_meta_set(m, "cupti_loaded", "unknown (%s)", path);
+    else {
+        note_append(why, sizeof why, r->trace_note);
+        note_append(why, sizeof why, r->pm_note);
+        uf_meta_set(m, "cupti_loaded", "no (%s)", why[0] ? why : "no CUPTI pass ran");
+    }
+    if (version)
+        uf_meta_set(m, "cupti_api", "%u", version);
+    else
+        uf_meta_set(m, "cupti_api", "%s", "");
+}
+
+static void counters_meta(run *r)
+{
+    uf_meta_set(&r->table.meta, "counters", "%s",
+                r->pm ? "CUPTI PM sampling, 1 ms interval" : r->pm_note);
+}
+
 static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp *prop)
 {
     uf_meta *m = &r->table.meta;
@@ -1206,9 +1250,7 @@ static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp
     uf_meta_set(m, "cublas", "%s", ver);
     lib_version("libnccl.so.2", "ncclGetVersion", 0, ver, sizeof ver);
     uf_meta_set(m, "nccl", "%s", ver);
-    uint32_t cupti = 0;
-    cuptiGetVersion(&cupti);
-    uf_meta_set(m, "cupti_api", "%u", cupti);
+    cupti_meta(r);              /* the keys' place; their values at the end of the run */
     uf_meta_set(m, "clocks_mhz", "sm %.0f, memory %.0f (at start)", sm_mhz, mem_mhz);
     uf_meta_set(m, "power_limit_w", "%.0f", power_w);
     time_t now = time(NULL);
@@ -1228,7 +1270,7 @@ static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp
     }
     uf_meta_set(m, "timing", "CUDA events between consecutive steps, >= %d ms per variant",
                 r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL);
-    uf_meta_set(m, "counters", "%s", r->pm ? "CUPTI PM sampling, 1 ms interval" : r->pm_note);
+    counters_meta(r);           /* the key's place; its value once PM sampling was opened */
     uf_meta_set(m, "ceilings", "%s", r->ceilings_note[0] ? r->ceilings_note : "ceilings.csv");
     derived_meta(r, m);
 }
@@ -1308,21 +1350,56 @@ out:
     return rc;
 }
 
+/* The instruments of the timing passes (NVML), and the notes of the passes turned off. No
+ * CUPTI: that waits for open_cupti_instruments, after every timing pass. */
 static void open_instruments(run *r)
 {
-    int pm_rc;
     if (uf_nvml_open(r->ctx.device, &r->nvml, r->nvml_note, sizeof r->nvml_note) != UF_OK)
         r->nvml = NULL;
     r->trace_ok = 1;
+    r->cupti_in_timing = -1;
     if (!r->opt.trace_pass)
         snprintf(r->trace_note, sizeof r->trace_note, "trace pass off (--no-trace)");
     if (!r->opt.counters)
         snprintf(r->pm_note, sizeof r->pm_note, "counters off (--no-counters)");
-    else if ((pm_rc = uf_pm_open(r->ctx.device, &r->pm, r->pm_note, sizeof r->pm_note)) !=
-             UF_OK) {
+}
+
+/* After every timing pass, before the first trace or counters pass: load libcupti, then open
+ * PM sampling on rank 0 and on the other GPUs the timing passes used (before any CUPTI
+ * Activity, as always). A library that does not load turns both passes off with its reason;
+ * PM sampling not permitted here is a legitimate n/a (counters_denied). Nothing when both
+ * passes are off: such a run never loads CUPTI. */
+static void open_cupti_instruments(run *r)
+{
+    char reason[UF_REASON_LEN];
+    int pm_rc;
+    if (!r->opt.trace_pass && !r->opt.counters)
+        return;
+    if (uf_cupti_load(reason, sizeof reason) != UF_OK) {
+        if (r->opt.trace_pass) {
+            r->trace_ok = 0;
+            snprintf(r->trace_note, sizeof r->trace_note, "%s", reason);
+        }
+        if (r->opt.counters)
+            snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
+        fprintf(stderr, "[%s] %s\n", r->s->name, reason);
+        return;
+    }
+    if (!r->opt.counters)
+        return;
+    if ((pm_rc = uf_pm_open(r->ctx.device, &r->pm, r->pm_note, sizeof r->pm_note)) != UF_OK) {
         r->pm = NULL;
         r->counters_denied = pm_rc == UF_SKIP;  /* not permitted here: a legitimate n/a */
+        fprintf(stderr, "[%s] counters: %s\n", r->s->name, r->pm_note);
     }
+    open_rank_pm(r, r->n_rank_opened);
+}
+
+/* Whether libcupti is mapped now, at the end of the timing passes (for cupti_meta). */
+static void note_cupti_after_timing(run *r)
+{
+    r->cupti_in_timing = uf_library_mapped("libcupti.so", r->cupti_in_timing_path,
+                                           sizeof r->cupti_in_timing_path);
 }
 
 static void read_ceilings(run *r)
@@ -1444,14 +1521,18 @@ static int sweep_phase(run *r, int instrumented)
     return rc;
 }
 
-/* Every timing pass (with verify and describe) runs before the first CUPTI pass (see
- * timed_cell); then the trace and counters passes, on the same inputs (setup draws them from
- * the same seed). */
+/* Every timing pass (with verify and describe) runs before libcupti is even loaded (see
+ * timed_cell); then the CUPTI instruments open, and the trace and counters passes run on the
+ * same inputs (setup draws them from the same seed). */
 static int sweep_all(run *r)
 {
     r->cells_total = 2 * r->n_points * r->n_selected;
     r->started_s = wall_s();
     int rc = sweep_phase(r, 0);
+    if (rc == UF_OK) {
+        note_cupti_after_timing(r);
+        open_cupti_instruments(r);
+    }
     if (rc == UF_OK && ((r->opt.trace_pass && r->trace_ok) || (r->opt.counters && r->pm))) {
         rc = sweep_phase(r, 1);
     } else {
@@ -1585,11 +1666,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     fill_meta(r, argc, argv, &prop);
     fprintf(stderr, "[%s] %s, %d point(s) × %d variant(s), repeat %d, warm-up %d%s%s\n", s->name,
             prop.name, r->n_points, r->n_selected, r->repeat, r->warmup,
-            r->pm ? "" : "; counters: ", r->pm ? "" : r->pm_note);
+            r->opt.counters ? "" : "; counters: ", r->opt.counters ? "" : r->pm_note);
 
     rc = sweep_all(r);
     if (rc != UF_OK)
         goto out;
+    counters_meta(r);
+    cupti_meta(r);
     if (r->power_read)
         uf_meta_set(&r->table.meta, "power_source", "%s",
                     r->power_read == 2 ? "NVML instant board power (NVML_FI_DEV_POWER_INSTANT)"

@@ -38,7 +38,7 @@
 const uf_metric_desc uf_metrics[] = {
     /* timing pass */
     M(step_ms, "step time", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
-      "median time per step, CUDA events, before any CUPTI Activity"),
+      "median time per step, CUDA events, before CUPTI is loaded"),
     M(step_ms_min, "fastest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
       "shortest step of the timing pass"),
     M(step_ms_max, "slowest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,

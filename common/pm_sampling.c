@@ -14,11 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <cupti.h>
-#include <cupti_pmsampling.h>
-#include <cupti_profiler_host.h> /* needs common/cshim first on the include path (<string>) */
-#include <cupti_profiler_target.h>
-#include <cupti_target.h>
+#include "cupti_dl.h"     /* the CUPTI headers; needs common/cshim on the include path */
 #include "gpu_probe.h"
 #include "underfed.h"
 
@@ -107,7 +103,7 @@ static int profiler_initialize(char *reason, size_t reason_len)
         return UF_OK;
     CUpti_Profiler_Initialize_Params init = {.structSize =
                                                  CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    CUPTI_OR_GOTO(rc, cuptiProfilerInitialize(&init), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerInitialize)(&init), reason, reason_len, out);
     g_profiler_initialized = 1;
 out:
     return rc;
@@ -122,7 +118,7 @@ static int check_device_supported(int device, char *reason, size_t reason_len)
         .cuDevice = (CUdevice)device, /* the CUDA device ordinal */
         .api = CUPTI_PROFILER_PM_SAMPLING,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerDeviceSupported(&p), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerDeviceSupported)(&p), reason, reason_len, out);
     if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
         return UF_OK;
 
@@ -157,7 +153,7 @@ static int get_counter_availability(uf_pm *pm, char *reason, size_t reason_len)
         .structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)pm->device,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingGetCounterAvailability(&p), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason, reason_len, out);
     if (p.counterAvailabilityImageSize == 0)
         return UF_OK; /* no image: the host object then assumes every counter available */
     pm->availability_image = malloc(p.counterAvailabilityImageSize);
@@ -166,7 +162,7 @@ static int get_counter_availability(uf_pm *pm, char *reason, size_t reason_len)
         return UF_ERR;
     }
     p.pCounterAvailabilityImage = pm->availability_image;
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingGetCounterAvailability(&p), reason, reason_len,
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason, reason_len,
                   out_free_image);
     return UF_OK;
 
@@ -188,13 +184,13 @@ static int build_config_image(uf_pm *pm, char *reason, size_t reason_len)
         .ppMetricNames = PM_METRICS,
         .numMetrics = PM_N_METRICS,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerHostConfigAddMetrics(&add), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostConfigAddMetrics)(&add), reason, reason_len, out);
 
     CUpti_Profiler_Host_GetConfigImageSize_Params size = {
         .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
         .pHostObject = pm->host,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerHostGetConfigImageSize(&size), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetConfigImageSize)(&size), reason, reason_len, out);
     pm->config_image = malloc(size.configImageSize);
     if (!pm->config_image) {
         snprintf(reason, reason_len, "out of memory for the PM sampling config image");
@@ -208,7 +204,7 @@ static int build_config_image(uf_pm *pm, char *reason, size_t reason_len)
         .configImageSize = pm->config_image_bytes,
         .pConfigImage = pm->config_image,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerHostGetConfigImage(&image), reason, reason_len,
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetConfigImage)(&image), reason, reason_len,
                   out_free_image);
 
     CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
@@ -216,7 +212,7 @@ static int build_config_image(uf_pm *pm, char *reason, size_t reason_len)
         .configImageSize = pm->config_image_bytes,
         .pConfigImage = pm->config_image,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerHostGetNumOfPasses(&passes), reason, reason_len,
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetNumOfPasses)(&passes), reason, reason_len,
                   out_free_image);
     if (passes.numOfPasses != 1) {
         snprintf(reason, reason_len,
@@ -244,7 +240,7 @@ static void release_host(uf_pm *pm)
             .structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE,
             .pHostObject = pm->host,
         };
-        CUptiResult r = cuptiProfilerHostDeinitialize(&deinit);
+        CUptiResult r = CUPTI(cuptiProfilerHostDeinitialize)(&deinit);
         if (r != CUPTI_SUCCESS)
             uf_cupti_status((int)r, "CUPTI PM sampling", "cuptiProfilerHostDeinitialize",
                             __FILE__, __LINE__, NULL, 0);
@@ -264,7 +260,7 @@ static int prepare_host(uf_pm *pm, char *reason, size_t reason_len)
         .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)pm->device,
     };
-    CUPTI_OR_GOTO(rc, cuptiDeviceGetChipName(&chip), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiDeviceGetChipName)(&chip), reason, reason_len, out);
     UF_STATUS_OR_GOTO(rc, get_counter_availability(pm, reason, reason_len), out);
 
     CUpti_Profiler_Host_Initialize_Params init = {
@@ -273,7 +269,7 @@ static int prepare_host(uf_pm *pm, char *reason, size_t reason_len)
         .pChipName = chip.pChipName,
         .pCounterAvailabilityImage = pm->availability_image,
     };
-    CUPTI_OR_GOTO(rc, cuptiProfilerHostInitialize(&init), reason, reason_len, out_release);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostInitialize)(&init), reason, reason_len, out_release);
     pm->host = init.pHostObject;
     UF_STATUS_OR_GOTO(rc, build_config_image(pm, reason, reason_len), out_release);
     return UF_OK;
@@ -291,7 +287,7 @@ static void profiler_release(void)
         return;
     CUpti_Profiler_DeInitialize_Params deinit = {
         .structSize = CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
-    CUptiResult r = cuptiProfilerDeInitialize(&deinit);
+    CUptiResult r = CUPTI(cuptiProfilerDeInitialize)(&deinit);
     if (r != CUPTI_SUCCESS)
         uf_cupti_status((int)r, "CUPTI PM sampling", "cuptiProfilerDeInitialize", __FILE__,
                         __LINE__, NULL, 0);
@@ -303,6 +299,10 @@ int uf_pm_open(int device, uf_pm **out, char *reason, size_t reason_len)
     int rc = UF_OK;
     *out = NULL;
     clear_reason(reason, reason_len);
+    if (!uf_cupti_api_get()) {
+        snprintf(reason, reason_len, "CUPTI PM sampling unavailable: libcupti not loaded");
+        return UF_SKIP;
+    }
     uf_pm *pm = calloc(1, sizeof *pm);
     if (!pm) {
         snprintf(reason, reason_len, "out of memory for the PM sampler");
@@ -319,7 +319,7 @@ int uf_pm_open(int device, uf_pm **out, char *reason, size_t reason_len)
         .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)device,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingEnable(&enable), reason, reason_len, out_release_host);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingEnable)(&enable), reason, reason_len, out_release_host);
     pm->sampler = enable.pPmSamplingObject;
     g_pm_open++;
     *out = pm;
@@ -369,7 +369,7 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
         .pCounterDataImage = pm->counter_data,
         .counterDataImageSize = pm->counter_data_bytes,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingGetCounterDataInfo(&info), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterDataInfo)(&info), reason, reason_len, out);
     *n_completed = info.numCompletedSamples;
 
     for (size_t i = 0; i < info.numCompletedSamples; i++) {
@@ -380,7 +380,7 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
             .counterDataImageSize = pm->counter_data_bytes,
             .sampleIndex = i,
         };
-        CUPTI_OR_GOTO(rc, cuptiPmSamplingCounterDataGetSampleInfo(&sample), reason,
+        CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingCounterDataGetSampleInfo)(&sample), reason,
                       reason_len, out);
         double values[PM_N_METRICS];
         CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
@@ -393,7 +393,7 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
             .numMetrics = PM_N_METRICS,
             .pMetricValues = values,
         };
-        CUPTI_OR_GOTO(rc, cuptiProfilerHostEvaluateToGpuValues(&eval), reason, reason_len,
+        CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostEvaluateToGpuValues)(&eval), reason, reason_len,
                       out);
         if (pm->n_decoded++ == 0)
             continue;
@@ -415,7 +415,7 @@ static int init_counter_data(uf_pm *pm, char *reason, size_t reason_len)
         .counterDataSize = pm->counter_data_bytes,
         .pCounterData = pm->counter_data,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingCounterDataImageInitialize(&init), reason, reason_len,
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingCounterDataImageInitialize)(&init), reason, reason_len,
                   out);
 out:
     return rc;
@@ -433,7 +433,7 @@ static int drain(uf_pm *pm, char *reason, size_t reason_len)
             .pCounterDataImage = pm->counter_data,
             .counterDataImageSize = pm->counter_data_bytes,
         };
-        CUPTI_OR_GOTO(rc, cuptiPmSamplingDecodeData(&decode), reason, reason_len, out);
+        CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingDecodeData)(&decode), reason, reason_len, out);
         if (decode.overflow)
             pm->overflows++;
         size_t n_completed = 0;
@@ -483,7 +483,7 @@ static int configure(uf_pm *pm, uint32_t interval_us, char *reason, size_t reaso
         .triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL,
         .hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingSetConfig(&config), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingSetConfig)(&config), reason, reason_len, out);
     if (pm->counter_data)
         goto out;
 
@@ -494,7 +494,7 @@ static int configure(uf_pm *pm, uint32_t interval_us, char *reason, size_t reaso
         .numMetrics = PM_N_METRICS,
         .maxSamples = PM_MAX_SAMPLES_PER_IMAGE,
     };
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingGetCounterDataSize(&size), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterDataSize)(&size), reason, reason_len, out);
     pm->counter_data = malloc(size.counterDataSize);
     if (!pm->counter_data) {
         snprintf(reason, reason_len, "out of memory for a %zu-byte counter-data image",
@@ -527,7 +527,7 @@ int uf_pm_start(uf_pm *pm, uint32_t interval_us, char *reason, size_t reason_len
 
     CUpti_PmSampling_Start_Params start = {.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE,
                                            .pPmSamplingObject = pm->sampler};
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingStart(&start), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingStart)(&start), reason, reason_len, out);
     int err = pthread_create(&pm->decoder, NULL, decode_thread_main, pm);
     if (err != 0) {
         snprintf(reason, reason_len, "cannot start the PM decode thread: %s", strerror(err));
@@ -540,7 +540,7 @@ int uf_pm_start(uf_pm *pm, uint32_t interval_us, char *reason, size_t reason_len
 out_stop: {
     CUpti_PmSampling_Stop_Params stop = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE,
                                          .pPmSamplingObject = pm->sampler};
-    cuptiPmSamplingStop(&stop);
+    CUPTI(cuptiPmSamplingStop)(&stop);
 }
 out:
     return rc;
@@ -555,7 +555,7 @@ static int stop_sampling(uf_pm *pm, char *reason, size_t reason_len)
     pm->running = 0;
     CUpti_PmSampling_Stop_Params stop = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE,
                                          .pPmSamplingObject = pm->sampler};
-    CUPTI_OR_GOTO(rc, cuptiPmSamplingStop(&stop), reason, reason_len, out);
+    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingStop)(&stop), reason, reason_len, out);
 out:
     return rc;
 }
@@ -599,7 +599,7 @@ void uf_pm_close(uf_pm *pm)
     CUpti_PmSampling_Disable_Params disable = {
         .structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE,
         .pPmSamplingObject = pm->sampler};
-    CUptiResult r = cuptiPmSamplingDisable(&disable);
+    CUptiResult r = CUPTI(cuptiPmSamplingDisable)(&disable);
     if (r != CUPTI_SUCCESS)
         uf_cupti_status((int)r, "CUPTI PM sampling", "cuptiPmSamplingDisable(&disable)",
                         __FILE__, __LINE__, NULL, 0);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# No program of the suite has libcupti among its DT_NEEDED libraries: the harness loads CUPTI
+# with dlopen after the timing passes (common/cupti_dl.c), so that a run without the trace and
+# counters passes never maps it. Reads each program's dynamic section with readelf -d, else
+# objdump -p; Skipped (77) where neither tool exists.
+#   tests/no_cupti_needed_test.sh PROGRAM...
+set -uo pipefail
+[ $# -ge 1 ] || { echo "usage: tests/no_cupti_needed_test.sh PROGRAM..." >&2; exit 2; }
+if command -v readelf >/dev/null 2>&1; then
+  needed() { readelf -d "$1" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p'; }
+elif command -v objdump >/dev/null 2>&1; then
+  needed() { objdump -p "$1" | awk '$1 == "NEEDED" { print $2 }'; }
+else
+  echo "skipped: neither readelf nor objdump is installed (binutils): DT_NEEDED not read" >&2
+  exit 77
+fi
+
+failures=0
+for program in "$@"; do
+  if [ ! -f "$program" ]; then
+    echo "FAIL: $program does not exist" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  libs=$(needed "$program" | tr '\n' ' ')
+  # a program with no DT_NEEDED at all was not read (every one here needs libc)
+  if [ -z "$libs" ]; then
+    echo "FAIL: no DT_NEEDED entry read from $program" >&2
+    failures=$((failures + 1))
+  elif [[ " $libs" == *" libcupti"* ]]; then
+    echo "FAIL: $(basename "$program") needs libcupti at start-up: $libs" >&2
+    failures=$((failures + 1))
+  else
+    echo "ok: $(basename "$program"): $libs"
+  fi
+done
+[ $failures = 0 ] || { echo "$failures program(s) load libcupti at start-up" >&2; exit 1; }
