@@ -17,7 +17,7 @@ extern "C" {
 #define UF_REASON_LEN 256
 #define UF_MAX_AXES 4
 #define UF_MAX_EXTRA 12
-#define UF_MAX_META 64
+#define UF_MAX_META 128
 #define UF_META_VALUE_LEN 512
 #define UF_MAX_RANKS 8          /* GPUs (ranks) of one process whose figures a row keeps */
 
