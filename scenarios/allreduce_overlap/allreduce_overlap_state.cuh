@@ -24,9 +24,9 @@ typedef struct ar_job {
 
 /* What a verify job found on one rank. */
 typedef struct ar_check {
-    double max_err;             /* max |reduced − host sum| / Σ|contributions| */
-    size_t n_bad, n_nan, n_spot_bad;
-    int bad_slot;               /* first element out of tolerance */
+    double max_err;             /* max_rel_err (verify.h), the largest over the gradients */
+    size_t n_bad, n_nan, n_spot_bad;    /* n_bad: gradients out of tolerance */
+    int bad_slot;               /* first gradient out of tolerance, and its element */
     size_t bad_index;
     float bad_got, bad_want;
     unsigned long long checksum, checksum_min, checksum_max;

@@ -32,6 +32,7 @@
 
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 #include "uf_cublas.h"
 #include "tokenizer.h"              /* the corpus and the BPE tokenizer (plain C) */
 #include "starved_input_ref.h"      /* host weights, host reference, checksum (plain C) */
@@ -69,7 +70,7 @@ enum {
     SI_MAX_TOK_COST = 64,
     SI_BLOCK = 256              /* threads per block of the elementwise kernels */
 };
-#define SI_TOLERANCE 1e-2       /* verify: max |gpu - ref| / max |ref| per checked row */
+#define SI_TOLERANCE 1e-2       /* verify: max_rel_err (verify.h) per checked row */
 
 /* The variants, in table order. */
 enum { SI_SYNC = 0, SI_WORKERS = 1, SI_PRETOKENIZED = 2 };

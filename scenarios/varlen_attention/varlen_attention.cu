@@ -19,6 +19,7 @@
 #include <string.h>
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 #include "varlen_attention_ref.h"       /* lengths, input generator, fp64 host row (plain C) */
 #include "varlen_attention_kernels.cuh" /* the attention kernel, the fp32 reference kernel */
 
