@@ -475,20 +475,24 @@ static const uf_axis_desc ar_axes[] = {
     {.name = "bucket_mib", .unit = "MiB",
      .summary = "bucket size of the bucketed variant (sequential ignores it: one all-reduce of "
                 "everything)",
+     UF_AXIS_FLOATS(0x1p-19, 1048576),      /* from one bf16 */
      .default_value = AR_DEFAULT_BUCKET_MIB, .values = ar_bucket_values, .n_values = 5,
      .quick_values = ar_bucket_quick, .n_quick_values = 1},
     {.name = "tokens", .unit = "tokens",
      .summary = "T, tokens per GPU in each dW = dY^T X: backward compute per gradient byte",
+     UF_AXIS_INTS(1, AR_MAX_TOKENS),
      .default_value = 4096, .values = ar_tokens_values, .n_values = 1,
      .quick_values = ar_tokens_values, .n_quick_values = 1},
     {.name = "comm_ctas", .unit = "CTAs",
      .summary = "CTAs (channels, one SM each) per all-reduce of bucketed's own communicator "
                 "(ncclConfig_t minCTAs = maxCTAs); 0: NCCL's default. sequential ignores it",
+     UF_AXIS_INTS(0, AR_MAX_CTAS),
      .default_value = AR_DEFAULT_COMM_CTAS, .values = ar_ctas_values, .n_values = 4,
      .quick_values = ar_ctas_quick, .n_quick_values = 1},
     {.name = "sm_margin", .unit = "SMs",
      .summary = "SMs bucketed's GEMMs after the first bucket leave to NCCL (cuBLAS SM count "
                 "target = SMs - sm_margin); 0: no target. sequential ignores it",
+     UF_AXIS_INTS(0, 1024),                  /* and below the SM count: checked at setup */
      .default_value = AR_DEFAULT_SM_MARGIN, .values = ar_margin_values, .n_values = 3,
      .quick_values = ar_margin_quick, .n_quick_values = 2},
 };

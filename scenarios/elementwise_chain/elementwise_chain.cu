@@ -116,10 +116,6 @@ static int ew_setup(uf_ctx *ctx)
     double ops = uf_axis(ctx, "ops"), bits = uf_axis(ctx, "bits");
     ew_state *st = NULL;
 
-    if (!(ops >= 1 && ops <= (double)EW_MAX_OPS && ops == floor(ops)))
-        return uf_fail(ctx, UF_USAGE, "ops=%g: an integer from 1 to %d", ops, (int)EW_MAX_OPS);
-    if (bits != 32 && bits != 16)
-        return uf_fail(ctx, UF_USAGE, "bits=%g: 32 (fp32) or 16 (bf16)", bits);
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, ctx->device), out);
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device),
                     out);
@@ -456,15 +452,20 @@ static const double ew_ops_values[] = {1, 2, 3, 4, 5, 6, 8, 12, 16};
 static const double ew_ops_quick[] = {1, 5, 16};
 static const double ew_bits_values[] = {32, 16};
 
+/* bits: the storage type by name; the results hold the bit count. */
+static const uf_axis_choice ew_bits_choices[] = {{"fp32", 32}, {"bf16", 16}};
+
 static const uf_axis_desc ew_axes[] = {
     {.name = "ops", .unit = "ops",
      .summary = "ops of the chain applied: the first N rows of the op table (1..16)",
+     UF_AXIS_INTS(1, EW_MAX_OPS),
      .default_value = 5, .values = ew_ops_values,
      .n_values = (int)(sizeof ew_ops_values / sizeof ew_ops_values[0]),
      .quick_values = ew_ops_quick,
      .n_quick_values = (int)(sizeof ew_ops_quick / sizeof ew_ops_quick[0])},
     {.name = "bits", .unit = "bits",
      .summary = "storage type: 32 = fp32, 16 = bf16 (math in fp32 registers either way)",
+     UF_AXIS_CHOICES(ew_bits_choices),
      .default_value = 32, .values = ew_bits_values,
      .n_values = (int)(sizeof ew_bits_values / sizeof ew_bits_values[0]),
      .quick_values = ew_bits_values,

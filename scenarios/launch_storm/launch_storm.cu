@@ -234,17 +234,11 @@ out:
     return rc;
 }
 
-/* The point's axes: whole numbers in range, else a usage error. */
+/* The point's axes (whole numbers in range: the harness checked them against ls_axes). */
 static int read_point(uf_ctx *ctx, size_t *n, int *n_ops)
 {
-    double elems = uf_axis(ctx, "elems"), ops = uf_axis(ctx, "ops");
-    if (!(elems >= 1.0 && elems <= LS_MAX_ELEMS && elems == floor(elems)))
-        return uf_fail(ctx, UF_USAGE, "elems must be a whole number in [1, 64G], got %g", elems);
-    if (!(ops >= 1.0 && ops <= LS_MAX_OPS && ops == floor(ops)))
-        return uf_fail(ctx, UF_USAGE, "ops must be a whole number in [1, %d], got %g",
-                       LS_MAX_OPS, ops);
-    *n = (size_t)elems;
-    *n_ops = (int)ops;
+    *n = (size_t)uf_axis(ctx, "elems");
+    *n_ops = (int)uf_axis(ctx, "ops");
     return UF_OK;
 }
 
@@ -471,10 +465,12 @@ static const double ops_quick[] = {1000};
 
 static const uf_axis_desc ls_axes[] = {
     {.name = "elems", .unit = "elements",
-     .summary = "tensor elements (4K = batch 1 x hidden 4096)", .default_value = 4096,
+     .summary = "tensor elements (4K = batch 1 x hidden 4096)", UF_AXIS_INTS(1, LS_MAX_ELEMS),
+     .default_value = 4096,
      .values = elems_values, .n_values = sizeof elems_values / sizeof elems_values[0],
      .quick_values = elems_quick, .n_quick_values = sizeof elems_quick / sizeof elems_quick[0]},
     {.name = "ops", .unit = "kernels", .summary = "K: elementwise ops (kernels) per step",
+     UF_AXIS_INTS(1, LS_MAX_OPS),
      .default_value = 1000, .values = ops_values,
      .n_values = sizeof ops_values / sizeof ops_values[0], .quick_values = ops_quick,
      .n_quick_values = sizeof ops_quick / sizeof ops_quick[0]},

@@ -539,11 +539,12 @@ static const uf_axis_desc si_axes[] = {
     {.name = "workers", .unit = "threads",
      .summary = "producer threads of workers and pretokenized; sync (the step thread "
                 "tokenizes: zero workers) ignores it, so its rows repeat one measurement",
-     .default_value = 8,
+     UF_AXIS_INTS(1, SI_MAX_WORKERS), .default_value = 8,
      .values = si_workers_full, .n_values = 5,
      .quick_values = si_workers_quick, .n_quick_values = 2},
     {.name = "tok_cost", .unit = "passes",
      .summary = "times the tokenizer runs over each document: a tokenizer that much more costly",
+     UF_AXIS_INTS(1, SI_MAX_TOK_COST),
      .default_value = 1,
      .values = si_tok_cost_full, .n_values = 3,
      .quick_values = si_tok_cost_quick, .n_quick_values = 1},
