@@ -64,7 +64,7 @@ static void spot_check(const ar_shape *sh, uint64_t seed, int rank, int slot,
             dot_abs += p < 0 ? -p : p;
         }
         double want = (double)dot / 4096.0, scale = (double)dot_abs / 4096.0;
-        double got = ar_bf16_bits_to_float(contrib[row * sh->cols + col]);
+        double got = uf_bf16_value(contrib[row * sh->cols + col]);
         if (!(fabs(got - want) <= AR_TOLERANCE * scale))
             ck->n_spot_bad++;
     }
@@ -79,7 +79,7 @@ static void compare_slot(const ar_shape *sh, int slot, const uint16_t *reduced, 
     uf_err err;
     uf_err_init(&err);
     for (size_t e = 0; e < sh->layer_elems; e++)
-        uf_err_add(&err, e, ar_bf16_bits_to_float(reduced[e]), sum[e]);
+        uf_err_add(&err, e, uf_bf16_value(reduced[e]), sum[e]);
     const double rel = uf_err_value(&err);
     ck->n_nan += err.nonfinite;
     if (rel > ck->max_err)
@@ -88,7 +88,7 @@ static void compare_slot(const ar_shape *sh, int slot, const uint16_t *reduced, 
         if (ck->n_bad == 0) {
             ck->bad_slot = slot;
             ck->bad_index = err.nonfinite > 0 ? err.first_nonfinite : err.worst;
-            ck->bad_got = ar_bf16_bits_to_float(reduced[ck->bad_index]);
+            ck->bad_got = uf_bf16_value(reduced[ck->bad_index]);
             ck->bad_want = sum[ck->bad_index];
         }
         ck->n_bad++;
@@ -141,7 +141,7 @@ static int rank_reference(ar_rank *rk, uint64_t seed)
             UF_STATUS_OR_GOTO(rc, rank_copy_slot(rk, j, contrib), out_free_sums);
             spot_check(sh, seed, r, j, contrib, &rk->check);
             for (size_t e = 0; e < sh->layer_elems; e++)
-                sum[e] += ar_bf16_bits_to_float(contrib[e]);
+                sum[e] += uf_bf16_value(contrib[e]);
         }
         compare_slot(sh, j, reduced, sum, &rk->check);
     }
