@@ -1491,7 +1491,8 @@ static int prepare(run *r, int argc, char **argv)
     axis_rules(r->s, rules);
     if (check_declared_axes(r->s, rules) != 0)
         return UF_ERR;
-    if (uf_options_check_sweeps(&r->opt, rules, r->s->n_axes, err, sizeof err) != 0) {
+    const int n_rules = r->s->n_axes < UF_MAX_AXES ? r->s->n_axes : UF_MAX_AXES;
+    if (uf_options_check_sweeps(&r->opt, rules, n_rules, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s (see --list)\n", r->s->name, err);
         return UF_USAGE;
     }
