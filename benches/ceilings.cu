@@ -84,8 +84,7 @@ __global__ void bench_empty_kernel(void) {}
  * and would flatter the clock). */
 __device__ static float bench_uniform(uint32_t key, size_t i)
 {
-    uint32_t h = uf_mix32((uint32_t)i ^ uf_mix32(key ^ (uint32_t)(i >> 32)));
-    return (float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    return 2.0f * uf_uniform32_at(uf_mix32(key ^ (uint32_t)(i >> 32)), (uint32_t)i) - 1.0f;
 }
 
 __global__ void bench_fill_f32(float *p, size_t n, uint32_t key)

@@ -1277,6 +1277,47 @@ static void fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
+/* The rule of each of the scenario's axes (underfed.h: uf_axis_desc). */
+static void axis_rules(const uf_scenario *s, uf_axis_rule *rules)
+{
+    for (int a = 0; a < s->n_axes && a < UF_MAX_AXES; a++) {
+        const uf_axis_desc *ax = &s->axes[a];
+        rules[a] = (uf_axis_rule){.name = ax->name, .kind = ax->kind, .min = ax->min,
+                                  .max = ax->max, .choices = ax->choices,
+                                  .n_choices = ax->n_choices};
+    }
+}
+
+/* The scenario's own axis values (default, full, quick) against its axes' rules: a value out
+ * of its rule is a programming error. Returns 0, or 1 with the message printed. */
+static int check_declared_axes(const uf_scenario *s, const uf_axis_rule *rules)
+{
+    char err[UF_REASON_LEN];
+    for (int a = 0; a < s->n_axes && a < UF_MAX_AXES; a++) {
+        const uf_axis_desc *ax = &s->axes[a];
+        int bad = uf_axis_check(&rules[a], ax->default_value, err, sizeof err);
+        for (int k = 0; k < ax->n_values && !bad; k++)
+            bad = uf_axis_check(&rules[a], ax->values[k], err, sizeof err);
+        for (int k = 0; k < ax->n_quick_values && !bad; k++)
+            bad = uf_axis_check(&rules[a], ax->quick_values[k], err, sizeof err);
+        if (bad) {
+            fprintf(stderr, "%s: programming error: a declared axis value: %s\n", s->name, err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An axis value as --list shows it: a choice's name, else the number. */
+static void format_axis_value(const uf_axis_rule *rule, double v, char *out, size_t len)
+{
+    const char *name = uf_axis_choice_name(rule, v);
+    if (name != NULL)
+        snprintf(out, len, "%s", name);
+    else
+        format_number(v, out, len);
+}
+
 static void print_list(const uf_scenario *s)
 {
     printf("%s — %s\n\nvariants:\n", s->name, s->title);
@@ -1284,19 +1325,22 @@ static void print_list(const uf_scenario *s)
         printf("  %-14s %-6s %s\n", s->variants[i].name,
                s->variants[i].role == UF_BROKEN ? "broken" : "fixed", s->variants[i].summary);
     printf("\naxes (--sweep AXIS=v1,v2,...):\n");
-    for (int a = 0; a < s->n_axes; a++) {
+    uf_axis_rule rules[UF_MAX_AXES];
+    axis_rules(s, rules);
+    for (int a = 0; a < s->n_axes && a < UF_MAX_AXES; a++) {
         const uf_axis_desc *ax = &s->axes[a];
-        char num[32];
-        printf("  %-12s %s (%s). default ", ax->name, ax->summary, ax->unit);
-        format_number(ax->default_value, num, sizeof num);
+        char num[32], takes[256];
+        uf_axis_describe(&rules[a], takes, sizeof takes);
+        printf("  %-12s %s (%s; takes %s). default ", ax->name, ax->summary, ax->unit, takes);
+        format_axis_value(&rules[a], ax->default_value, num, sizeof num);
         printf("%s; full:", num);
         for (int k = 0; k < ax->n_values; k++) {
-            format_number(ax->values[k], num, sizeof num);
+            format_axis_value(&rules[a], ax->values[k], num, sizeof num);
             printf("%s%s", k ? "," : " ", num);
         }
         printf("; quick:");
         for (int k = 0; k < ax->n_quick_values; k++) {
-            format_number(ax->quick_values[k], num, sizeof num);
+            format_axis_value(&rules[a], ax->quick_values[k], num, sizeof num);
             printf("%s%s", k ? "," : " ", num);
         }
         printf("\n");
@@ -1561,6 +1605,15 @@ static int prepare(run *r, int argc, char **argv)
     if (uf_options_validate(&r->opt, variant_names, r->s->n_variants, axis_names, r->s->n_axes,
                             err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", r->s->name, err);
+        return UF_USAGE;
+    }
+    uf_axis_rule rules[UF_MAX_AXES];
+    axis_rules(r->s, rules);
+    if (check_declared_axes(r->s, rules) != 0)
+        return UF_ERR;
+    const int n_rules = r->s->n_axes < UF_MAX_AXES ? r->s->n_axes : UF_MAX_AXES;
+    if (uf_options_check_sweeps(&r->opt, rules, n_rules, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s (see --list)\n", r->s->name, err);
         return UF_USAGE;
     }
     for (int v = 0; v < r->s->n_variants; v++) {

@@ -123,7 +123,7 @@ const uf_metric_desc uf_metrics[] = {
     M(verified, "verified", "1", UF_DIR_HIGHER, ZERO_OR_ONE, 1, 1,
       "1 when the output matched the reference, 0 when not"),
     M(max_rel_err, "max relative error", "1", UF_DIR_LOWER, NONNEG, 0, 1,
-      "largest relative error against the reference"),
+      "max |out - ref| / max |ref| of a checked tensor, the largest (common/verify.h)"),
 };
 #undef M
 #undef D

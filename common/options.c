@@ -153,7 +153,19 @@ static int add_variant(uf_options *opt, const char *text, char *err, size_t errl
     return 0;
 }
 
-/* "AXIS=v1,v2,...": an axis not given before, 1..UF_MAX_SWEEP positive values. */
+/* A choice's name: a letter or '_', then letters, digits and '_'. */
+static int is_name(const char *s)
+{
+    if (!isalpha((unsigned char)*s) && *s != '_')
+        return 0;
+    for (; *s != '\0'; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+/* "AXIS=v1,v2,...": an axis not given before, 1..UF_MAX_SWEEP numbers or names. Whether a
+ * value is one its axis takes is checked against the axis's rule (uf_options_check_sweeps). */
 static int add_sweep(uf_options *opt, const char *text, char *err, size_t errlen)
 {
     const char *eq = strchr(text, '=');
@@ -176,24 +188,20 @@ static int add_sweep(uf_options *opt, const char *text, char *err, size_t errlen
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-        char item[64];
         if (len == 0)
             return opt_error(err, errlen, "--sweep %s: empty value in '%s'", sw.axis, eq + 1);
-        if (len >= sizeof item)
+        if (len >= UF_SWEEP_ITEM_LEN)
             return opt_error(err, errlen, "--sweep %s: value too long", sw.axis);
-        memcpy(item, p, len);
-        item[len] = '\0';
         if (sw.n >= UF_MAX_SWEEP)
             return opt_error(err, errlen, "--sweep %s: more than %d values", sw.axis,
                              UF_MAX_SWEEP);
-        double v;
-        if (uf_parse_number(item, &v) != 0)
-            return opt_error(err, errlen, "--sweep %s: '%s' is not a number", sw.axis, item);
-        /* 0 is a setting of some axes (causal=0, comm_ctas=0: the library's default); whether
-         * a value is in range is the scenario's to say (counts must be >= 1 there). */
-        if (v < 0.0)
-            return opt_error(err, errlen, "--sweep %s: values must be >= 0 (got %s)", sw.axis,
-                             item);
+        char *item = sw.items[sw.n];
+        memcpy(item, p, len);
+        item[len] = '\0';
+        double v = NAN;
+        if (uf_parse_number(item, &v) != 0 && !is_name(item))
+            return opt_error(err, errlen, "--sweep %s: '%s' is neither a number nor a name",
+                             sw.axis, item);
         sw.values[sw.n++] = v;
         if (comma == NULL)
             break;
@@ -325,6 +333,114 @@ int uf_options_validate(const uf_options *opt, const char *const *variant_names,
             return opt_error(err, errlen, "--sweep: unknown axis '%s' (axes: %s)",
                              opt->sweeps[i].axis, list);
         }
+    }
+    return 0;
+}
+
+/* ---- axis rules ------------------------------------------------------------------------ */
+
+const char *uf_axis_choice_name(const uf_axis_rule *rule, double v)
+{
+    if (rule->kind != UF_AXIS_CHOICE)
+        return NULL;
+    for (int k = 0; k < rule->n_choices; k++)
+        if (rule->choices[k].value == v)
+            return rule->choices[k].name;
+    return NULL;
+}
+
+/* "a (1), b (2)": the choices with their values. */
+static void join_choices(const uf_axis_rule *rule, char *buf, size_t buflen)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < rule->n_choices && used < buflen; k++) {
+        int w = snprintf(buf + used, buflen - used, "%s%s (%.10g)", k ? ", " : "",
+                         rule->choices[k].name, rule->choices[k].value);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+void uf_axis_describe(const uf_axis_rule *rule, char *buf, size_t buflen)
+{
+    switch (rule->kind) {
+    case UF_AXIS_INT:
+        snprintf(buf, buflen, "whole numbers %.10g..%.10g", rule->min, rule->max);
+        break;
+    case UF_AXIS_FLOAT:
+        snprintf(buf, buflen, "numbers %.10g..%.10g", rule->min, rule->max);
+        break;
+    case UF_AXIS_CHOICE:
+        join_choices(rule, buf, buflen);
+        break;
+    default:
+        snprintf(buf, buflen, "undeclared");
+        break;
+    }
+}
+
+int uf_axis_check(const uf_axis_rule *rule, double value, char *err, size_t errlen)
+{
+    char list[256];
+    switch (rule->kind) {
+    case UF_AXIS_INT:
+        if (!(value >= rule->min && value <= rule->max) || value != floor(value))
+            return opt_error(err, errlen, "%s=%.10g: a whole number from %.10g to %.10g",
+                             rule->name, value, rule->min, rule->max);
+        return 0;
+    case UF_AXIS_FLOAT:
+        if (!(value >= rule->min && value <= rule->max))
+            return opt_error(err, errlen, "%s=%.10g: a number from %.10g to %.10g", rule->name,
+                             value, rule->min, rule->max);
+        return 0;
+    case UF_AXIS_CHOICE:
+        if (uf_axis_choice_name(rule, value) != NULL)
+            return 0;
+        join_choices(rule, list, sizeof list);
+        return opt_error(err, errlen, "%s=%.10g: one of %s", rule->name, value, list);
+    default:
+        return opt_error(err, errlen, "axis %s declares no kind (integer, float or choice)",
+                         rule->name);
+    }
+}
+
+/* The value of one --sweep item: a number, or a choice's name. */
+static int resolve_item(const uf_axis_rule *rule, const char *item, double *v, char *err,
+                        size_t errlen)
+{
+    char list[256];
+    if (!isnan(*v))
+        return uf_axis_check(rule, *v, err, errlen);
+    if (rule->kind == UF_AXIS_CHOICE) {
+        for (int k = 0; k < rule->n_choices; k++)
+            if (strcmp(rule->choices[k].name, item) == 0) {
+                *v = rule->choices[k].value;
+                return 0;
+            }
+        join_choices(rule, list, sizeof list);
+        return opt_error(err, errlen, "%s=%s: one of %s", rule->name, item, list);
+    }
+    return opt_error(err, errlen, "%s=%s: not a number (the axis takes %s)", rule->name, item,
+                     rule->kind == UF_AXIS_INT ? "whole numbers" : "numbers");
+}
+
+int uf_options_check_sweeps(uf_options *opt, const uf_axis_rule *rules, int n_rules, char *err,
+                            size_t errlen)
+{
+    char why[256];
+    for (int i = 0; i < opt->n_sweeps; i++) {
+        uf_sweep_arg *sw = &opt->sweeps[i];
+        const uf_axis_rule *rule = NULL;
+        for (int r = 0; r < n_rules && !rule; r++)
+            if (strcmp(rules[r].name, sw->axis) == 0)
+                rule = &rules[r];
+        if (rule == NULL)
+            return opt_error(err, errlen, "--sweep: unknown axis '%s'", sw->axis);
+        for (int k = 0; k < sw->n; k++)
+            if (resolve_item(rule, sw->items[k], &sw->values[k], why, sizeof why) != 0)
+                return opt_error(err, errlen, "--sweep %s", why);
     }
     return 0;
 }

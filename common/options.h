@@ -13,11 +13,38 @@ extern "C" {
 #define UF_MAX_VARIANTS 16
 #define UF_MAX_SWEEP 32
 #define UF_PATH_LEN 1024
+#define UF_SWEEP_ITEM_LEN 32
+
+/* What values an axis takes (nvbench's axis metadata): whole numbers or any number in
+ * [min, max], or one of named choices, each with the number that stands for it in the results
+ * (so that a choice axis's column stays numeric: the strict reader, compare and the committed
+ * results read it as before). The harness checks every --sweep value, and the scenario's own
+ * declared values, against it: a scenario does not check its axes' ranges itself. */
+typedef enum uf_axis_kind {
+    UF_AXIS_UNDECLARED = 0,     /* a programming error: the harness refuses to run */
+    UF_AXIS_INT,                /* whole numbers in [min, max] */
+    UF_AXIS_FLOAT,              /* numbers in [min, max] */
+    UF_AXIS_CHOICE              /* one of choices[]: --sweep by name or by its value */
+} uf_axis_kind;
+
+typedef struct uf_axis_choice {
+    const char *name;           /* "lognormal": what --sweep and --list say */
+    double value;               /* 1: what the results' column holds */
+} uf_axis_choice;
+
+typedef struct uf_axis_rule {
+    const char *name;
+    uf_axis_kind kind;
+    double min, max;                    /* INT, FLOAT: inclusive bounds */
+    const uf_axis_choice *choices;      /* CHOICE */
+    int n_choices;
+} uf_axis_rule;
 
 typedef struct uf_sweep_arg {
     char axis[UF_NAME_LEN];
     int n;
-    double values[UF_MAX_SWEEP];
+    double values[UF_MAX_SWEEP];        /* NaN for a name until uf_options_check_sweeps */
+    char items[UF_MAX_SWEEP][UF_SWEEP_ITEM_LEN];    /* as given: "4K", "lognormal" */
 } uf_sweep_arg;
 
 typedef struct uf_options {
@@ -53,6 +80,23 @@ int uf_parse_number(const char *s, double *out);
  * Returns 0, or 2 with a message listing what exists. */
 int uf_options_validate(const uf_options *opt, const char *const *variant_names, int n_variants,
                         const char *const *axis_names, int n_axes, char *err, size_t errlen);
+
+/* Check one value against an axis's rule. Returns 0, or 2 with a message naming the axis, the
+ * value and what the axis takes ("ops=0: a whole number from 1 to 16"). */
+int uf_axis_check(const uf_axis_rule *rule, double value, char *err, size_t errlen);
+
+/* What the axis takes, for --list: "whole numbers 1..16", "numbers 0.5..64", "lognormal (1),
+ * wide (2), fixed (3)". */
+void uf_axis_describe(const uf_axis_rule *rule, char *buf, size_t buflen);
+
+/* The name of the choice whose value is v, or NULL (not a choice axis, or no such choice). */
+const char *uf_axis_choice_name(const uf_axis_rule *rule, double v);
+
+/* Resolve and check every --sweep against the rules of the scenario's axes (same names, a rule
+ * for every axis swept): a choice's name becomes its value; every value must be what its axis
+ * takes. Returns 0, or 2 with a message. */
+int uf_options_check_sweeps(uf_options *opt, const uf_axis_rule *rules, int n_rules, char *err,
+                            size_t errlen);
 
 /* Usage text of the common options. */
 void uf_print_usage(void *file /* FILE* */, const char *prog);

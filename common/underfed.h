@@ -62,17 +62,33 @@ typedef struct uf_variant_desc {
     const char *summary;        /* one line: what this variant does */
 } uf_variant_desc;
 
-/* A sweep axis: its values are data. A run visits the cartesian product of all axes. */
+/* A sweep axis: its values are data. A run visits the cartesian product of all axes. What
+ * values it takes is declared too (options.h: uf_axis_rule): the harness checks --sweep values
+ * and the declared ones against it, so the scenario's setup receives only values in range. */
 typedef struct uf_axis_desc {
     const char *name;           /* "elems" — used in --sweep elems=4K,64M and in results columns */
     const char *unit;           /* "elements" */
     const char *summary;
+    uf_axis_kind kind;          /* UF_AXIS_INT, UF_AXIS_FLOAT or UF_AXIS_CHOICE */
+    double min, max;            /* INT, FLOAT: inclusive bounds */
+    const uf_axis_choice *choices;  /* CHOICE: names and the values the results hold */
+    int n_choices;
     double default_value;       /* the value an expectation means when it does not name the axis */
     const double *values;       /* full run */
     int n_values;
     const double *quick_values; /* --quick (must hold the points the expectation names) */
     int n_quick_values;
 } uf_axis_desc;
+
+/* An axis's rule inside its uf_axis_desc initializer, every field named (C++ warns about a
+ * designated initializer that leaves one out): .name = "ops", ..., UF_AXIS_INTS(1, 16), ... */
+#define UF_AXIS_INTS(lo, hi) \
+    .kind = UF_AXIS_INT, .min = (lo), .max = (hi), .choices = NULL, .n_choices = 0
+#define UF_AXIS_FLOATS(lo, hi) \
+    .kind = UF_AXIS_FLOAT, .min = (lo), .max = (hi), .choices = NULL, .n_choices = 0
+#define UF_AXIS_CHOICES(list)                                                  \
+    .kind = UF_AXIS_CHOICE, .min = 0, .max = 0, .choices = (list),             \
+    .n_choices = (int)(sizeof(list) / sizeof((list)[0]))
 
 /* The statistic of the timing pass's step times that every figure derived from a step time
  * uses (tflops_useful, pct_of_gemm, gbs, pct_of_copy, and the scenario's own rates such as

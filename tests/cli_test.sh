@@ -120,6 +120,14 @@ done
 run_case 0 out "DIR/GPU/" "$scenario" --help
 run_case 0 out "slug of the device name" "$scenario" --help
 run_case 2 err "unknown variant 'nosuch'" "$scenario" --variant nosuch
+# the axes' rules (options.h): every --sweep value checked before anything runs, exit 2
+run_case 2 err "--sweep ops=0: a whole number from 1 to 100000" "$scenario" --sweep ops=0
+run_case 2 err "--sweep elems=4.5: a whole number" "$scenario" --sweep elems=4.5
+run_case 2 err "--sweep ops=many: not a number" "$scenario" --sweep ops=many
+run_case 0 out "takes whole numbers 1..100000" "$scenario" --list
+run_case 2 err "--sweep dist=gaussian: one of lognormal (1), wide (2), fixed (3)" \
+  "$build/scenarios/varlen_attention" --sweep dist=gaussian
+run_case 0 out "default lognormal; full: lognormal,wide,fixed" "$build/scenarios/varlen_attention" --list
 
 # ---- ceilings: the options it uses, --list and --explain without running ------------------
 for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \

@@ -224,12 +224,12 @@ Test(options, zero_or_negative_counts)
     expect_error(ARGC(e), e, "--device");
     const char *f[] = {"prog", "--seed", "-1"};
     expect_error(ARGC(f), f, "--seed");
-    const char *h[] = {"prog", "--sweep", "elems=-8"};
-    expect_error(ARGC(h), h, "elems");
+    const char *h[] = {"prog", "--sweep", "elems=4-"};
+    expect_error(ARGC(h), h, "neither a number nor a name");
 }
 
-/* 0 is a setting of some axes (causal=0; comm_ctas=0, the library's default): it parses, and a
- * scenario whose axis counts something refuses it in its own range check. */
+/* 0 is a setting of some axes (causal=0; comm_ctas=0, the library's default): it parses, and
+ * an axis that counts something refuses it by its rule (axis_rules_* below). */
 Test(options, sweep_zero_parses)
 {
     const char *argv[] = {"prog", "--sweep", "causal=0,1"};
@@ -413,4 +413,85 @@ Test(options, usage_lines_fit)
         cr_assert_leq(end - line, 100, "line too long: %.*s", (int)(end - line), line);
     }
     free(text);
+}
+
+/* ---- axis rules (nvbench's axis metadata): the harness checks every --sweep value --------- */
+
+static const uf_axis_choice dist_choices[] = {{"lognormal", 1}, {"wide", 2}, {"fixed", 3}};
+static const uf_axis_rule rules[] = {
+    {.name = "ops", .kind = UF_AXIS_INT, .min = 1, .max = 16, .choices = NULL, .n_choices = 0},
+    {.name = "bucket_mib", .kind = UF_AXIS_FLOAT, .min = 0.5, .max = 64, .choices = NULL,
+     .n_choices = 0},
+    {.name = "dist", .kind = UF_AXIS_CHOICE, .min = 0, .max = 0, .choices = dist_choices,
+     .n_choices = 3},
+};
+
+/* Parse argv, then check its sweeps against `rules`; returns what uf_options_check_sweeps
+ * returned, the options in *opt. */
+static int parse_and_check(int argc, const char **argv, uf_options *opt, char *err, size_t len)
+{
+    cr_assert_eq(parse(argc, argv, opt, err, len), 0, "%s", err);
+    return uf_options_check_sweeps(opt, rules, 3, err, len);
+}
+
+Test(options, axis_rules_resolve_choice_names_to_their_values)
+{
+    const char *argv[] = {"prog", "--sweep", "dist=wide,fixed,1", "--sweep", "ops=2,16",
+                          "--sweep", "bucket_mib=0.5,25"};
+    uf_options opt;
+    char err[256] = "";
+    cr_assert_eq(parse_and_check(ARGC(argv), argv, &opt, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(opt.sweeps[0].values[0], 2.0);
+    cr_assert_eq(opt.sweeps[0].values[1], 3.0);
+    cr_assert_eq(opt.sweeps[0].values[2], 1.0, "a choice's value is accepted as well");
+    cr_assert_eq(opt.sweeps[1].values[1], 16.0);
+    cr_assert_eq(opt.sweeps[2].values[0], 0.5);
+}
+
+Test(options, axis_rules_refuse_what_the_axis_does_not_take)
+{
+    static const struct {
+        const char *arg, *message;
+    } cases[] = {
+        {"ops=0", "ops=0: a whole number from 1 to 16"},
+        {"ops=17", "ops=17: a whole number from 1 to 16"},
+        {"ops=2.5", "ops=2.5: a whole number from 1 to 16"},
+        {"ops=-8", "ops=-8: a whole number"},
+        {"ops=many", "ops=many: not a number (the axis takes whole numbers)"},
+        {"bucket_mib=0.25", "bucket_mib=0.25: a number from 0.5 to 64"},
+        {"bucket_mib=big", "not a number (the axis takes numbers)"},
+        {"dist=gaussian", "dist=gaussian: one of lognormal (1), wide (2), fixed (3)"},
+        {"dist=4", "dist=4: one of lognormal (1)"},
+        {"dist=Wide", "one of"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[] = {"prog", "--sweep", cases[i].arg};
+        uf_options opt;
+        char err[256] = "";
+        cr_assert_eq(parse_and_check(ARGC(argv), argv, &opt, err, sizeof err), 2, "%s",
+                     cases[i].arg);
+        cr_assert(strstr(err, cases[i].message) != NULL, "%s: %s", cases[i].arg, err);
+        cr_assert(strncmp(err, "--sweep", 7) == 0, "%s", err);
+    }
+}
+
+Test(options, axis_rules_check_one_value_and_describe_the_axis)
+{
+    char err[256] = "", text[256] = "";
+    cr_assert_eq(uf_axis_check(&rules[0], 16, err, sizeof err), 0);
+    cr_assert_eq(uf_axis_check(&rules[0], NAN, err, sizeof err), 2);
+    cr_assert_eq(uf_axis_check(&rules[1], 64, err, sizeof err), 0);
+    cr_assert_eq(uf_axis_check(&rules[1], 64.5, err, sizeof err), 2);
+    cr_assert_eq(uf_axis_check(&rules[2], 3, err, sizeof err), 0);
+    const uf_axis_rule undeclared = {.name = "x", .kind = UF_AXIS_UNDECLARED, .min = 0, .max = 0,
+                                     .choices = NULL, .n_choices = 0};
+    cr_assert_eq(uf_axis_check(&undeclared, 1, err, sizeof err), 2);
+    cr_assert(strstr(err, "declares no kind") != NULL, "%s", err);
+    cr_assert_str_eq(uf_axis_choice_name(&rules[2], 2), "wide");
+    cr_assert_null(uf_axis_choice_name(&rules[2], 5));
+    cr_assert_null(uf_axis_choice_name(&rules[0], 2));
+    uf_axis_describe(&rules[0], text, sizeof text);
+    cr_assert_str_eq(text, "whole numbers 1..16");
+    uf_axis_describe(&rules[2], text, sizeof text);
+    cr_assert_str_eq(text, "lognormal (1), wide (2), fixed (3)");
 }

@@ -24,9 +24,9 @@ typedef struct ar_job {
 
 /* What a verify job found on one rank. */
 typedef struct ar_check {
-    double max_err;             /* max |reduced − host sum| / Σ|contributions| */
-    size_t n_bad, n_nan, n_spot_bad;
-    int bad_slot;               /* first element out of tolerance */
+    double max_err;             /* max_rel_err (verify.h), the largest over the gradients */
+    size_t n_bad, n_nan, n_spot_bad;    /* n_bad: gradients out of tolerance */
+    int bad_slot;               /* first gradient out of tolerance, and its element */
     size_t bad_index;
     float bad_got, bad_want;
     unsigned long long checksum, checksum_min, checksum_max;
@@ -110,7 +110,7 @@ __host__ __device__ static inline uint64_t ar_mix64(uint64_t x)
  * so that every product is a multiple of 2^-12 and the host can recompute any dW element. */
 __host__ __device__ static inline int ar_input_int(uint64_t key, size_t i)
 {
-    return (int)(ar_mix64(key + (uint64_t)i * UF_GOLDEN64) % 129u) - 64;
+    return (int)(uf_hash_at(key, i) % 129u) - 64;
 }
 
 enum { TENSOR_X = 1, TENSOR_DY = 2 };
@@ -138,14 +138,6 @@ __global__ void ar_checksum_kernel(const unsigned short *p, size_t n, unsigned l
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
         acc += ar_mix64(((uint64_t)i << 16) ^ p[i]);
     atomicAdd(out, acc);
-}
-
-static float ar_bf16_bits_to_float(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
 }
 
 static double ar_now_s(clockid_t clock)

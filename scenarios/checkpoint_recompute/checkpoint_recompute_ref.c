@@ -16,26 +16,8 @@ float w2_scale(int d) { return pow2_near(1.0 / sqrt((double)d)); } /* U(±1/√(
 
 /* ---- the fp64 host reference (tiny model) ------------------------------------------------- */
 
-uint16_t host_f2bf(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return 0x7fc0;
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even, as __float2bfloat16 */
-    return (uint16_t)(u >> 16);
-}
-
-float host_bf2f(uint16_t b)
-{
-    const uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* The device stores every activation and gradient in bf16: the reference rounds there too. */
-static double ref_bf16(double v) { return host_bf2f(host_f2bf((float)v)); }
+static double ref_bf16(double v) { return uf_bf16_round((float)v); }
 
 static double ref_gelu(double v)
 {
@@ -216,15 +198,3 @@ int host_reference(int d, int T, int L, uint64_t seed, cr_ref *out)
     return 0;
 }
 
-/* max |dev − ref| / max |ref|; infinite when dev holds a non-finite value. */
-double normwise_err(const float *dev, const double *ref, size_t n)
-{
-    double max_diff = 0, max_ref = 0;
-    for (size_t e = 0; e < n; e++) {
-        if (!isfinite(dev[e]))
-            return INFINITY;
-        max_diff = fmax(max_diff, fabs(dev[e] - ref[e]));
-        max_ref = fmax(max_ref, fabs(ref[e]));
-    }
-    return max_ref > 0 ? max_diff / max_ref : max_diff > 0 ? INFINITY : 0.0;
-}

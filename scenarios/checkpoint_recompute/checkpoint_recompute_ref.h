@@ -20,27 +20,21 @@ enum { CR_T_W1 = 1, CR_T_W2, CR_T_GAMMA, CR_T_BETA, CR_T_X0, CR_T_DY };
 
 /* ---- random inputs, identical on host and device ---------------------------------------- */
 
-static inline UF_HOST_DEVICE uint64_t cr_mix64(uint64_t z)
-{
-    return uf_mix64(z + UF_GOLDEN64);
-}
-
 /* offset + scale·(u − ½), u uniform on 16 bits. With scale a power of two every operation is
- * exact in fp32, so the host reference regenerates bit-identical inputs. */
+ * exact in fp32, so the host reference regenerates bit-identical inputs. The index enters the
+ * hash by XOR with the tensor's key (the first draw of splitmix64 seeded with key ^ i), not as
+ * uf_uniform_at's counter: kept so that the inputs, and the committed results, stay the same. */
 static inline UF_HOST_DEVICE float cr_random(uint64_t seed, uint64_t tensor, uint64_t i,
                                               float scale, float offset)
 {
-    const uint64_t h = cr_mix64(cr_mix64(seed * 0x100000001B3ull + tensor) ^ i);
-    const float centered = (float)(h >> 48) * (1.0f / 65536.0f) - 0.5f;
+    const uint64_t key = uf_hash_at(seed * 0x100000001B3ull + tensor, 0);
+    const float centered = (float)uf_unit(uf_hash_at(key ^ i, 0), 16) - 0.5f;
     return offset + scale * centered;
 }
 
 /* The weights' scales, powers of two so that the random inputs stay exact in fp32. */
 float w1_scale(int d);      /* W1: U(±1/√d) */
 float w2_scale(int d);      /* W2: U(±1/√(4d)) */
-
-uint16_t host_f2bf(float f);    /* round to nearest even, as __float2bfloat16; NaN stays NaN */
-float host_bf2f(uint16_t b);
 
 /* The reference's gradients, in the device's layouts. */
 typedef struct cr_ref {
@@ -51,9 +45,6 @@ typedef struct cr_ref {
 /* The whole step in fp64 on inputs regenerated from the seed, for a stack of L blocks of width
  * d over T tokens: 0, or 1 when out of host memory. out->pool is the caller's to free. */
 int host_reference(int d, int T, int L, uint64_t seed, cr_ref *out);
-
-/* max |dev − ref| / max |ref|; infinite when dev holds a non-finite value. */
-double normwise_err(const float *dev, const double *ref, size_t n);
 
 #ifdef __cplusplus
 }

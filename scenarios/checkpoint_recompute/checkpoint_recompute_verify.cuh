@@ -25,12 +25,23 @@ out:
     return rc;
 }
 
+/* max_rel_err (verify.h) from the maxima the compare kernels reduced. */
 static double diff_rel(const cr_diff *c)
 {
     float max_diff, max_ref;
     memcpy(&max_diff, &c->max_diff_bits, sizeof max_diff);
     memcpy(&max_ref, &c->max_ref_bits, sizeof max_ref);
-    return max_ref > 0 ? (double)max_diff / max_ref : max_diff > 0 ? INFINITY : 0.0;
+    return uf_rel_err(max_diff, max_ref);
+}
+
+/* max_rel_err (verify.h) of one gradient of the tiny model against the host reference. */
+static double grad_err(const float *dev, const double *ref, size_t n)
+{
+    uf_err err;
+    uf_err_init(&err);
+    for (size_t e = 0; e < n; e++)
+        uf_err_add(&err, e, dev[e], ref[e]);
+    return uf_err_value(&err);
 }
 
 /* At the point's size: the variant and store_all on the same fresh inputs; every gradient
@@ -84,14 +95,14 @@ static int fetch_grads(const cr_model *m, float *bf_out, float *f32_out)
                     out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(m->stream), out);
     for (size_t e = 0; e < m->grads.n_bf; e++)
-        bf_out[e] = host_bf2f(raw[e]);
+        bf_out[e] = uf_bf16_value(raw[e]);
 out:
     free(raw);
     return rc;
 }
 
 /* The anchor: the variant on a tiny model (same kernels, same cuBLAS handle) against the fp64
- * host reference; normwise error, the largest over the five gradients. */
+ * host reference; max_rel_err (verify.h), the largest over the five gradients. */
 static int verify_anchor(uf_ctx *ctx, cr_state *st, int variant, uint64_t seed, double *err)
 {
     int rc = UF_OK;
@@ -126,11 +137,11 @@ static int verify_anchor(uf_ctx *ctx, cr_state *st, int variant, uint64_t seed, 
     w = (size_t)CR_TINY_L * w_elems(&tiny);
     td = td_elems(&tiny);
     n_ln = (size_t)CR_TINY_L * CR_TINY_D;
-    *err = normwise_err(dev_bf, ref.dw1, w);
-    *err = fmax(*err, normwise_err(dev_bf + w, ref.dw2, w));
-    *err = fmax(*err, normwise_err(dev_bf + 2 * w, ref.dx0, td));
-    *err = fmax(*err, normwise_err(dev_f32, ref.dgamma, n_ln));
-    *err = fmax(*err, normwise_err(dev_f32 + n_ln, ref.dbeta, n_ln));
+    *err = grad_err(dev_bf, ref.dw1, w);
+    *err = fmax(*err, grad_err(dev_bf + w, ref.dw2, w));
+    *err = fmax(*err, grad_err(dev_bf + 2 * w, ref.dx0, td));
+    *err = fmax(*err, grad_err(dev_f32, ref.dgamma, n_ln));
+    *err = fmax(*err, grad_err(dev_f32 + n_ln, ref.dbeta, n_ln));
 out_free:
     free(ref.pool);
     free(dev_bf);
@@ -161,7 +172,7 @@ static int cr_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     if (!(anchor_err <= CR_TOL)) {
         rc = uf_fail(ctx, UF_ERR,
                      "%s: tiny-model gradients differ from the fp64 host reference by %.3g "
-                     "(normwise; tolerance %.0e)",
+                     "(max_rel_err; tolerance %.0e)",
                      name, anchor_err, CR_TOL);
         goto out;
     }

@@ -5,7 +5,6 @@
  * Both are memory-bound: fusion wins by moving fewer bytes, and its speed-up follows the ratio
  * of bytes moved. Both variants run the same kernel (ops [first, end) of the table), so the
  * only differences are the bytes moved and where results are rounded to the storage type. */
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <cuda_bf16.h>
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 #include "elementwise_chain_ref.h"          /* the op table, the host reference (plain C) */
 #include "elementwise_chain_kernels.cuh"    /* the chain kernel, fill and check kernels */
 
@@ -116,10 +116,6 @@ static int ew_setup(uf_ctx *ctx)
     double ops = uf_axis(ctx, "ops"), bits = uf_axis(ctx, "bits");
     ew_state *st = NULL;
 
-    if (!(ops >= 1 && ops <= (double)EW_MAX_OPS && ops == floor(ops)))
-        return uf_fail(ctx, UF_USAGE, "ops=%g: an integer from 1 to %d", ops, (int)EW_MAX_OPS);
-    if (bits != 32 && bits != 16)
-        return uf_fail(ctx, UF_USAGE, "bits=%g: 32 (fp32) or 16 (bf16)", bits);
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, ctx->device), out);
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device),
                     out);
@@ -202,10 +198,10 @@ typedef struct ew_host_sample {
 } ew_host_sample;
 
 typedef struct ew_host_result {
-    size_t checked, bad;
+    size_t bad;
     size_t first_bad;           /* element index */
     float first_got, first_want;
-    double max_rel_err;
+    uf_err err;                 /* max_rel_err over the checked elements (verify.h) */
 } ew_host_result;
 
 /* Copy elements [offset, offset + count) of x, residual and y (and the bias) to the host and
@@ -234,14 +230,11 @@ static int ew_host_check(uf_ctx *ctx, const ew_state *st, const ew_host_sample *
         uint32_t want = ew_host_chain_bits(x, r, b, e, st->n_ops, st->seed, round_each,
                                            st->bits);
         uint32_t got = ew_host_load_bits(h->y, j, st->bits);
-        res->checked++;
-        if (got == want)
-            continue;
         float got_f = ew_host_storage_value(got, st->bits);
         float want_f = ew_host_storage_value(want, st->bits);
-        double rel = fabs((double)got_f - want_f) / fmax(fabs((double)want_f), FLT_MIN);
-        if (!(rel <= res->max_rel_err))  /* NaN (poison left in place) counts as the worst */
-            res->max_rel_err = isnan(rel) ? INFINITY : rel;
+        uf_err_add(&res->err, e, got_f, want_f);    /* the poison left in place: infinite */
+        if (got == want)
+            continue;
         if (res->bad++ == 0) {
             res->first_bad = e;
             res->first_got = got_f;
@@ -300,7 +293,8 @@ out:
  * of elements with the host reference. Both model the variant's rounding: unfused rounds to
  * the storage type after every op, fused once at the end. In fp32 the two models are the same
  * function, so fused and unfused outputs are bitwise identical; in bf16 they differ by design,
- * and each is exact against its own model. Tolerance: none (bitwise). */
+ * and each is exact against its own model. Tolerance: none (bitwise); max_rel_err (verify.h)
+ * over the host-checked elements is 0 when they all agree. */
 static int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     int rc = UF_OK;
@@ -312,6 +306,7 @@ static int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     ew_host_sample h;
     memset(&res, 0, sizeof res);
     memset(&h, 0, sizeof h);
+    uf_err_init(&res.err);
     *max_rel_err = NAN;
 
     h.x = malloc(EW_SAMPLE_ELEMS * st->elem_bytes);
@@ -332,12 +327,12 @@ static int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     if (bad[0] > 0 && res.bad == 0)  /* the host sample missed it: look at the first one */
         UF_STATUS_OR_GOTO(rc, ew_host_check(ctx, st, &h, (size_t)bad[1], 1, round_each, &res),
                           out_free);
-    *max_rel_err = res.max_rel_err;
+    *max_rel_err = uf_err_value(&res.err);
     if (res.bad > 0)
         rc = uf_fail(ctx, UF_ERR,
                      "%s: %llu of %zu elements differ from the per-element reference, %zu of %zu "
                      "checked from the host reference (element %zu: got %.9g, expected %.9g)",
-                     name, bad[0], st->n, res.bad, res.checked, res.first_bad,
+                     name, bad[0], st->n, res.bad, res.err.count, res.first_bad,
                      (double)res.first_got, (double)res.first_want);
     else if (bad[0] > 0)
         rc = uf_fail(ctx, UF_ERR,
@@ -457,15 +452,20 @@ static const double ew_ops_values[] = {1, 2, 3, 4, 5, 6, 8, 12, 16};
 static const double ew_ops_quick[] = {1, 5, 16};
 static const double ew_bits_values[] = {32, 16};
 
+/* bits: the storage type by name; the results hold the bit count. */
+static const uf_axis_choice ew_bits_choices[] = {{"fp32", 32}, {"bf16", 16}};
+
 static const uf_axis_desc ew_axes[] = {
     {.name = "ops", .unit = "ops",
      .summary = "ops of the chain applied: the first N rows of the op table (1..16)",
+     UF_AXIS_INTS(1, EW_MAX_OPS),
      .default_value = 5, .values = ew_ops_values,
      .n_values = (int)(sizeof ew_ops_values / sizeof ew_ops_values[0]),
      .quick_values = ew_ops_quick,
      .n_quick_values = (int)(sizeof ew_ops_quick / sizeof ew_ops_quick[0])},
     {.name = "bits", .unit = "bits",
      .summary = "storage type: 32 = fp32, 16 = bf16 (math in fp32 registers either way)",
+     UF_AXIS_CHOICES(ew_bits_choices),
      .default_value = 32, .values = ew_bits_values,
      .n_values = (int)(sizeof ew_bits_values / sizeof ew_bits_values[0]),
      .quick_values = ew_bits_values,

@@ -258,8 +258,7 @@ __global__ void ew_fill_kernel(void *p, size_t n, int bits, uint32_t key, float 
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        float u = (float)(uf_mix32((uint32_t)i ^ key) >> 8) * (1.0f / 16777216.0f);
-        float v = amplitude * (2.0f * u - 1.0f);
+        float v = amplitude * (2.0f * uf_uniform32_at(key, (uint32_t)i) - 1.0f);
         if (bits == 16)
             ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
         else

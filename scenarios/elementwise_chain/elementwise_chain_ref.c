@@ -101,13 +101,10 @@ static float ew_host_bits_float(uint32_t u)
     return x;
 }
 
-/* The storage bits of x: fp32 as is, or bf16 rounded to nearest even (inputs are finite). */
+/* The storage bits of x: fp32 as is, or bf16 rounded to nearest even. */
 uint32_t ew_host_storage_bits(float x, int bits)
 {
-    uint32_t u = ew_host_float_bits(x);
-    if (bits == 32)
-        return u;
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return bits == 32 ? ew_host_float_bits(x) : uf_bf16_bits(x);
 }
 
 float ew_host_storage_value(uint32_t stored, int bits)

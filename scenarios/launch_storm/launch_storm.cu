@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 
 /* ---- the ops: data, not branches ----------------------------------------------------------
  * Op k of a step is kind k % OP_KINDS with its own constant c_k (see build_op_table). All
@@ -140,23 +141,12 @@ static double reference_op(int kind, double x, double c)
 
 /* ---- host-side random numbers (counter-based: value i depends only on seed and i) -------- */
 
-/* The i-th output of splitmix64 seeded with `seed`. */
-static uint64_t splitmix64_at(uint64_t seed, uint64_t i)
-{
-    return uf_mix64(seed + (i + 1) * UF_GOLDEN64);
-}
-
-/* Uniform in [0, 1) with 24 bits, so that 4u - 2 is exact in float. */
-static double unit_interval(uint64_t h)
-{
-    return (double)(h >> 40) * 0x1.0p-24;
-}
-
-/* Inputs uniform in [-2, 2): the range where GELU and SiLU are nonlinear. */
+/* Inputs uniform in [-2, 2): the range where GELU and SiLU are nonlinear. 24 bits, so that
+ * 4u - 2 is exact in float. */
 static void fill_inputs(float *x, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; ++i)
-        x[i] = (float)(4.0 * unit_interval(splitmix64_at(seed, i)) - 2.0);
+        x[i] = (float)(4.0 * uf_uniform_at(seed, i, 24) - 2.0);
 }
 
 /* Op k: kind k % OP_KINDS; constant with a sign that flips on every pass over the table and
@@ -167,7 +157,7 @@ static void build_op_table(ls_op *ops, int n_ops)
         int kind = k % OP_KINDS;
         const op_desc *d = &op_descs[kind];
         double sign = (k / OP_KINDS) % 2 == 0 ? 1.0 : -1.0;
-        double jitter = 2.0 * unit_interval(splitmix64_at(LS_TABLE_SEED, (uint64_t)k)) - 1.0;
+        double jitter = 2.0 * uf_uniform_at(LS_TABLE_SEED, (uint64_t)k, 24) - 1.0;
         double a = sign * d->amplitude * (1.0 + 0.25 * jitter);
         double c = d->form == FORM_EXP     ? exp(a)
                    : d->form == FORM_EXPM1 ? expm1(a)
@@ -244,17 +234,11 @@ out:
     return rc;
 }
 
-/* The point's axes: whole numbers in range, else a usage error. */
+/* The point's axes (whole numbers in range: the harness checked them against ls_axes). */
 static int read_point(uf_ctx *ctx, size_t *n, int *n_ops)
 {
-    double elems = uf_axis(ctx, "elems"), ops = uf_axis(ctx, "ops");
-    if (!(elems >= 1.0 && elems <= LS_MAX_ELEMS && elems == floor(elems)))
-        return uf_fail(ctx, UF_USAGE, "elems must be a whole number in [1, 64G], got %g", elems);
-    if (!(ops >= 1.0 && ops <= LS_MAX_OPS && ops == floor(ops)))
-        return uf_fail(ctx, UF_USAGE, "ops must be a whole number in [1, %d], got %g",
-                       LS_MAX_OPS, ops);
-    *n = (size_t)elems;
-    *n_ops = (int)ops;
+    *n = (size_t)uf_axis(ctx, "elems");
+    *n_ops = (int)uf_axis(ctx, "ops");
     return UF_OK;
 }
 
@@ -481,10 +465,12 @@ static const double ops_quick[] = {1000};
 
 static const uf_axis_desc ls_axes[] = {
     {.name = "elems", .unit = "elements",
-     .summary = "tensor elements (4K = batch 1 x hidden 4096)", .default_value = 4096,
+     .summary = "tensor elements (4K = batch 1 x hidden 4096)", UF_AXIS_INTS(1, LS_MAX_ELEMS),
+     .default_value = 4096,
      .values = elems_values, .n_values = sizeof elems_values / sizeof elems_values[0],
      .quick_values = elems_quick, .n_quick_values = sizeof elems_quick / sizeof elems_quick[0]},
     {.name = "ops", .unit = "kernels", .summary = "K: elementwise ops (kernels) per step",
+     UF_AXIS_INTS(1, LS_MAX_OPS),
      .default_value = 1000, .values = ops_values,
      .n_values = sizeof ops_values / sizeof ops_values[0], .quick_values = ops_quick,
      .n_quick_values = sizeof ops_quick / sizeof ops_quick[0]},

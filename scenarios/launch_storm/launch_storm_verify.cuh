@@ -1,5 +1,5 @@
 /* launch_storm: verification of every variant (finite, against the host reference, eager and
- * graph bitwise equal to each other). Included once by launch_storm.cu, at this point of its text. */
+ * graph bitwise equal to each other), through common/verify.h. Included once by launch_storm.cu, at this point of its text. */
 /* ---- verification ------------------------------------------------------------------------- */
 
 /* Poison x_out (0xFFFFFFFF is a NaN, so an unwritten element fails), run the variant once,
@@ -18,27 +18,13 @@ out:
     return rc;
 }
 
-static uint32_t float_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* Every element finite: catches unwritten (poisoned) elements and overflow. */
 static int check_finite(uf_ctx *ctx, int variant, const float *out, size_t n)
 {
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (!isfinite(out[i]) && bad++ == 0)
-            first = i;
-    }
-    if (bad == 0)
+    char msg[UF_REASON_LEN];
+    if (uf_check_finite_f32(out, n, msg, sizeof msg) == 0)
         return UF_OK;
-    return uf_fail(ctx, UF_ERR, "%s: %zu of %zu outputs are not finite (first: element %zu, "
-                   "bits 0x%08x): unwritten or overflowed",
-                   ctx->scenario->variants[variant].name, bad, n, first,
-                   (unsigned)float_bits(out[first]));
+    return uf_fail(ctx, UF_ERR, "%s: %s", ctx->scenario->variants[variant].name, msg);
 }
 
 /* Tolerance of the normwise relative error after K fp32 ops. Each op rounds a handful of
@@ -66,52 +52,39 @@ static size_t sample_index(size_t j, size_t m, size_t n)
 }
 
 /* Host reference in double on up to LS_REF_WORK / K elements (all of them for small tensors):
- * max |out - ref| / max(max |ref|, 1e-3) over them. */
+ * max_rel_err over them (verify.h). */
 static int check_reference(uf_ctx *ctx, int variant, const float *in, const float *out,
                            double *max_rel_err)
 {
     const ls_state *st = (const ls_state *)ctx->state;
     double budget = fmax(LS_REF_WORK / st->n_ops, 256.0);
     size_t m = (double)st->n < budget ? st->n : (size_t)budget;
-    double max_diff = 0.0, max_ref = 0.0;
-    size_t worst = 0;
+    char msg[UF_REASON_LEN];
+    uf_err err;
+    uf_err_init(&err);
     for (size_t j = 0; j < m; ++j) {
         size_t i = sample_index(j, m, st->n);
         double x = in[i];
         for (int k = 0; k < st->n_ops; ++k)
             x = reference_op(st->ops[k].kind, x, st->ops[k].c);
-        double diff = fabs((double)out[i] - x);
-        if (diff > max_diff) {
-            max_diff = diff;
-            worst = i;
-        }
-        max_ref = fmax(max_ref, fabs(x));
+        uf_err_add(&err, i, out[i], x);
     }
-    double rel = max_diff / fmax(max_ref, 1e-3);
-    double tol = tolerance(st->n_ops);
-    *max_rel_err = rel;
-    if (rel <= tol)
+    *max_rel_err = uf_err_value(&err);
+    if (uf_err_check(&err, tolerance(st->n_ops), msg, sizeof msg) == 0)
         return UF_OK;
-    return uf_fail(ctx, UF_ERR, "%s: relative error %.3g > tolerance %.3g against the double "
-                   "reference (worst: element %zu, %zu of %zu elements checked)",
-                   ctx->scenario->variants[variant].name, rel, tol, worst, m, st->n);
+    return uf_fail(ctx, UF_ERR, "%s: against the double reference on %zu of %zu elements: %s",
+                   ctx->scenario->variants[variant].name, m, st->n, msg);
 }
 
 /* graph and fused must equal eager bit for bit: same ops, same roundings, same order. */
 static int check_bitwise(uf_ctx *ctx, int variant, const float *out, const float *eager_out,
                          size_t n)
 {
-    if (memcmp(out, eager_out, n * sizeof(float)) == 0)
+    char msg[UF_REASON_LEN];
+    if (uf_check_bitwise(out, eager_out, n, sizeof(float), msg, sizeof msg) == 0)
         return UF_OK;
-    size_t differ = 0, first = 0;
-    for (size_t i = 0; i < n; ++i) {
-        if (float_bits(out[i]) != float_bits(eager_out[i]) && differ++ == 0)
-            first = i;
-    }
-    return uf_fail(ctx, UF_ERR, "%s: %zu of %zu elements differ from eager bitwise (first: "
-                   "element %zu, 0x%08x vs 0x%08x)", ctx->scenario->variants[variant].name,
-                   differ, n, first, (unsigned)float_bits(out[first]),
-                   (unsigned)float_bits(eager_out[first]));
+    return uf_fail(ctx, UF_ERR, "%s against eager: %s", ctx->scenario->variants[variant].name,
+                   msg);
 }
 
 /* Fresh inputs from `seed`; the variant's output must be finite everywhere, match the double

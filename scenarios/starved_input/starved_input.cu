@@ -32,6 +32,7 @@
 
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 #include "uf_cublas.h"
 #include "tokenizer.h"              /* the corpus and the BPE tokenizer (plain C) */
 #include "starved_input_ref.h"      /* host weights, host reference, checksum (plain C) */
@@ -69,7 +70,7 @@ enum {
     SI_MAX_TOK_COST = 64,
     SI_BLOCK = 256              /* threads per block of the elementwise kernels */
 };
-#define SI_TOLERANCE 1e-2       /* verify: max |gpu - ref| / max |ref| per checked row */
+#define SI_TOLERANCE 1e-2       /* verify: max_rel_err (verify.h) per checked row */
 
 /* The variants, in table order. */
 enum { SI_SYNC = 0, SI_WORKERS = 1, SI_PRETOKENIZED = 2 };
@@ -538,11 +539,12 @@ static const uf_axis_desc si_axes[] = {
     {.name = "workers", .unit = "threads",
      .summary = "producer threads of workers and pretokenized; sync (the step thread "
                 "tokenizes: zero workers) ignores it, so its rows repeat one measurement",
-     .default_value = 8,
+     UF_AXIS_INTS(1, SI_MAX_WORKERS), .default_value = 8,
      .values = si_workers_full, .n_values = 5,
      .quick_values = si_workers_quick, .n_quick_values = 2},
     {.name = "tok_cost", .unit = "passes",
      .summary = "times the tokenizer runs over each document: a tokenizer that much more costly",
+     UF_AXIS_INTS(1, SI_MAX_TOK_COST),
      .default_value = 1,
      .values = si_tok_cost_full, .n_values = 3,
      .quick_values = si_tok_cost_quick, .n_quick_values = 1},

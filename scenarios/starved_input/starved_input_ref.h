@@ -28,10 +28,7 @@ static inline UF_HOST_DEVICE float si_gelu(float v)
 /* The checksum of a batch of n ids: the sum of their si_id_term. */
 uint64_t batch_checksum(const int32_t *ids, int64_t n);
 
-uint16_t f32_to_bf16(float f);     /* round to nearest even, as the GPU does; NaN stays NaN */
-float bf16_to_f32(uint16_t b);
-
-/* n bf16 values uniform in [-scale, scale), drawn from *rng (rng_unit). */
+/* n bf16 values uniform in [-scale, scale), drawn from *rng (rng_unit), rounded as the GPU rounds (uf_bf16_bits). */
 void fill_uniform_bf16(uint16_t *out, size_t n, float scale, uint64_t *rng);
 
 /* The output row y[0..d) of token `id` through embedding emb[vocab_size][d], W1[d][f], GELU and
@@ -40,9 +37,6 @@ void fill_uniform_bf16(uint16_t *out, size_t n, float scale, uint64_t *rng);
 void reference_row(const uint16_t *emb, const uint16_t *w1, const uint16_t *w2, int d, int f,
                    int vocab_size, int32_t id, double *h_acc, float *h, double *y_acc,
                    float *y);
-
-/* max |gpu - ref| / max |ref| over a row; infinite when either holds a NaN. */
-double row_error(const uint16_t *gpu, const float *ref, int n);
 
 #ifdef __cplusplus
 }

@@ -98,23 +98,12 @@ static void si_teardown(uf_ctx *ctx)
     ctx->state = NULL;
 }
 
-/* An axis value that must be a whole number in [lo, hi]. */
-static int axis_int(uf_ctx *ctx, const char *name, int lo, int hi, int *out)
-{
-    double v = uf_axis(ctx, name);
-    if (!(v >= lo && v <= hi) || v != floor(v))
-        return uf_fail(ctx, UF_USAGE, "%s must be a whole number from %d to %d (got %g)", name, lo,
-                       hi, v);
-    *out = (int)v;
-    return UF_OK;
-}
-
 static int si_setup(uf_ctx *ctx)
 {
-    int rc, workers = 1, tok_cost = 1;
+    int rc = UF_OK;
+    /* whole numbers in range: the harness checked them against si_axes */
+    const int workers = (int)uf_axis(ctx, "workers"), tok_cost = (int)uf_axis(ctx, "tok_cost");
     si_state *st;
-    UF_STATUS_OR_GOTO(rc, axis_int(ctx, "workers", 1, SI_MAX_WORKERS, &workers), out);
-    UF_STATUS_OR_GOTO(rc, axis_int(ctx, "tok_cost", 1, SI_MAX_TOK_COST, &tok_cost), out);
     if (workers > online_cores())
         fprintf(stderr, "starved_input: warning: %d workers on %ld online CPU cores: the workers "
                 "share cores (and with the step thread)\n", workers, online_cores());
@@ -135,6 +124,5 @@ static int si_setup(uf_ctx *ctx)
     return UF_OK;
 out_teardown:
     si_teardown(ctx);
-out:
     return rc;
 }

@@ -26,7 +26,7 @@ enum {
 
 static inline double rng_unit(uint64_t *state)     /* [0, 1) */
 {
-    return (double)(uf_splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);
+    return uf_unit(uf_splitmix64(state), 53);
 }
 
 static inline uint32_t rng_below(uint64_t *state, uint32_t n)   /* [0, n) */

@@ -19,6 +19,7 @@
 #include <string.h>
 #include "random.h"
 #include "underfed.h"
+#include "verify.h"
 #include "varlen_attention_ref.h"       /* lengths, input generator, fp64 host row (plain C) */
 #include "varlen_attention_kernels.cuh" /* the attention kernel, the fp32 reference kernel */
 
@@ -182,20 +183,28 @@ static const double va_heads_quick[] = {16};
 static const double va_causal_values[] = {0, 1};
 static const double va_causal_quick[] = {0};
 
+/* dist by name; the results hold the code (VA_DIST_*). */
+static const uf_axis_choice va_dist_choices[] = {
+    {"lognormal", VA_DIST_LOGNORMAL}, {"wide", VA_DIST_WIDE}, {"fixed", VA_DIST_FIXED}};
+
 static const uf_axis_desc va_axes[] = {
     {.name = "dist", .unit = "code",
-     .summary = "length distribution: 1 log-normal (median 700, sigma 0.8, clipped 128..4096), "
-                "2 uniform 200..3000, 3 fixed 4096 (with batch/2 sequences)",
+     .summary = "length distribution: lognormal (median 700, sigma 0.8, clipped 128..4096), "
+                "wide (uniform 200..3000), fixed (4096, with batch/2 sequences)",
+     UF_AXIS_CHOICES(va_dist_choices),
      .default_value = VA_DIST_LOGNORMAL, .values = va_dist_values, .n_values = 3,
      .quick_values = va_dist_quick, .n_quick_values = 2},
     {.name = "batch", .unit = "sequences",
-     .summary = "sequences per step (dist 3 uses half as many: 32 -> the 16 x 4096 reference)",
+     .summary = "sequences per step (dist=fixed uses half as many: 32 -> the 16 x 4096 reference)",
+     UF_AXIS_INTS(1, 4096),
      .default_value = 32, .values = va_batch_values, .n_values = 1,
      .quick_values = va_batch_quick, .n_quick_values = 1},
     {.name = "heads", .unit = "heads", .summary = "attention heads (head dim 128)",
+     UF_AXIS_INTS(1, 256),
      .default_value = 16, .values = va_heads_values, .n_values = 1,
      .quick_values = va_heads_quick, .n_quick_values = 1},
     {.name = "causal", .unit = "bool", .summary = "0 full attention, 1 causal mask",
+     UF_AXIS_INTS(0, 1),
      .default_value = 0, .values = va_causal_values, .n_values = 2,
      .quick_values = va_causal_quick, .n_quick_values = 1},
 };
@@ -230,19 +239,11 @@ static const uf_extra_desc va_extras[VA_N_EXTRAS] = {
 
 /* ---- callbacks --------------------------------------------------------------------------------- */
 
-/* Read and check the point's axes. */
+/* Read the point's axes (in range: the harness checked them against va_axes). */
 static int va_read_axes(uf_ctx *ctx, va_state *st)
 {
     const double dist = uf_axis(ctx, "dist"), batch = uf_axis(ctx, "batch");
     const double heads = uf_axis(ctx, "heads"), causal = uf_axis(ctx, "causal");
-    if (!(dist >= 1 && dist <= 3 && dist == floor(dist))) /* VA_DIST_LOGNORMAL .. VA_DIST_FIXED */
-        return uf_fail(ctx, UF_USAGE, "dist must be 1 (log-normal), 2 (wide) or 3 (fixed), not %g", dist);
-    if (!(batch >= 1 && batch <= 4096 && batch == floor(batch)))
-        return uf_fail(ctx, UF_USAGE, "batch must be a whole number in 1..4096, not %g", batch);
-    if (!(heads >= 1 && heads <= 256 && heads == floor(heads)))
-        return uf_fail(ctx, UF_USAGE, "heads must be a whole number in 1..256, not %g", heads);
-    if (!(causal == 0 || causal == 1))
-        return uf_fail(ctx, UF_USAGE, "causal must be 0 or 1, not %g", causal);
     st->dist = (int)dist;
     st->n_seqs = st->dist == VA_DIST_FIXED ? ((int)batch + 1) / 2 : (int)batch;
     st->heads = (int)heads;

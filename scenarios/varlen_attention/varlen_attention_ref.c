@@ -11,7 +11,7 @@
 /* Uniform in (0, 1]: 53 random bits, never 0 (Box–Muller takes its logarithm). */
 static double va_uniform(uint64_t *state)
 {
-    return ((double)(uf_splitmix64(state) >> 11) + 1.0) / 9007199254740992.0;
+    return uf_unit(uf_splitmix64(state), 53) + 0x1p-53;
 }
 
 /* Draw the real lengths of a batch from the seed: dist 1 log-normal (median 700, σ 0.8)
@@ -72,14 +72,4 @@ void va_host_row(uint64_t seed, int logical, int real_len, int causal, int pos, 
     for (int d = 0; d < VA_HEAD_DIM; d++)
         out[d] /= l;
     free(scores);
-}
-
-double va_rel_err(const double *want, const double *got, int n)
-{
-    double e2 = 0.0, r2 = 0.0;
-    for (int i = 0; i < n; i++) {
-        e2 += (got[i] - want[i]) * (got[i] - want[i]);
-        r2 += want[i] * want[i];
-    }
-    return sqrt(e2 / r2);
 }

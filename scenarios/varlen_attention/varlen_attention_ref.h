@@ -53,9 +53,6 @@ void va_draw_lengths(int dist, uint64_t seed, int n, int *len);
 void va_host_row(uint64_t seed, int logical, int real_len, int causal, int pos, int head,
                  double out[VA_HEAD_DIM]);
 
-/* ‖got − want‖ / ‖want‖ over n values. */
-double va_rel_err(const double *want, const double *got, int n);
-
 #ifdef __cplusplus
 }
 #endif
