@@ -50,10 +50,12 @@ do for [fmt in formats] {
       plot 1/0 notitle
       unset label 90; set xrange [*:*]
     } else {
-      plot for [w in curves[p]] data index (w + 0) using 1:(column(c) * scale) \
-             with linespoints lw 2 pt 7 title word(vnames, (w + 0) + 1), \
-           for [w in levels[p]] level(st[p], w + 0) * scale \
-             with lines dt 2 lw 2 title word(vnames, (w + 0) + 1)." (measured at one setting)"
+      # `for [w in ""]` is an error: only the kinds this panel has
+      items = words(curves[p]) == 0 ? "" : "for [w in curves[p]] data index (w + 0) using " . \
+              "1:(column(c) * scale) with linespoints lw 2 pt 7 title word(vnames, (w + 0) + 1)"
+      if (words(levels[p]) > 0) { items = add(items, "for [w in levels[p]] level(st[p], w + 0) * scale " . \
+              "with lines dt 2 lw 2 title word(vnames, (w + 0) + 1).' (measured at one setting)'") }
+      eval "plot ".items
     }
   }
   unset multiplot

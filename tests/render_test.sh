@@ -4,7 +4,8 @@
 #   - plots/render.sh on copies of gpu-a and gpu-b in the build tree (REPORT.md is written into
 #     the copies, never into tests/data): PNG and SVG of every ladder, series and sweep, the
 #     comparison across the two folders, and each folder's REPORT.md;
-#   - every scenario-specific plots/NAME.gp on a file without its columns: it must still draw;
+#   - every scenario-specific plots/NAME.gp on the fixture of all six scenarios (derived-good),
+#     and on a file without its columns: it must still draw;
 #   - no plots/*.gp runs a command (system(), "< cmd"): the data and its facts come from
 #     `underfed plotdata` (.dat with a `# key: value` header, .gp include), each loads lib.gp;
 #   - render.sh with gnuplot hidden from PATH: exit 0, the data and REPORT.md written, no image,
@@ -42,7 +43,7 @@ check_image() {  # check_image PREFIX: PREFIX.png and PREFIX.svg
 
 rm -rf "$work"
 mkdir -p "$work/results" || exit 1
-for fixture in gpu-a gpu-b gpu-truncated; do
+for fixture in gpu-a gpu-b gpu-truncated derived-good; do
   cp -R "$src/tests/data/$fixture" "$work/results/$fixture" || exit 1
 done
 results=$work/results
@@ -188,6 +189,18 @@ for script in "$src"/plots/*.gp; do
     cat "$degrade/log" >&2
   fi
 done
+
+# ---- every scenario's own figure on the fixture of all six scenarios -----------------------
+PLOTS_DIR=$work/plots-derived BUILD_DIR=$build bash "$src/plots/render.sh" "$results/derived-good" \
+  > "$work/derived.log" 2>&1
+status=$?
+if [ $status = 0 ]; then pass "render.sh on derived-good"; else fail "render.sh on derived-good exited $status:"; cat "$work/derived.log" >&2; fi
+if [ $images = 1 ]; then
+  for plot in allreduce_overlap_buckets checkpoint_recompute_pareto elementwise_chain_time_bandwidth \
+              elementwise_chain_roofline starved_input_workers varlen_attention_flops; do
+    check_image "$work/plots-derived/derived-good/$plot"
+  done
+fi
 
 # ---- plots one way: the scripts only draw, from what `underfed plotdata` wrote -------------
 # No script runs a command (system(), a "< command" data source); each loads the shared look.
