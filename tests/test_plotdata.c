@@ -64,13 +64,15 @@ Test(plotdata, ladder_says_its_names_and_counts)
 {
     char out[64];
     plot_folder("gpu-a", out, sizeof out);
-    char *gp = slurp(out, "launch_storm_ladder.gp"), *dat = slurp(out, "launch_storm_ladder.dat");
+    char *gp = slurp(out, "launch_storm_ladder.gp");
+    char *dat = slurp(out, "launch_storm_ladder.dat");
     cr_assert_not_null(gp);
     cr_assert_not_null(dat);
     cr_expect_not_null(strstr(gp, "\nnames = 'eager graph fused'\nn = 3\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\ndata = 'data/launch_storm_ladder.dat'\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\nout = 'launch_storm_ladder'\n"), "%s", gp);
-    cr_expect_not_null(strstr(gp, "ttl = 'launch_storm on Test GPU A: utilization ladder"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "ttl = 'launch_storm on Test GPU A: utilization ladder"),
+                       "%s", gp);
     /* the fixture has NVML, busy, counters and step time for all three variants */
     cr_expect_not_null(strstr(gp, "\ncounts = '3 3 3 3 3 3'\n"), "%s", gp);
     /* the data file: the same facts as comments, then the table */
@@ -86,11 +88,24 @@ Test(plotdata, sweeps_only_along_axes_with_several_values)
 {
     char out[64];
     plot_folder("gpu-a", out, sizeof out);
+    /* elems: 4 values from 4K up, 16x or more apart: log x; ops: 2 values, 10x apart */
+    char *elems = slurp(out, "launch_storm_sweep_elems.gp");
     char *ops = slurp(out, "launch_storm_sweep_ops.gp");
+    cr_assert_not_null(elems);
     cr_assert_not_null(ops);
-    cr_expect_not_null(strstr(ops, "\nxname = 'ops'\n"), "%s", ops);
-    cr_expect_not_null(strstr(ops, "\nlogx = "), "%s", ops);
+    cr_expect_not_null(strstr(elems, "\nxname = 'elems'\nlogx = 1\n"), "%s", elems);
+    cr_expect_not_null(strstr(ops, "\nxname = 'ops'\nlogx = 0\n"), "%s", ops);
+    free(elems);
     free(ops);
+    remove_out(out);
+    /* derived-good: starved_input sweeps tok_cost only; workers has one value */
+    plot_folder("derived-good", out, sizeof out);
+    char *tok = slurp(out, "starved_input_sweep_tok_cost.gp");
+    char *workers = slurp(out, "starved_input_sweep_workers.gp");
+    cr_expect_not_null(tok);
+    cr_expect_null(workers);
+    free(tok);
+    free(workers);
     remove_out(out);
 }
 

@@ -302,6 +302,17 @@ static void sort_by_axis(const uf_row **rows, int n, int ax)
     }
 }
 
+int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
+                  const uf_row **rows)
+{
+    int k = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, ax))
+            rows[k++] = &t->rows[i];
+    sort_by_axis(rows, k, ax);
+    return k;
+}
+
 void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, const char *variant,
                const char *const *metrics, int n_metrics, int *count)
 {
@@ -315,13 +326,9 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
         return;
     }
     for (int v = 0; v < n; v++) {
-        int k = 0;
         if (variant && strcmp(variant, names[v]) != 0)
             continue;
-        for (int i = 0; i < t->n_rows; i++)
-            if (strcmp(t->rows[i].variant, names[v]) == 0 && at_point(t, &t->rows[i], point, ax))
-                rows[k++] = &t->rows[i];
-        sort_by_axis(rows, k, ax);
+        int k = pd_sweep_rows(t, names[v], ax, point, rows);
         uf_sb_printf(b, "%s%s \"%s\"", block++ ? "\n\n" : "", t->axis_names[ax], names[v]);
         for (int c = 0; c < n_metrics; c++)
             uf_sb_printf(b, " %s", metrics[c]);

@@ -1,4 +1,5 @@
-/* `underfed plotdata`: the data of every plot, self-describing, so that the gnuplot scripts only draw.
+/* `underfed plotdata`: the data of every plot, self-describing, so that the gnuplot scripts
+ * only draw.
  *
  * A figure is one gnuplot script (plots/SCRIPT.gp) drawn from files of OUT/data/: one or more
  * BASE*.dat (the data, a header of `# key: value` lines first) and BASE.gp, the include that
@@ -69,6 +70,10 @@ int pd_point_has_rows(const uf_table *t, const double *point, int free_axis);
 /* A ceiling of DIR/ceilings.csv by name: NaN when the file is absent; -1 when malformed. */
 int pd_ceiling(const char *dir, const char *name, double *v);
 
+/* The rows of `variant` at point but on axis ax (free), in increasing order of ax, into rows
+ * (room for t->n_rows); returns how many. */
+int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
+                  const uf_row **rows);
 /* A sweep along axis ax at point (ax free), one block per variant (or only `variant`), as
  * `underfed points` prints it: "AXIS "variant" m1 m2 ..." then "x v1 v2 ..." lines, blocks
  * apart by two blank lines. count[c]: lines with a number in metric c, every block. */

@@ -89,26 +89,16 @@ static int policies(const pd_source *s, const double *point, const char *mem, in
 static int every_k(const pd_source *s, const double *point, int kax, const char *mem,
                    plane_point *p)
 {
-    int k = 0;
-    for (int i = 0; i < s->t->n_rows && k < UF_MAX_SWEEP; i++) {
-        const uf_row *r = &s->t->rows[i];
-        int at = strcmp(r->variant, "every_k") == 0;
-        for (int a = 0; a < s->t->n_axes; a++)
-            at &= a == kax || r->axis[a] == point[a];
-        double m = pd_metric(s->t, r, mem), y = pd_metric(s->t, r, "step_ms");
-        if (!at || isnan(m) || isnan(y))
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    int n = rows ? pd_sweep_rows(s->t, "every_k", kax, point, rows) : 0, k = 0;
+    for (int i = 0; i < n && k < UF_MAX_SWEEP; i++) {
+        double m = pd_metric(s->t, rows[i], mem), y = pd_metric(s->t, rows[i], "step_ms");
+        if (isnan(m) || isnan(y))
             continue;
         p[k] = (plane_point){.x = gib(m), .y = y};
-        snprintf(p[k++].label, sizeof p->label, "k=%.10g", r->axis[kax]);
+        snprintf(p[k++].label, sizeof p->label, "k=%.10g", rows[i]->axis[kax]);
     }
-    /* in the order of k, as the sweep lists them */
-    for (int i = 1; i < k; i++)
-        for (int j = i; j > 0 && strtod(p[j - 1].label + 2, NULL) > strtod(p[j].label + 2, NULL);
-             j--) {
-            plane_point tmp = p[j];
-            p[j] = p[j - 1];
-            p[j - 1] = tmp;
-        }
+    free(rows);
     return k;
 }
 
@@ -156,45 +146,37 @@ static int fig_pareto(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "checkpoint_recompute");
 }
 
-/* The roofline's point labels of one sweep (blocks per variant, as pd_points wrote them):
- * "intensity TFLOP/s N", with consecutive N at the same place (%.2g of both) merged into one
+/* Where a point of the roofline sits, to two digits ("" when it has no place): consecutive N
+ * at one place get one label. */
+static void roof_place(const uf_table *t, const uf_row *r, double *x, double *y, char *key,
+                       size_t len)
+{
+    double step = pd_metric(t, r, "step_ms"), flops = pd_metric(t, r, "executed_flops");
+    *x = pd_metric(t, r, "intensity_flop_per_byte");
+    *y = (isnan(flops) ? *x * pd_metric(t, r, "bytes_moved") : flops) / step / 1e9;
+    key[0] = '\0';
+    if (isfinite(*x) && isfinite(*y))
+        snprintf(key, len, "%.2g %.2g", *x, *y);
+}
+
+/* The roofline's point labels of a sweep, a block per variant as pd_points writes them:
+ * "intensity TFLOP/s N", consecutive N at the same place (%.2g of both) merged into one
  * label "1-16". TFLOP/s: executed flops (else intensity x bytes moved) / step time. */
-static void roof_labels(uf_strbuf *b, const uf_table *t, int ax, const double *point)
+static void roof_labels(uf_strbuf *b, const uf_table *t, int ax, const double *point,
+                        const uf_row **rows)
 {
     const char *names[UF_MAX_VARIANTS];
     int n = pd_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        char key[64] = "", held[64] = "";
-        double first = NAN, last = NAN;
-        if (v)
-            uf_sb_puts(b, "\n\n");
-        const uf_row *rows[UF_MAX_SWEEP * 4];
-        int k = 0;
-        for (int i = 0; i < t->n_rows && k < UF_MAX_SWEEP * 4; i++) {
-            const uf_row *r = &t->rows[i];
-            int at = strcmp(r->variant, names[v]) == 0;
-            for (int a = 0; a < t->n_axes; a++)
-                at &= a == ax || r->axis[a] == point[a];
-            if (at)
-                rows[k++] = r;
-        }
-        for (int i = 1; i < k; i++)     /* in the order of N */
-            for (int j = i; j > 0 && rows[j - 1]->axis[ax] > rows[j]->axis[ax]; j--) {
-                const uf_row *tmp = rows[j];
-                rows[j] = rows[j - 1];
-                rows[j - 1] = tmp;
-            }
+        char key[64] = "", here[64], held[64] = "";
+        double first = NAN, last = NAN, x = NAN, y = NAN;
+        int k = pd_sweep_rows(t, names[v], ax, point, rows);
+        uf_sb_puts(b, v ? "\n\n" : "");
         for (int i = 0; i <= k; i++) {
-            char here[64] = "";
-            double x = NAN, y = NAN;
-            if (i < k) {
-                double step = pd_metric(t, rows[i], "step_ms");
-                double flops = pd_metric(t, rows[i], "executed_flops");
-                x = pd_metric(t, rows[i], "intensity_flop_per_byte");
-                y = (isnan(flops) ? x * pd_metric(t, rows[i], "bytes_moved") : flops) / step / 1e9;
-                if (!isnan(step) && isfinite(x) && isfinite(y))
-                    snprintf(here, sizeof here, "%.2g %.2g", x, y);
-            }
+            if (i < k)
+                roof_place(t, rows[i], &x, &y, here, sizeof here);
+            else
+                here[0] = '\0';            /* the end: the last label out */
             if (here[0] && strcmp(here, key) == 0) {
                 last = rows[i]->axis[ax];
                 continue;
@@ -228,11 +210,15 @@ static void chain_sweep(pd_fig *f, const pd_source *s, const char *nax, int on,
     snprintf(key, sizeof key, "lab%s", tag + 2);
     snprintf(suffix, sizeof suffix, "_labels_%s", tag);
     uf_strbuf *labels = pd_dat(f, key, suffix);
-    if (on && ax >= 0 && pd_point(s->t, where, point) == 0 &&
-        pd_point_has_rows(s->t, point, ax)) {
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    if (!rows)
+        f->vars.failed = 1;
+    else if (on && ax >= 0 && pd_point(s->t, where, point) == 0 &&
+             pd_point_has_rows(s->t, point, ax)) {
         pd_points(b, s->t, ax, point, NULL, cols, 5, count);
-        roof_labels(labels, s->t, ax, point);
+        roof_labels(labels, s->t, ax, point, rows);
     }
+    free(rows);
     snprintf(key, sizeof key, "n%s", tag + 2);
     pd_int(f, key, count[0]);
     snprintf(key, sizeof key, "r%s", tag + 2);
@@ -263,14 +249,35 @@ static int fig_chain(const pd_source *s, const double *point)
     return rc;
 }
 
-/* starved_input: busy % and tokens/s against workers; per variant and column, how many
- * values it has and its last, "n0 v0 n1 v1 ...": one value is drawn as a level. */
+/* Per variant, how many values of metric its sweep along ax has and its last one (in the
+ * order of ax): "n0 v0 n1 v1 ...". */
+static void sweep_levels(uf_strbuf *st, const uf_table *t, int ax, const double *point,
+                         const char *metric, const uf_row **rows)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++) {
+        int k = ax >= 0 ? pd_sweep_rows(t, names[v], ax, point, rows) : 0, measured = 0;
+        double last = NAN;
+        for (int i = 0; i < k; i++) {
+            double m = pd_metric(t, rows[i], metric);
+            if (!isnan(m)) {
+                last = m;
+                measured++;
+            }
+        }
+        uf_sb_printf(st, "%s%d", v ? " " : "", measured);
+        pd_put_num(st, last);
+    }
+}
+
+/* starved_input: busy % and tokens/s against workers; a variant with one value of a column
+ * is drawn as a level (st_busy, st_tokens: sweep_levels). */
 static int fig_workers(const pd_source *s, const double *point)
 {
     static const char *const cols[] = {"busy_pct", "tokens_per_s"};
-    const char *names[UF_MAX_VARIANTS];
     int count[2], ax = pd_axis_index(s->t, "workers");
-    int n = pd_variants(s->t, names, UF_MAX_VARIANTS);
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
     pd_fig f;
     begin(&f, s);
     pd_names(&f, s->t, "vnames");
@@ -279,30 +286,14 @@ static int fig_workers(const pd_source *s, const double *point)
         pd_points(b, s->t, ax, point, NULL, cols, 2, count);
     for (int c = 0; c < 2; c++) {
         uf_strbuf st = {0};
-        for (int v = 0; v < n; v++) {
-            int k = 0;
-            double last = NAN, x = -INFINITY;
-            for (int i = 0; ax >= 0 && i < s->t->n_rows; i++) {
-                const uf_row *r = &s->t->rows[i];
-                int at = strcmp(r->variant, names[v]) == 0;
-                for (int a = 0; a < s->t->n_axes; a++)
-                    at &= a == ax || r->axis[a] == point[a];
-                double m = at ? pd_metric(s->t, r, cols[c]) : NAN;
-                if (!isnan(m) && r->axis[ax] >= x) {    /* the last in the order of workers */
-                    last = m;
-                    x = r->axis[ax];
-                }
-                k += !isnan(m);
-            }
-            uf_sb_printf(&st, "%s%d", v ? " " : "", k);
-            if (isnan(last))
-                uf_sb_puts(&st, " NaN");
-            else
-                uf_sb_printf(&st, " %.6g", last);
-        }
+        if (rows)
+            sweep_levels(&st, s->t, ax, point, cols[c], rows);
+        st.failed |= !rows;
         pd_str(&f, c == 0 ? "st_busy" : "st_tokens", st.data ? st.data : "");
+        f.vars.failed |= st.failed;
         free(st.data);
     }
+    free(rows);
     return pd_fig_commit(&f, "starved_input");
 }
 
