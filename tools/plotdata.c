@@ -4,8 +4,9 @@
  * Writes the data of every plot of a results folder into OUT_DIR/data (the figures every
  * scenario gets: the utilization ladder, the PM-sampled series, a sweep per axis with more than
  * one value; and the scenario's own, plotfigs.c), or of each scenario that two or more folders
- * hold (the comparison across GPUs). Prints one line per figure, "SCRIPT INCLUDE": draw it with
- * `gnuplot INCLUDE plots/SCRIPT.gp`. See plotdata.h for the files' format. */
+ * hold (the comparison across GPUs). Prints one line per figure, "SCRIPT data/FIGURE.gp": draw
+ * it in OUT_DIR with `GNUPLOT_LIB=plots gnuplot data/FIGURE.gp plots/SCRIPT.gp` (plots/ as seen
+ * from OUT_DIR). See plotdata.h for the files' format. */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "expect.h"
 #include "plotdata.h"
 
-enum { PD_OK = 0, PD_BAD = 2, PD_MAX_DIRS = 16 };
+enum { PD_BAD = 2, PD_MAX_DIRS = 16 };
 
 /* ---- the figure writer --------------------------------------------------------------------- */
 
@@ -112,15 +113,16 @@ int pd_fig_commit(pd_fig *f, const char *script)
     char err[UF_REASON_LEN], path[UF_PATH_LEN];
     int rc = f->vars.failed || f->head.failed ? -1 : 0;
     if (rc != 0)
-        fprintf(stderr, "underfed plotdata: %s: out of memory\n", f->base);
+        fprintf(stderr, "underfed plotdata: %s: not written\n", f->base);
     for (int i = 0; i < f->n_dats && rc == 0; i++) {
         uf_strbuf file = {0};
         uf_sb_printf(&file, "# underfed plot data, drawn by plots/%s.gp\n", script);
         uf_sb_puts(&file, f->head.data ? f->head.data : "");
         uf_sb_puts(&file, f->dat[i].data ? f->dat[i].data : "");
-        rc = f->dat[i].failed ? -1 : uf_sb_commit(&file, f->dat_path[i], err, sizeof err);
+        file.failed |= f->dat[i].failed;   /* commit says so, and frees */
+        rc = uf_sb_commit(&file, f->dat_path[i], err, sizeof err);
         if (rc != 0)
-            fprintf(stderr, "underfed plotdata: %s\n", f->dat[i].failed ? "out of memory" : err);
+            fprintf(stderr, "underfed plotdata: %s\n", err);
     }
     if (rc == 0 && pd_path(path, sizeof path, f->dir, f->base, ".gp") != 0)
         rc = -1;

@@ -3,11 +3,12 @@
  *
  * A figure is one gnuplot script (plots/SCRIPT.gp) drawn from files of OUT/data/: one or more
  * BASE*.dat (the data, a header of `# key: value` lines first) and BASE.gp, the include that
- * defines the same keys as gnuplot variables (the data files' paths, the image path `out`, the
- * title, names, counts of measured values, ceilings). plots/render.sh runs
- * `gnuplot OUT/data/BASE.gp plots/SCRIPT.gp` for each line "SCRIPT OUT/data/BASE.gp" that the
- * command prints. Numbers are written as the other commands print them (metrics %.6g, axis
- * values and ceilings %.10g), so a plot drawn from them is the plot of `underfed values`. */
+ * defines the same keys as gnuplot variables, and the data files' paths and the image's (`out`),
+ * relative to OUT: the title, names, counts of measured values, ceilings. For each line
+ * "SCRIPT data/BASE.gp" that the command prints, plots/render.sh runs, in OUT,
+ * `GNUPLOT_LIB=plots gnuplot data/BASE.gp plots/SCRIPT.gp` (the script loads lib.gp).
+ * Numbers are written as the other commands print them (metrics %.6g, axis values and
+ * ceilings %.10g), so a plot drawn from them is the plot of `underfed values`. */
 #ifndef UF_TOOLS_PLOTDATA_H
 #define UF_TOOLS_PLOTDATA_H
 
