@@ -1,29 +1,20 @@
 # One scenario across GPUs: per variant, a metric for each result folder (GPU), raw and as a
-# share of that GPU's measured ceiling. Input: `underfed across` (header "METRIC GPU1 GPU2 ..."
-# then one line per variant; two blocks: raw, then share of ceiling).
-#   gnuplot -e "data='x.dat'; out='...'; ttl='...'; ngpu=2; raw='step ms'" plots/across.gp
-# `share` names the second panel; by default it is read from the second block's header.
-if (!exists("data") || !exists("out") || !exists("ngpu")) { print "across.gp: set data, out, ngpu"; exit }
-if (!exists("ttl")) { ttl = "" }
-if (!exists("raw")) { raw = "value" }
-# The metric of each block: the first quoted word of each block's header line.
-metrics = system("awk -F'\"' '(NR == 1 || prev == \"\") && /^\"/ { print $2 } { prev = $0 }' '".data."'")
-share_metric = word(metrics, 2)
+# share of that GPU's measured ceiling.
+# Data: `underfed plotdata --across` (data/NAME_across.dat: two blocks, raw then share of a
+# ceiling, each a header "METRIC GPU1 GPU2 ..." then one line per variant; the variants, the
+# share's metric and the values measured in each block in data/NAME_across.gp):
+#   cd plots/compare && GNUPLOT_LIB=.. gnuplot data/NAME_across.gp ../across.gp
+# `share` names the second panel; by default it follows the share's metric.
+if (!exists("data") || !exists("out") || !exists("ngpu")) { print "across.gp: load data/NAME_across.gp first"; exit }
+load "lib.gp"
 share_label(m) = m eq "pct_of_gemm" ? "useful FLOP/s as % of each GPU's measured bf16 GEMM rate" : \
                  m eq "pct_of_copy" ? "GB/s as % of each GPU's measured copy bandwidth" : \
                  m eq "busy_pct" ? "device busy % (trace pass)" : m
 if (!exists("share")) { share = share_label(share_metric) }
-# The variants: the lines of the first block after its header, placed by name so that a GPU
-# without a value cannot take the labels with it.
-names = system("awk -F'\"' '/^$/ { blank = 1 } !/^$/ && blank { exit } NR > 1 && /^\"/ { print $2 }' '".data."'")
-n = words(names)
-tics = ""
-do for [i=1:n] { tics = tics.sprintf("%s'%s' %d", i > 1 ? ", " : "", word(names, i), i - 1) }
-eval "set xtics (".tics.")"
+# The variants placed by name, so that a GPU without a value cannot take the labels with it.
+eval name_tics(names)
 # Numbers (not NaN) in block b's variant lines.
-measured(b) = int(system(sprintf("awk '/^$/ { if (!blank) blk++; blank = 1; next } { blank = 0 } " . \
-                                 "blk == %d && !/^\"%s\"/ && /^\"/ { for (c = 2; c <= NF; c++) if ($c ~ /^[-+]?[.0-9]/) k++ } " . \
-                                 "END { print k + 0 }' '%s'", b, word(metrics, b + 1), data)))
+measured(b) = count(counts, b + 1)
 set datafile missing "NaN"
 set style data histograms
 set style histogram clustered gap 1
@@ -37,9 +28,8 @@ bar_x(line, g) = line - 1 + (g - (ngpu - 1) / 2.0) / (ngpu + 1.0)
 panel(b) = sprintf("plot for [g=2:%d] data index %d using g title columnheader(g), ", ngpu + 1, b) . \
            sprintf("for [g=2:%d] '' index %d using (bar_x($0, g - 2)):g:(sprintf('%%.3g', column(g))) ", ngpu + 1, b) . \
            "with labels rotate by 90 left offset 0,0.4 font ',8' notitle"
-do for [fmt in "png svg"] {
-  if (fmt eq "png") { set terminal pngcairo noenhanced size 1200,520 font ",10"; set output out.".png" } \
-  else { set terminal svg noenhanced size 1200,520 dynamic font ",10"; set output out.".svg" }
+do for [fmt in formats] {
+  eval image(fmt, 1200, 520, out)
   set multiplot layout 1,2 title ttl
   do for [b=0:1] {
     set title (b == 0 ? raw." (value on each bar)" : share)

@@ -3,52 +3,28 @@
 #   hidden under compute) of `bucketed` against the bucket size (axis bucket_mib), with
 #   `sequential` (one all-reduce after the whole backward) as horizontal references, and the
 #   backward compute alone (extra compute_ms) and the all-reduce alone (extra comm_ms).
-# Run by plots/render.sh; all data comes from the underfed tool, never from the CSV directly:
-#   gnuplot -e "csv='DIR/allreduce_overlap.csv'; dir='DIR'; out='PLOTS/allreduce_overlap';
-#               tool='build/tools/underfed'; gpu='NVIDIA H200'" plots/allreduce_overlap.gp
-if (!exists("csv") || !exists("out") || !exists("tool")) { print "allreduce_overlap.gp: set csv, dir, out, tool"; exit }
-if (!exists("gpu")) { gpu = "" }
+# Data: `underfed plotdata` (data/allreduce_overlap_buckets.dat: bucket_mib, step_ms,
+# comm_exposed_ms; the references, NaN where absent, in data/allreduce_overlap.gp):
+#   cd plots/GPU && GNUPLOT_LIB=.. gnuplot data/allreduce_overlap.gp ../allreduce_overlap.gp
+if (!exists("buck") || !exists("out") || !exists("nstep")) { print "allreduce_overlap.gp: load data/allreduce_overlap.gp first"; exit }
+load "lib.gp"
 
-# ---- data through the tool (paths single-quoted for the shell; render.sh refuses a quote) --
-q(s) = "'".s."'"
-run(args) = q(tool)." ".args
-count(args, c) = int(system(run(args)." | awk '$".c." ~ /^[-+]?[.0-9]/ { n++ } END { print n + 0 }'"))
-num(s) = (s eq "" || s eq "NaN") ? NaN : real(s)
-isnum(x) = x == x
-add(list, item) = list eq "" ? item : list.", ".item
-axes = " ".system(run("axes ".q(csv))." | awk '{ printf \"%s \", $1 }'")
-has_axis(name) = strstrt(axes, " ".name." ") > 0
-vnames = " ".system(run("variants ".q(csv))." | tr '\\n' ' '")
-has_bucketed = strstrt(vnames, " bucketed ") > 0
-
-# columns: 1 bucket_mib, 2 step_ms, 3 comm_exposed_ms
-sweep = "points ".q(csv)." --x bucket_mib --variant bucketed --metrics step_ms,comm_exposed_ms"
-buck = "< ".run(sweep)
-nstep = has_axis("bucket_mib") && has_bucketed ? count(sweep, 2) : 0
-nexp = has_axis("bucket_mib") && has_bucketed ? count(sweep, 3) : 0
-# One metric of one variant at the default point; NaN when absent.
-metric_of(variant, metric) = num(system(run("values ".q(csv)." --metrics ".q(metric."?"))." | tr -d '\"' | " . \
-                                    "awk '$1 == \"".variant."\" { print $2 }'"))
-seq_step = metric_of("sequential", "step_ms")
-seq_exp = metric_of("sequential", "comm_exposed_ms")
-compute = metric_of("bucketed", "compute_ms")
-comm = metric_of("bucketed", "comm_ms")
-if (!isnum(compute)) { compute = metric_of("sequential", "compute_ms") }
-if (!isnum(comm)) { comm = metric_of("sequential", "comm_ms") }
 ref(v, style, ttl) = isnum(v) ? sprintf("%.10g with lines %s title '%s %.3g ms'", v, style, ttl, v) : ""
 binary(x) = x >= 1024 && int(x) % 1024 == 0 ? sprintf("%dG", x / 1024) : sprintf("%g", x)
-line = "with linespoints lw 2 pt 7 lc rgb '#009e73'"
+line = "with linespoints lw 2 pt 7 lc rgb '".c_fixed."'"
+seq_style = "lw 2 dt 2 lc rgb '".c_broken."'"
+alone_style = "lw 1.5 dt 3 lc rgb '".c_ceiling."'"
 
 step_items = nstep > 0 ? "buck using 1:2:xtic(binary($1)) ".line." title 'bucketed'" : ""
-step_items = add(step_items, ref(seq_step, "lw 2 dt 2 lc rgb '#d55e00'", "sequential:"))
+step_items = add(step_items, ref(seq_step, seq_style, "sequential:"))
 step_items = ref(compute, "", "") eq "" ? step_items : \
-             add(step_items, ref(compute, "lw 1.5 dt 3 lc rgb '#333333'", "backward compute alone:"))
+             add(step_items, ref(compute, alone_style, "backward compute alone:"))
 step_items = step_items eq ", " ? "" : step_items
 exp_items = nexp > 0 ? "buck using 1:3:xtic(binary($1)) ".line." title 'bucketed'" : ""
 exp_items = ref(seq_exp, "", "") eq "" ? exp_items : \
-            add(exp_items, ref(seq_exp, "lw 2 dt 2 lc rgb '#d55e00'", "sequential:"))
+            add(exp_items, ref(seq_exp, seq_style, "sequential:"))
 exp_items = ref(comm, "", "") eq "" ? exp_items : \
-            add(exp_items, ref(comm, "lw 1.5 dt 3 lc rgb '#333333'", "all-reduce alone:"))
+            add(exp_items, ref(comm, alone_style, "all-reduce alone:"))
 
 set termoption noenhanced
 set grid
@@ -60,9 +36,8 @@ set xlabel "bucket size (MiB)"
 # One bucket size (a --quick run): give the references some width around it.
 if (nstep + nexp > 0) { stats buck using 1 nooutput; if (STATS_min == STATS_max) { set xrange [STATS_min / 4 : STATS_max * 4] } }
 set yrange [0:*]
-do for [fmt in "png svg"] {
-  if (fmt eq "png") { set terminal pngcairo noenhanced size 1200,560 font ",10"; set output out."_buckets.png" } \
-  else { set terminal svg noenhanced size 1200,560 dynamic font ",10"; set output out."_buckets.svg" }
+do for [fmt in formats] {
+  eval image(fmt, 1200, 560, out."_buckets")
   set multiplot layout 1,2 title sprintf("allreduce_overlap on %s: bucket size of the overlapped all-reduce", gpu)
   set title "step time"
   set ylabel "ms per step"

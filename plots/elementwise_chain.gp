@@ -3,50 +3,21 @@
 #     N, fp32 solid and bf16 dashed (axis `bits`), with the measured copy ceiling;
 #   NAME_roofline: attained GFLOP/s against arithmetic intensity (flop per byte moved), under
 #     the roofs of this GPU's measured ceilings (copy bandwidth slope, fp32 and bf16 GEMM).
-# Run by plots/render.sh; all data comes from the underfed tool, never from the CSV directly:
-#   gnuplot -e "csv='DIR/elementwise_chain.csv'; dir='DIR'; out='PLOTS/elementwise_chain';
-#               tool='build/tools/underfed'; gpu='NVIDIA H200'" plots/elementwise_chain.gp
-# Columns used: axes ops (N) and bits; step_ms, gbs, executed_flops; extras
-# intensity_flop_per_byte and bytes_moved. A panel whose columns are absent says so.
-if (!exists("csv") || !exists("out") || !exists("tool")) { print "elementwise_chain.gp: set csv, dir, out, tool"; exit }
-if (!exists("dir")) { dir = "." }
-if (!exists("gpu")) { gpu = "" }
-
-# ---- data through the tool (paths single-quoted for the shell; render.sh refuses a quote) --
-q(s) = "'".s."'"
-run(args) = q(tool)." ".args
-# Lines of the tool's output with a number in column c (headers and NaN are not numbers).
-count(args, c) = int(system(run(args)." | awk '$".c." ~ /^[-+]?[.0-9]/ { n++ } END { print n + 0 }'"))
-num(s) = (s eq "" || s eq "NaN") ? NaN : real(s)
-isnum(x) = x == x
-axes = " ".system(run("axes ".q(csv))." | awk '{ printf \"%s \", $1 }'")
-has_axis(name) = strstrt(axes, " ".name." ") > 0
-vnames = system(run("variants ".q(csv))." | tr '\\n' ' '")
-nvar = words(vnames)
-# Plot items are collected in a string and drawn with eval, so that absent data adds none.
-add(list, item) = list eq "" ? item : list.", ".item
+# Data: `underfed plotdata`: data/elementwise_chain_fp32.dat and _bf16.dat (a block per
+# variant: N, step_ms, gbs, intensity_flop_per_byte, executed_flops, bytes_moved; bf16 where the
+# run has the axis bits), the roofline's point labels in _labels_fp32.dat and _labels_bf16.dat
+# (consecutive N at one place merged, "1-16"), counts and the folder's ceilings (copy,
+# gemm_fp32, gemm_bf16; NaN without ceilings.csv) in data/elementwise_chain.gp:
+#   cd plots/GPU && GNUPLOT_LIB=.. gnuplot data/elementwise_chain.gp ../elementwise_chain.gp
+# A panel whose columns are absent says so.
+if (!exists("dat32") || !exists("out") || !exists("n32")) { print "elementwise_chain.gp: load data/elementwise_chain.gp first"; exit }
+load "lib.gp"
+nvar = n
 min(a, b) = a < b ? a : b
 max(a, b) = a > b ? a : b
-
-nax = has_axis("ops") ? "ops" : has_axis("n") ? "n" : ""
-has_bits = has_axis("bits")
-# columns: 1 N, 2 step_ms, 3 gbs, 4 intensity, 5 executed_flops, 6 bytes_moved
-sweep(where) = "points ".q(csv)." --x ".nax." ".where. \
-               " --metrics ".q("step_ms,gbs,intensity_flop_per_byte?,executed_flops,bytes_moved?")
-w32 = has_bits ? "--where bits=32" : ""
-w16 = "--where bits=16"
-n32 = nax eq "" ? 0 : count(sweep(w32), 2)
-n16 = (nax eq "" || !has_bits) ? 0 : count(sweep(w16), 2)
-r32 = nax eq "" ? 0 : count(sweep(w32), 4)
-r16 = (nax eq "" || !has_bits) ? 0 : count(sweep(w16), 4)
 tag32 = has_bits ? " fp32" : ""
-# The data sources, named in the plot commands built below (by name: no quoting to nest).
-dat32 = "< ".run(sweep(w32))
-dat16 = "< ".run(sweep(w16))
-
-copy = num(system(run("ceiling copy_d2d_gbs ".q(dir))))
-peak32 = num(system(run("ceiling gemm_fp32_tflops ".q(dir)))) * 1000
-peak16 = num(system(run("ceiling gemm_bf16_tflops ".q(dir)))) * 1000
+peak32 = gemm_fp32 * 1000
+peak16 = gemm_bf16 * 1000
 
 # One line per variant of a sweep (data: the name of a source variable): `for` over the
 # blocks, colour by variant.
@@ -67,13 +38,12 @@ if (n16 > 0) { time_items = add(time_items, lines("dat16", 2, dashed, " bf16")) 
 bw_items = n32 > 0 ? lines("dat32", 3, solid, tag32) : ""
 if (n16 > 0) { bw_items = add(bw_items, lines("dat16", 3, dashed, " bf16")) }
 if (bw_items ne "" && isnum(copy)) { \
-  bw_items = add(bw_items, sprintf("%g with lines lw 1.5 dt 2 lc rgb '#333333' notitle", copy)) }
+  bw_items = add(bw_items, sprintf("%g with lines lw 1.5 dt 2 lc rgb '%s' notitle", copy, c_ceiling)) }
 nothing = "set label 90 'no %s against ops in this run' at graph 0.5, 0.5 center; set xrange [0:1]; set yrange [0:1]; plot 1/0 notitle; unset label 90; set xrange [*:*]"
 
 # ---- time and bandwidth against N -----------------------------------------------------------
-do for [fmt in "png svg"] {
-  if (fmt eq "png") { set terminal pngcairo noenhanced size 1200,540 font ",10"; set output out."_time_bandwidth.png" } \
-  else { set terminal svg noenhanced size 1200,540 dynamic font ",10"; set output out."_time_bandwidth.svg" }
+do for [fmt in formats] {
+  eval image(fmt, 1200, 540, out."_time_bandwidth")
   set multiplot layout 1,2 title sprintf("elementwise_chain on %s: unfused vs fused against the number of ops%s", \
                                          gpu, n16 > 0 ? " (fp32 solid, bf16 dashed)" : "")
   set xlabel "ops in the chain (N)"
@@ -97,14 +67,6 @@ do for [fmt in "png svg"] {
 # attained TFLOP/s: executed flop per step / step time; intensity x bytes moved when the
 # executed flops are not recorded
 tflops = "((valid(5) ? $5 : $4 * $6) / $2 / 1e9)"
-# Point labels: the N of each point; consecutive N at the same place (unfused chains keep one
-# intensity and one rate whatever N) are merged into one label "1-16".
-merge = "awk 'function out() { if (n) print x, y, (a == b ? a : a \"-\" b); n = 0 } " . \
-        "/^$/ { out(); print; next } $2 !~ /^[-+]?[.0-9]/ { out(); next } " . \
-        "{ f = ($5 != \"NaN\" ? $5 : $4 * $6) / $2 / 1e9; k = sprintf(\"%.2g %.2g\", $4, f); " . \
-        "if (n && k == key) { b = $1; next } out(); n = 1; key = k; x = $4; y = f; a = $1; b = $1 } END { out() }'"
-lab32 = dat32." | ".merge
-lab16 = dat16." | ".merge
 roof_points(data, labels, style, tag, dy) = \
   sprintf("for [i=0:%d] %s index i using 4:%s %s lc i+1 title word(vnames, i+1).'%s', ", \
           nvar - 1, data, tflops, style, tag). \
@@ -112,13 +74,13 @@ roof_points(data, labels, style, tag, dy) = \
           nvar - 1, labels, dy)
 roof_items = ""
 if (isnum(copy) && isnum(peak32)) { roof_items = add(roof_items, \
-  sprintf("min(%g * x, %g) with lines lw 2 lc rgb '#333333' title 'roof: copy %.0f GB/s, fp32 GEMM %.1f TFLOP/s'", \
+  sprintf("min(%g * x, %g) with lines lw 2 lc rgb '".c_ceiling."' title 'roof: copy %.0f GB/s, fp32 GEMM %.1f TFLOP/s'", \
           copy / 1000, peak32 / 1000, copy, peak32 / 1000)) }
 if (isnum(copy) && isnum(peak16)) { roof_items = add(roof_items, \
-  sprintf("min(%g * x, %g) with lines lw 2 dt 2 lc rgb '#333333' title 'roof: bf16 GEMM %.0f TFLOP/s (tensor cores)'", \
+  sprintf("min(%g * x, %g) with lines lw 2 dt 2 lc rgb '".c_ceiling."' title 'roof: bf16 GEMM %.0f TFLOP/s (tensor cores)'", \
           copy / 1000, peak16 / 1000, peak16 / 1000)) }
 if (isnum(copy) && !isnum(peak32) && !isnum(peak16)) { roof_items = add(roof_items, \
-  sprintf("%g * x with lines lw 2 lc rgb '#333333' title 'roof: copy %.0f GB/s'", copy / 1000, copy)) }
+  sprintf("%g * x with lines lw 2 lc rgb '".c_ceiling."' title 'roof: copy %.0f GB/s'", copy / 1000, copy)) }
 if (r32 > 0) { roof_items = add(roof_items, roof_points("dat32", "lab32", solid, tag32, 0.5)) }
 if (r16 > 0) { roof_items = add(roof_items, roof_points("dat16", "lab16", dashed, " bf16", -0.5)) }
 
@@ -136,9 +98,8 @@ set xrange [lo / 4 : max(hi, ridge) * 4]
 set yrange [*:*]
 set xlabel "arithmetic intensity (flop per byte moved)"
 set ylabel "attained TFLOP/s (executed flop / step time)"
-do for [fmt in "png svg"] {
-  if (fmt eq "png") { set terminal pngcairo noenhanced size 1000,640 font ",10"; set output out."_roofline.png" } \
-  else { set terminal svg noenhanced size 1000,640 dynamic font ",10"; set output out."_roofline.svg" }
+do for [fmt in formats] {
+  eval image(fmt, 1000, 640, out."_roofline")
   set title sprintf("elementwise_chain on %s: roofline under the measured ceilings (labels: ops N)%s", gpu, \
                     isnum(copy) ? "" : "\nno ceilings.csv beside the results: roofs not drawn")
   if (r32 + r16 == 0) { set label 90 "no intensity_flop_per_byte in this run" at graph 0.5, 0.5 center }

@@ -1,16 +1,14 @@
 # A sweep: step time (left axis, log) and busy % (right axis) of each variant against one
-# axis, the others at their defaults. Input: `underfed points --x AXIS --metrics step_ms,busy_pct`
-# (one block per variant: header line "AXIS VARIANT ...", then x, step_ms, busy_pct).
-#   gnuplot -e "data='x.dat'; out='...'; ttl='...'; n=3; xname='elems'; logx=1" plots/sweep.gp
-if (!exists("data") || !exists("out") || !exists("n")) { print "sweep.gp: set data, out, n"; exit }
-if (!exists("ttl")) { ttl = "" }
-if (!exists("xname")) { xname = "x" }
-if (!exists("logx")) { logx = 0 }
+# axis, the others at their defaults.
+# Data: `underfed plotdata` (data/NAME_sweep_AXIS.dat, one block per variant: header line
+# "AXIS VARIANT ...", then x, step_ms, busy_pct; its variables in data/NAME_sweep_AXIS.gp):
+#   cd plots/GPU && GNUPLOT_LIB=.. gnuplot data/NAME_sweep_AXIS.gp ../sweep.gp
+if (!exists("data") || !exists("out") || !exists("counts")) { print "sweep.gp: load data/NAME_sweep_AXIS.gp first"; exit }
+load "lib.gp"
 set datafile missing "NaN"
-# Numbers (not NaN) in column c of the data lines: a panel with none says so.
-measured(c) = int(system(sprintf("awk '$1 ~ /^[-+]?[.0-9]/ && $%d ~ /^[-+]?[.0-9]/ { k++ } END { print k + 0 }' '%s'", c, data)))
-n_step = measured(2)
-n_busy = measured(3)
+# Numbers (not NaN) in the step and busy columns: a panel with none says so.
+n_step = count(counts, 1)
+n_busy = count(counts, 2)
 nothing(what) = sprintf("set label 90 'no %s measured at these points' at graph 0.5, 0.5 center; " . \
                         "unset logscale; set xrange [0:1]; set yrange [0:1]; plot 1/0 notitle; unset label 90; " . \
                         "set xrange [*:*]%s", what, logx ? "; set logscale x 2" : "")
@@ -25,9 +23,8 @@ binary(x) = x >= 1073741824 && int(x) % 1073741824 == 0 ? sprintf("%dG", x / 107
             x >= 1024 && int(x) % 1024 == 0 ? sprintf("%dK", x / 1024) : sprintf("%g", x)
 if (logx) { set logscale x 2 }
 set xlabel xname
-do for [fmt in "png svg"] {
-  if (fmt eq "png") { set terminal pngcairo noenhanced size 1200,500 font ",10"; set output out.".png" } \
-  else { set terminal svg noenhanced size 1200,500 dynamic font ",10"; set output out.".svg" }
+do for [fmt in formats] {
+  eval image(fmt, 1200, 500, out)
   set multiplot layout 1,2 title ttl
   set title "step time"
   set logscale y

@@ -4,7 +4,10 @@
 #   - plots/render.sh on copies of gpu-a and gpu-b in the build tree (REPORT.md is written into
 #     the copies, never into tests/data): PNG and SVG of every ladder, series and sweep, the
 #     comparison across the two folders, and each folder's REPORT.md;
-#   - every scenario-specific plots/NAME.gp on a file without its columns: it must still draw;
+#   - every scenario-specific plots/NAME.gp on the fixture of all six scenarios (derived-good),
+#     and on a file without its columns: it must still draw;
+#   - no plots/*.gp runs a command (system(), "< cmd"): the data and its facts come from
+#     `underfed plotdata` (.dat with a `# key: value` header, .gp include), each loads lib.gp;
 #   - render.sh with gnuplot hidden from PATH: exit 0, the data and REPORT.md written, no image,
 #     and a message that says no image was drawn and how to draw them;
 #   - `underfed compare`: 1 on a regression beyond the noise, 0 for a folder against itself,
@@ -40,7 +43,7 @@ check_image() {  # check_image PREFIX: PREFIX.png and PREFIX.svg
 
 rm -rf "$work"
 mkdir -p "$work/results" || exit 1
-for fixture in gpu-a gpu-b gpu-truncated; do
+for fixture in gpu-a gpu-b gpu-truncated derived-good; do
   cp -R "$src/tests/data/$fixture" "$work/results/$fixture" || exit 1
 done
 results=$work/results
@@ -158,26 +161,66 @@ else
 fi
 
 # ---- the scenario-specific plots degrade on a file without their columns -------------------
-if [ $images = 1 ]; then
-  for script in "$src"/plots/*.gp; do
-    name=$(basename "$script" .gp)
-    case $name in ladder|series|sweep|across) continue ;; esac
-    out=$work/degrade/$name
-    mkdir -p "$work/degrade"
-    if gnuplot -e "csv='$results/gpu-a/launch_storm.csv'; dir='$results/gpu-a'; out='$out'; tool='$tool'; gpu='Test GPU A'" \
-         "$script" > "$work/degrade/$name.log" 2>&1; then
-      made=("$out"_*.png)
-      if [ -e "${made[0]}" ]; then
-        for png in "${made[@]}"; do check_image "${png%.png}"; done
-      else
-        fail "plots/$name.gp drew nothing on a file without its columns"
-      fi
+# launch_storm's file under each scenario's name: `underfed plotdata` writes that scenario's
+# figure data (counts of 0), and its script must still draw, saying what is missing.
+for script in "$src"/plots/*.gp; do
+  name=$(basename "$script" .gp)
+  case $name in ladder|series|sweep|across|lib) continue ;; esac
+  degrade=$work/degrade/$name
+  mkdir -p "$degrade/results" "$degrade/plots"
+  sed "s/^# scenario: launch_storm\$/# scenario: $name/" "$results/gpu-a/launch_storm.csv" \
+    > "$degrade/results/$name.csv"
+  if ! "$tool" plotdata "$degrade/results" "$degrade/plots" > "$degrade/figures.txt" 2> "$degrade/log" ||
+     ! grep -q "^$name data/$name.gp\$" "$degrade/figures.txt"; then
+    fail "underfed plotdata wrote no $name figure for a file without its columns:"
+    cat "$degrade/log" "$degrade/figures.txt" >&2
+    continue
+  fi
+  [ $images = 1 ] || continue
+  if (cd "$degrade/plots" && GNUPLOT_LIB=$src/plots gnuplot "data/$name.gp" "$script") >> "$degrade/log" 2>&1; then
+    made=("$degrade/plots/$name"_*.png)
+    if [ -e "${made[0]}" ]; then
+      for png in "${made[@]}"; do check_image "${png%.png}"; done
     else
-      fail "plots/$name.gp failed on a file without its columns:"
-      cat "$work/degrade/$name.log" >&2
+      fail "plots/$name.gp drew nothing on a file without its columns"
     fi
+  else
+    fail "plots/$name.gp failed on a file without its columns:"
+    cat "$degrade/log" >&2
+  fi
+done
+
+# ---- every scenario's own figure on the fixture of all six scenarios -----------------------
+PLOTS_DIR=$work/plots-derived BUILD_DIR=$build bash "$src/plots/render.sh" "$results/derived-good" \
+  > "$work/derived.log" 2>&1
+status=$?
+if [ $status = 0 ]; then pass "render.sh on derived-good"; else fail "render.sh on derived-good exited $status:"; cat "$work/derived.log" >&2; fi
+if [ $images = 1 ]; then
+  for plot in allreduce_overlap_buckets checkpoint_recompute_pareto elementwise_chain_time_bandwidth \
+              elementwise_chain_roofline starved_input_workers varlen_attention_flops; do
+    check_image "$work/plots-derived/derived-good/$plot"
   done
 fi
+
+# ---- plots one way: the scripts only draw, from what `underfed plotdata` wrote -------------
+# No script runs a command (system(), a "< command" data source); each loads the shared look.
+for script in "$src"/plots/*.gp; do
+  name=$(basename "$script" .gp)
+  if grep -nE "system\(|[\"']< " "$script" >&2; then
+    fail "plots/$name.gp runs a command (above): its data must come from underfed plotdata"
+  fi
+  [ "$name" = lib ] || grep -q '^load "lib.gp"$' "$script" || fail "plots/$name.gp does not load lib.gp"
+done
+# The data files say what they hold; the include defines the same for gnuplot.
+ladder=$plots/gpu-a/data/launch_storm_ladder
+if grep -q '^# names: eager graph fused$' "$ladder.dat" && grep -q '^# counts: [0-9 ]*$' "$ladder.dat" &&
+   grep -q "^names = 'eager graph fused'$" "$ladder.gp" && grep -q "^data = 'data/launch_storm_ladder.dat'$" "$ladder.gp"; then
+  pass "gpu-a launch_storm_ladder .dat header and .gp include"
+else
+  fail "launch_storm_ladder.dat / .gp of gpu-a lack the names and counts"
+fi
+grep -q "^share_metric = '" "$plots/compare/data/launch_storm_across.gp" ||
+  fail "compare/data/launch_storm_across.gp does not name its share's metric"
 
 # ---- the run comparison ---------------------------------------------------------------------
 expect_exit() {  # expect_exit STATUS WHAT COMMAND...

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "expect.h"
 #include "options.h"
+#include "plotdata.h"
 #include "readme.h"
 #include "results.h"
 
@@ -1193,6 +1194,8 @@ static const command commands[] = {
      "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", cmd_compare, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
      "writes DIR/REPORT.md from the folder's results", cmd_report, NULL},
+    {"plotdata", "[--across] DIR... OUT", 0, 0, "",
+     "each plot's data and gnuplot variables, in OUT/data", NULL, uf_cmd_plotdata},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
      "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
 };

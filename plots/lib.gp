@@ -1,0 +1,31 @@
+# The look every plot shares, loaded by each script of plots/ (`load 'lib.gp'`: render.sh puts
+# plots/ on GNUPLOT_LIB): the image formats and their size and font, the colours that mean the
+# same thing in every figure, and small helpers for plot commands built from the data's counts.
+# Every fact about the data (names, counts, ceilings) comes from the include that
+# `underfed plotdata` writes beside it (data/NAME.gp); no script runs a command.
+
+# Each figure is drawn twice: PNG for the README, SVG beside it.
+formats = "png svg"
+# The commands that open FILE.png or FILE.svg of w x h pixels: eval image(fmt, w, h, file).
+image(fmt, w, h, file) = fmt eq "png" ? \
+  sprintf("set terminal pngcairo noenhanced size %d,%d font ',10'; set output '%s.png'", w, h, file) : \
+  sprintf("set terminal svg noenhanced size %d,%d dynamic font ',10'; set output '%s.svg'", w, h, file)
+
+# Colours: the fixed variant, the broken reference, a measured ceiling or reference level, step
+# time bars, a second quantity beside the first.
+c_fixed = "#009e73"
+c_broken = "#d55e00"
+c_ceiling = "#333333"
+c_step = "#444444"
+c_second = "#e69f00"
+
+# Numbers: NaN is not equal to itself.
+isnum(x) = x == x
+# Plot items collected in a string, drawn with eval, so that absent data adds none.
+add(list, item) = list eq "" ? item : list.", ".item
+# The n-th of the counts of measured values the include lists ("k1 k2 ...").
+count(counts, i) = int(word(counts, i))
+# x tics at 0, 1, ... named by the words of `names`: eval name_tics(names).
+name_tic(names, i) = sprintf("%s'%s' %d", i > 1 ? ", " : "", word(names, i), i - 1)
+name_tics(names) = "set xtics (".sum_tics(names, words(names)).")"
+sum_tics(names, n) = n < 1 ? "" : sum_tics(names, n - 1).name_tic(names, n)

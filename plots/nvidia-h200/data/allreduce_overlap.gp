@@ -1,0 +1,11 @@
+# underfed plot data: load before plots/allreduce_overlap.gp
+source = 'allreduce_overlap.csv'
+out = 'allreduce_overlap'
+gpu = 'NVIDIA H200'
+buck = 'data/allreduce_overlap_buckets.dat'
+nstep = 5
+nexp = 5
+seq_step = 8.6852
+seq_exp = 3.28647
+compute = 6.01325
+comm = 3.26358

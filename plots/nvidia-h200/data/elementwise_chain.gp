@@ -1,0 +1,18 @@
+# underfed plot data: load before plots/elementwise_chain.gp
+source = 'elementwise_chain.csv'
+out = 'elementwise_chain'
+gpu = 'NVIDIA H200'
+vnames = 'unfused fused'
+n = 2
+has_bits = 1
+copy = 4250.153668
+gemm_fp32 = 50.87358293
+gemm_bf16 = 793.8300747
+dat32 = 'data/elementwise_chain_fp32.dat'
+lab32 = 'data/elementwise_chain_labels_fp32.dat'
+n32 = 18
+r32 = 18
+dat16 = 'data/elementwise_chain_bf16.dat'
+lab16 = 'data/elementwise_chain_labels_bf16.dat'
+n16 = 18
+r16 = 18

@@ -1,0 +1,705 @@
+/* underfed plotdata RESULTS_DIR OUT_DIR
+ * underfed plotdata --across RESULTS_DIR RESULTS_DIR... OUT_DIR
+ *
+ * Writes the data of every plot of a results folder into OUT_DIR/data (the figures every
+ * scenario gets: the utilization ladder, the PM-sampled series, a sweep per axis with more than
+ * one value; and the scenario's own, plotfigs.c), or of each scenario that two or more folders
+ * hold (the comparison across GPUs). Prints one line per figure, "SCRIPT data/FIGURE.gp": draw
+ * it in OUT_DIR with `GNUPLOT_LIB=plots gnuplot data/FIGURE.gp plots/SCRIPT.gp` (plots/ as seen
+ * from OUT_DIR). See plotdata.h for the files' format. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+#include "plotdata.h"
+
+enum { PD_BAD = 2, PD_MAX_DIRS = 16 };
+
+/* ---- the figure writer --------------------------------------------------------------------- */
+
+int pd_path(char *out, size_t len, const char *dir, const char *name, const char *suffix)
+{
+    int n = snprintf(out, len, "%s/%s%s", dir, name, suffix);
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "underfed plotdata: path too long: %s/%s%s\n", dir, name, suffix);
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* A gnuplot string literal: single quotes, a quote doubled. */
+static void gp_string(uf_strbuf *b, const char *s)
+{
+    uf_sb_putn(b, "'", 1);
+    for (const char *c = s; *c; c++)
+        uf_sb_puts(b, *c == '\'' ? "''" : (char[2]){*c, '\0'});
+    uf_sb_putn(b, "'", 1);
+}
+
+void pd_fig_begin(pd_fig *f, const char *out_dir, const char *base, const char *source)
+{
+    char out[UF_PATH_LEN];
+    memset(f, 0, sizeof *f);
+    if (pd_path(f->dir, sizeof f->dir, out_dir, "data", "") != 0 ||
+        pd_path(out, sizeof out, out_dir, base, "") != 0 || strlen(base) >= sizeof f->base)
+        f->vars.failed = 1;     /* commit fails */
+    snprintf(f->base, sizeof f->base, "%.*s", (int)sizeof f->base - 1, base);
+    const char *slash = strrchr(source, '/');
+    pd_str(f, "source", slash ? slash + 1 : source);
+    uf_sb_puts(&f->vars, "out = ");     /* paths relative to OUT, gnuplot's folder */
+    gp_string(&f->vars, f->base);
+    uf_sb_puts(&f->vars, "\n");
+}
+
+void pd_str(pd_fig *f, const char *key, const char *value)
+{
+    uf_sb_printf(&f->vars, "%s = ", key);
+    gp_string(&f->vars, value);
+    uf_sb_puts(&f->vars, "\n");
+    uf_sb_printf(&f->head, "# %s: %s\n", key, value);
+}
+
+void pd_num(pd_fig *f, const char *key, double v)
+{
+    char text[32];
+    snprintf(text, sizeof text, isnan(v) ? "NaN" : "%.10g", v);
+    uf_sb_printf(&f->vars, "%s = %s\n", key, text);
+    uf_sb_printf(&f->head, "# %s: %s\n", key, text);
+}
+
+void pd_int(pd_fig *f, const char *key, int v)
+{
+    uf_sb_printf(&f->vars, "%s = %d\n", key, v);
+    uf_sb_printf(&f->head, "# %s: %d\n", key, v);
+}
+
+uf_strbuf *pd_dat(pd_fig *f, const char *key, const char *suffix)
+{
+    if (f->n_dats == PD_MAX_DATS) {     /* a figure writer's bug: caught by the tests */
+        fprintf(stderr, "underfed plotdata: %s: more than %d data files\n", f->base,
+                PD_MAX_DATS);
+        f->vars.failed = 1;
+        return &f->dat[PD_MAX_DATS - 1];
+    }
+    char *path = f->dat_path[f->n_dats];
+    char name[UF_PATH_LEN], full[UF_PATH_LEN];
+    if ((size_t)snprintf(name, sizeof name, "%s%s.dat", f->base, suffix) >= sizeof name ||
+        pd_path(full, sizeof full, f->dir, name, "") != 0)
+        f->vars.failed = 1;
+    memcpy(path, full, sizeof full);
+    if ((size_t)snprintf(full, sizeof full, "data/%s", name) >= sizeof full)
+        f->vars.failed = 1;                         /* relative to OUT, as `out` is */
+    uf_sb_printf(&f->vars, "%s = ", key);
+    gp_string(&f->vars, full);
+    uf_sb_puts(&f->vars, "\n");
+    return &f->dat[f->n_dats++];
+}
+
+void pd_fig_free(pd_fig *f)
+{
+    free(f->vars.data);
+    free(f->head.data);
+    for (int i = 0; i < PD_MAX_DATS; i++)
+        free(f->dat[i].data);
+    memset(f, 0, sizeof *f);
+}
+
+int pd_fig_commit(pd_fig *f, const char *script)
+{
+    char err[UF_REASON_LEN], path[UF_PATH_LEN];
+    int rc = f->vars.failed || f->head.failed ? -1 : 0;
+    if (rc != 0)
+        fprintf(stderr, "underfed plotdata: %s: not written\n", f->base);
+    for (int i = 0; i < f->n_dats && rc == 0; i++) {
+        uf_strbuf file = {0};
+        uf_sb_printf(&file, "# underfed plot data, drawn by plots/%s.gp\n", script);
+        uf_sb_puts(&file, f->head.data ? f->head.data : "");
+        uf_sb_puts(&file, f->dat[i].data ? f->dat[i].data : "");
+        file.failed |= f->dat[i].failed;   /* commit says so, and frees */
+        rc = uf_sb_commit(&file, f->dat_path[i], err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "underfed plotdata: %s\n", err);
+    }
+    if (rc == 0 && pd_path(path, sizeof path, f->dir, f->base, ".gp") != 0)
+        rc = -1;
+    if (rc == 0) {
+        uf_strbuf file = {0};
+        uf_sb_printf(&file, "# underfed plot data: load before plots/%s.gp\n", script);
+        uf_sb_puts(&file, f->vars.data);
+        if ((rc = uf_sb_commit(&file, path, err, sizeof err)) != 0)
+            fprintf(stderr, "underfed plotdata: %s\n", err);
+    }
+    if (rc == 0)
+        printf("%s data/%s.gp\n", script, f->base);
+    pd_fig_free(f);
+    return rc;
+}
+
+/* ---- reading the table --------------------------------------------------------------------- */
+
+double pd_metric(const uf_table *t, const uf_row *r, const char *name)
+{
+    char text[32];
+    double v = uf_table_value(t, r, name);
+    if (isnan(v))
+        return NAN;
+    snprintf(text, sizeof text, "%.6g", v);
+    return strtod(text, NULL);
+}
+
+void pd_put_num(uf_strbuf *b, double v)
+{
+    if (isnan(v))
+        uf_sb_puts(b, " NaN");
+    else
+        uf_sb_printf(b, " %.6g", v);
+}
+
+int pd_axis_index(const uf_table *t, const char *name)
+{
+    for (int a = 0; a < t->n_axes; a++)
+        if (strcmp(t->axis_names[a], name) == 0)
+            return a;
+    return -1;
+}
+
+/* The variants in order of first appearance; returns how many. */
+int pd_variants(const uf_table *t, const char **names, int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        int seen = 0;
+        for (int k = 0; k < n; k++)
+            seen |= strcmp(names[k], t->rows[i].variant) == 0;
+        if (!seen && n < max)
+            names[n++] = t->rows[i].variant;
+    }
+    return n;
+}
+
+int pd_has_variant(const uf_table *t, const char *name)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].variant, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does the row sit at the point on every axis except `free_axis` (-1: none)? */
+static int at_point(const uf_table *t, const uf_row *r, const double *point, int free_axis)
+{
+    for (int a = 0; a < t->n_axes; a++)
+        if (a != free_axis && r->axis[a] != point[a])
+            return 0;
+    return 1;
+}
+
+const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, -1))
+            return &t->rows[i];
+    return NULL;
+}
+
+int pd_point_has_rows(const uf_table *t, const double *point, int free_axis)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        if (at_point(t, &t->rows[i], point, free_axis))
+            return 1;
+    return 0;
+}
+
+/* The distinct values of axis ax in row order; returns how many (at most max). */
+static int distinct_values(const uf_table *t, int ax, double *seen, int max)
+{
+    int n = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        int dup = 0;
+        for (int k = 0; k < n; k++)
+            dup |= seen[k] == t->rows[i].axis[ax];
+        if (!dup && n < max)
+            seen[n++] = t->rows[i].axis[ax];
+    }
+    return n;
+}
+
+/* Unnamed axes at the run's default (metadata default.AXIS, else the first row's value); a
+ * named value replaced by the run's value it matches, so that rows match it exactly. */
+int pd_point(const uf_table *t, const char *where, double *point)
+{
+    uf_where_axis axes[UF_MAX_AXES];
+    size_t per_axis = (size_t)(t->n_rows ? t->n_rows : 1);
+    double *values = malloc(per_axis * UF_MAX_AXES * sizeof *values);
+    char err[UF_REASON_LEN];
+    int rc = -1;
+    if (!values) {
+        fprintf(stderr, "underfed plotdata: out of memory\n");
+        return -1;
+    }
+    for (int a = 0; a < t->n_axes; a++) {
+        char key[UF_NAME_LEN + 16];
+        double *v = values + (size_t)a * per_axis;
+        for (int i = 0; i < t->n_rows; i++)
+            v[i] = t->rows[i].axis[a];
+        snprintf(key, sizeof key, "default.%s", t->axis_names[a]);
+        const char *def = uf_meta_get(&t->meta, key);
+        axes[a] = (uf_where_axis){.name = t->axis_names[a], .default_value = NAN,
+                                  .values = v, .n_values = t->n_rows};
+        if (def)
+            uf_parse_number(def, &axes[a].default_value);
+        else if (t->n_rows)
+            axes[a].default_value = t->rows[0].axis[a];
+    }
+    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed plotdata: %s: %s\n", where ? where : "default point", err);
+        goto out;
+    }
+    for (int a = 0; a < t->n_axes; a++)
+        for (int i = 0; i < t->n_rows; i++)
+            if (uf_axis_value_same(axes[a].values[i], point[a])) {
+                point[a] = axes[a].values[i];
+                break;
+            }
+    rc = 0;
+out:
+    free(values);
+    return rc;
+}
+
+int pd_ceiling(const char *dir, const char *name, double *v)
+{
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    uf_ceilings c;
+    *v = NAN;
+    if (pd_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
+        return -1;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0;
+    fclose(probe);
+    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        return -1;
+    }
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        if (strcmp(uf_ceiling_descs[i].name, name) == 0)
+            *v = *(const double *)((const char *)&c + uf_ceiling_descs[i].offset);
+    return 0;
+}
+
+/* Rows in increasing order of their value on axis ax (insertion sort: a sweep is short). */
+static void sort_by_axis(const uf_row **rows, int n, int ax)
+{
+    for (int i = 1; i < n; i++) {
+        const uf_row *r = rows[i];
+        int k = i;
+        for (; k > 0 && rows[k - 1]->axis[ax] > r->axis[ax]; k--)
+            rows[k] = rows[k - 1];
+        rows[k] = r;
+    }
+}
+
+int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
+                  const uf_row **rows)
+{
+    int k = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, ax))
+            rows[k++] = &t->rows[i];
+    sort_by_axis(rows, k, ax);
+    return k;
+}
+
+void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, const char *variant,
+               const char *const *metrics, int n_metrics, int *count)
+{
+    const char *names[UF_MAX_VARIANTS];
+    const uf_row **rows = malloc((size_t)(t->n_rows + 1) * sizeof *rows);
+    int n = pd_variants(t, names, UF_MAX_VARIANTS), block = 0;
+    for (int c = 0; c < n_metrics; c++)
+        count[c] = 0;
+    if (!rows) {
+        b->failed = 1;
+        return;
+    }
+    for (int v = 0; v < n; v++) {
+        if (variant && strcmp(variant, names[v]) != 0)
+            continue;
+        int k = pd_sweep_rows(t, names[v], ax, point, rows);
+        uf_sb_printf(b, "%s%s \"%s\"", block++ ? "\n\n" : "", t->axis_names[ax], names[v]);
+        for (int c = 0; c < n_metrics; c++)
+            uf_sb_printf(b, " %s", metrics[c]);
+        uf_sb_puts(b, "\n");
+        for (int i = 0; i < k; i++) {
+            uf_sb_printf(b, "%.10g", rows[i]->axis[ax]);
+            for (int c = 0; c < n_metrics; c++) {
+                double m = pd_metric(t, rows[i], metrics[c]);
+                pd_put_num(b, m);
+                count[c] += !isnan(m);
+            }
+            uf_sb_puts(b, "\n");
+        }
+    }
+    free(rows);
+}
+
+void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
+               const char *const *metrics, int n_metrics, int *count)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    uf_sb_puts(b, "# variant");
+    for (int c = 0; c < n_metrics; c++) {
+        uf_sb_printf(b, " %s", metrics[c]);
+        count[c] = 0;
+    }
+    uf_sb_puts(b, "\n");
+    for (int v = 0; v < n; v++) {
+        const uf_row *r = pd_row_at(t, names[v], point);
+        uf_sb_printf(b, "\"%s\"", names[v]);
+        for (int c = 0; c < n_metrics; c++) {
+            double m = r ? pd_metric(t, r, metrics[c]) : NAN;
+            pd_put_num(b, m);
+            count[c] += !isnan(m);
+        }
+        uf_sb_puts(b, "\n");
+    }
+}
+
+/* ---- the figures of every scenario -------------------------------------------------------- */
+
+/* The variants, space-separated, as variable `key`, and their number as `n`. */
+int pd_names(pd_fig *f, const uf_table *t, const char *key)
+{
+    const char *names[UF_MAX_VARIANTS];
+    uf_strbuf list = {0};
+    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++)
+        uf_sb_printf(&list, "%s%s", v ? " " : "", names[v]);
+    pd_str(f, key, list.data ? list.data : "");
+    pd_int(f, "n", n);
+    free(list.data);
+    return n;
+}
+
+/* Counts of measured values per column, "k1 k2 ...", as variable `key`. */
+void pd_counts(pd_fig *f, const char *key, const int *count, int n)
+{
+    char text[PD_MAX_COLS * 12] = "";
+    size_t used = 0;
+    for (int c = 0; c < n; c++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%d", c ? " " : "", count[c]);
+    pd_str(f, key, text);
+}
+
+/* The ladder: NVML util, busy, SM active, tensor active, DRAM and step time per variant. */
+static int fig_ladder(const pd_source *s, const double *point)
+{
+    static const char *const cols[] = {"nvml_util_pct", "busy_pct", "sm_active_pct",
+                                       "tensor_active_pct", "dram_pct", "step_ms"};
+    enum { N = sizeof cols / sizeof cols[0] };
+    char base[UF_PATH_LEN], ttl[UF_PATH_LEN];
+    int count[N];
+    pd_fig f;
+    snprintf(base, sizeof base, "%s_ladder", s->name);
+    snprintf(ttl, sizeof ttl, "%s on %s: utilization ladder at the default point", s->name,
+             s->gpu);
+    pd_fig_begin(&f, s->out, base, s->csv);
+    pd_str(&f, "ttl", ttl);
+    pd_names(&f, s->t, "names");
+    pd_values(pd_dat(&f, "data", ""), s->t, point, cols, N, count);
+    pd_counts(&f, "counts", count, N);
+    return pd_fig_commit(&f, "ladder");
+}
+
+/* The PM-sampled counters of each variant at the default point (FILE.series.csv). */
+static int fig_series(const pd_source *s, const double *point)
+{
+    char path[UF_PATH_LEN], err[UF_REASON_LEN], base[UF_PATH_LEN], ttl[UF_PATH_LEN];
+    const char *names[UF_MAX_VARIANTS];
+    uf_table t;             /* the file read again, with its samples */
+    uf_table_init(&t, "");
+    pd_fig f;
+    if (pd_path(path, sizeof path, s->dir, s->name, ".series.csv") != 0)
+        return -1;
+    FILE *probe = fopen(path, "r");
+    if (!probe)
+        return 0;
+    fclose(probe);
+    if (uf_table_read_csv(&t, s->csv, err, sizeof err) != 0 ||
+        uf_table_read_series_csv(&t, path, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        uf_table_free(&t);
+        return -1;
+    }
+    snprintf(base, sizeof base, "%s_series", s->name);
+    snprintf(ttl, sizeof ttl, "%s on %s: PM-sampled counters (default point)", s->name, s->gpu);
+    pd_fig_begin(&f, s->out, base, path);
+    pd_str(&f, "ttl", ttl);
+    uf_strbuf *b = pd_dat(&f, "data", "");
+    int n = pd_names(&f, &t, "names");
+    pd_variants(&t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++) {
+        const uf_row *r = pd_row_at(&t, names[v], point);
+        uf_sb_printf(b, "%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
+                     v ? "\n\n" : "", names[v]);
+        if (!r || r->n_samples == 0) {
+            uf_sb_puts(b, "0 NaN NaN NaN NaN\n");
+            continue;
+        }
+        for (size_t i = 0; i < r->n_samples; i++) {
+            const uf_pm_sample *p = &r->samples[i];
+            uf_sb_printf(b, "%.3f", (double)(p->start_ns - r->samples[0].start_ns) / 1e6);
+            pd_put_num(b, p->sm_active_pct);
+            pd_put_num(b, p->occupancy_pct);
+            pd_put_num(b, p->tensor_active_pct);
+            pd_put_num(b, p->dram_pct);
+            uf_sb_puts(b, "\n");
+        }
+    }
+    uf_table_free(&t);
+    return pd_fig_commit(&f, "series");
+}
+
+/* Step time and busy % of every variant along axis ax, the others at the default point; a
+ * log x axis where the values are positive and span 16x or more. */
+static int fig_sweep(const pd_source *s, const double *point, int ax)
+{
+    static const char *const cols[] = {"step_ms", "busy_pct"};
+    double seen[UF_MAX_SWEEP];
+    char base[UF_PATH_LEN], ttl[UF_PATH_LEN];
+    int count[2];
+    int n = distinct_values(s->t, ax, seen, UF_MAX_SWEEP);
+    double lo = seen[0], hi = seen[0];
+    pd_fig f;
+    if (n < 2)
+        return 0;
+    for (int k = 1; k < n; k++) {
+        lo = fmin(lo, seen[k]);
+        hi = fmax(hi, seen[k]);
+    }
+    const char *axis = s->t->axis_names[ax];
+    snprintf(base, sizeof base, "%s_sweep_%s", s->name, axis);
+    snprintf(ttl, sizeof ttl, "%s on %s: sweep of %s (other axes at their defaults)", s->name,
+             s->gpu, axis);
+    pd_fig_begin(&f, s->out, base, s->csv);
+    pd_str(&f, "ttl", ttl);
+    pd_str(&f, "xname", axis);
+    pd_int(&f, "logx", lo > 0 && hi / lo >= 16);
+    pd_names(&f, s->t, "names");
+    uf_strbuf *b = pd_dat(&f, "data", "");
+    pd_points(b, s->t, ax, point, NULL, cols, 2, count);
+    pd_counts(&f, "counts", count, 2);
+    return pd_fig_commit(&f, "sweep");
+}
+
+/* Every figure of one scenario file. */
+static int scenario_figures(const char *dir, const char *name, const char *out)
+{
+    char csv[UF_PATH_LEN], err[UF_REASON_LEN];
+    double point[UF_MAX_AXES];
+    uf_table t;
+    int rc = 0;
+    if (pd_path(csv, sizeof csv, dir, name, ".csv") != 0)
+        return -1;
+    uf_table_init(&t, "");
+    if (uf_table_read_scenario(&t, dir, name, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed: %s\n", err);
+        uf_table_free(&t);
+        return -1;
+    }
+    const char *gpu = uf_meta_get(&t.meta, "gpu");
+    pd_source s = {.name = name, .csv = csv, .dir = dir, .out = out, .t = &t,
+                   .gpu = gpu ? gpu : ""};
+    if (t.n_rows == 0) {
+        fprintf(stderr, "underfed plotdata: %s has no rows: nothing to draw\n", csv);
+    } else if (pd_point(&t, NULL, point) != 0) {
+        rc = -1;
+    } else {
+        rc = fig_ladder(&s, point);
+        rc = rc ? rc : fig_series(&s, point);
+        for (int ax = 0; ax < t.n_axes && rc == 0; ax++)
+            rc = fig_sweep(&s, point, ax);
+        rc = rc ? rc : pd_scenario_figures(&s) < 0 ? -1 : 0;
+    }
+    uf_table_free(&t);
+    return rc;
+}
+
+/* ---- across folders ------------------------------------------------------------------------ */
+
+/* The share-of-ceiling column that says most about this scenario. */
+static const char *auto_share(const uf_table *t)
+{
+    static const char *const candidates[] = {"pct_of_gemm", "pct_of_copy", "busy_pct"};
+    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; c++)
+        for (int i = 0; i < t->n_rows; i++)
+            if (!isnan(uf_table_value(t, &t->rows[i], candidates[c])))
+                return candidates[c];
+    return "busy_pct";
+}
+
+/* Step time of each variant (the first folder's) per folder, then its share of a ceiling:
+ * two blocks "METRIC" "GPU1" "GPU2" ..., each at every folder's default point. */
+static int fig_across(const char *out, const char *name, const char **dirs, int n_dirs)
+{
+    uf_table t[PD_MAX_DIRS];
+    char base[UF_PATH_LEN], ttl[UF_PATH_LEN], path[UF_PATH_LEN], err[UF_REASON_LEN];
+    const char *names[UF_MAX_VARIANTS];
+    int loaded = 0, rc = 0, measured[2] = {0, 0};
+    pd_fig f;
+    for (; loaded < n_dirs; loaded++) {
+        uf_table_init(&t[loaded], "");
+        if (uf_table_read_scenario(&t[loaded], dirs[loaded], name, err, sizeof err) != 0) {
+            fprintf(stderr, "underfed: %s\n", err);
+            uf_table_free(&t[loaded]);
+            goto out_free;
+        }
+    }
+    snprintf(base, sizeof base, "%s_across", name);
+    snprintf(ttl, sizeof ttl, "%s across GPUs (each at its default point)", name);
+    pd_path(path, sizeof path, dirs[0], name, ".csv");
+    pd_fig_begin(&f, out, base, path);
+    pd_str(&f, "ttl", ttl);
+    pd_int(&f, "ngpu", n_dirs);
+    pd_str(&f, "raw", "step time (ms)");
+    pd_names(&f, &t[0], "names");
+    const char *metric[2] = {"step_ms", auto_share(&t[0])};
+    pd_str(&f, "share_metric", metric[1]);
+    uf_strbuf *b = pd_dat(&f, "data", "");
+    int n = pd_variants(&t[0], names, UF_MAX_VARIANTS);
+    for (int block = 0; block < 2; block++) {
+        uf_sb_printf(b, "%s\"%s\"", block ? "\n\n" : "", metric[block]);
+        for (int d = 0; d < n_dirs; d++) {
+            const char *gpu = uf_meta_get(&t[d].meta, "gpu");
+            uf_sb_printf(b, " \"%s\"", gpu ? gpu : dirs[d]);
+        }
+        uf_sb_puts(b, "\n");
+        for (int v = 0; v < n; v++) {
+            uf_sb_printf(b, "\"%s\"", names[v]);
+            for (int d = 0; d < n_dirs; d++) {
+                double point[UF_MAX_AXES];
+                const uf_row *r = pd_point(&t[d], NULL, point) == 0
+                                      ? pd_row_at(&t[d], names[v], point) : NULL;
+                double m = r ? pd_metric(&t[d], r, metric[block]) : NAN;
+                pd_put_num(b, m);
+                measured[block] += !isnan(m);
+            }
+            uf_sb_puts(b, "\n");
+        }
+    }
+    pd_counts(&f, "counts", measured, 2);
+    rc = pd_fig_commit(&f, "across");
+out_free:
+    for (int d = 0; d < loaded; d++)
+        uf_table_free(&t[d]);
+    return loaded < n_dirs ? -1 : rc;
+}
+
+/* ---- the command --------------------------------------------------------------------------- */
+
+static int compare_names(const void *x, const void *y)
+{
+    return strcmp((const char *)x, (const char *)y);
+}
+
+/* The scenario files of DIR (not ceilings, not series), sorted; their number, -1 unreadable. */
+static int list_scenarios(const char *dir, char (*names)[UF_NAME_LEN], int max)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) {
+        fprintf(stderr, "underfed plotdata: cannot read folder %s\n", dir);
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || len - 4 >= UF_NAME_LEN || strcmp(e->d_name + len - 4, ".csv") != 0 ||
+            strstr(e->d_name, ".series.csv") || strcmp(e->d_name, "ceilings.csv") == 0)
+            continue;
+        if (n < max)
+            snprintf(names[n++], UF_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, UF_NAME_LEN, compare_names);
+    return n;
+}
+
+enum { PD_MAX_SCENARIOS = 64 };
+
+static int make_data_dir(const char *out)
+{
+    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    if (pd_path(path, sizeof path, out, "data", "") != 0)
+        return -1;
+    if (uf_mkdirs(path, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed plotdata: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int folder(const char *dir, const char *out)
+{
+    char names[PD_MAX_SCENARIOS][UF_NAME_LEN];
+    int n = list_scenarios(dir, names, PD_MAX_SCENARIOS), rc = 0;
+    if (n < 0 || make_data_dir(out) != 0)
+        return PD_BAD;
+    if (n == 0)
+        fprintf(stderr, "underfed plotdata: no result files in %s\n", dir);
+    for (int i = 0; i < n; i++)
+        if (scenario_figures(dir, names[i], out) != 0)
+            rc = PD_BAD;    /* the other scenarios are still drawn */
+    return rc;
+}
+
+/* Each scenario of the first folder that two or more of the folders hold. */
+static int across(const char *out, const char **dirs, int n_dirs)
+{
+    char names[PD_MAX_SCENARIOS][UF_NAME_LEN], path[UF_PATH_LEN];
+    int n = list_scenarios(dirs[0], names, PD_MAX_SCENARIOS), rc = 0;
+    if (n < 0 || make_data_dir(out) != 0)
+        return PD_BAD;
+    for (int i = 0; i < n; i++) {
+        const char *with[PD_MAX_DIRS];
+        int k = 0;
+        for (int d = 0; d < n_dirs; d++) {
+            FILE *probe = pd_path(path, sizeof path, dirs[d], names[i], ".csv") == 0
+                              ? fopen(path, "r") : NULL;
+            if (probe) {
+                fclose(probe);
+                with[k++] = dirs[d];
+            }
+        }
+        if (k >= 2 && fig_across(out, names[i], with, k) != 0)
+            rc = PD_BAD;
+    }
+    return rc;
+}
+
+int uf_cmd_plotdata(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: underfed plotdata RESULTS_DIR OUT_DIR\n"
+        "       underfed plotdata --across RESULTS_DIR RESULTS_DIR... OUT_DIR\n";
+    if (argc >= 1 && strcmp(argv[0], "--across") == 0) {
+        if (argc < 4 || argc - 2 > PD_MAX_DIRS) {
+            fprintf(stderr, "underfed plotdata --across: give 2 to %d result folders\n%s",
+                    PD_MAX_DIRS, usage);
+            return PD_BAD;
+        }
+        return across(argv[argc - 1], (const char **)argv + 1, argc - 2);
+    }
+    if (argc != 2 || argv[0][0] == '-' || argv[1][0] == '-') {
+        fprintf(stderr, "underfed plotdata: %s\n%s",
+                argc != 2 ? "give a results folder and an output folder"
+                          : "unknown option", usage);
+        return PD_BAD;
+    }
+    return folder(argv[0], argv[1]);
+}

@@ -1,0 +1,97 @@
+/* `underfed plotdata`: the data of every plot, self-describing, so that the gnuplot scripts
+ * only draw.
+ *
+ * A figure is one gnuplot script (plots/SCRIPT.gp) drawn from files of OUT/data/: one or more
+ * BASE*.dat (the data, a header of `# key: value` lines first) and BASE.gp, the include that
+ * defines the same keys as gnuplot variables, and the data files' paths and the image's (`out`),
+ * relative to OUT: the title, names, counts of measured values, ceilings. For each line
+ * "SCRIPT data/BASE.gp" that the command prints, plots/render.sh runs, in OUT,
+ * `GNUPLOT_LIB=plots gnuplot data/BASE.gp plots/SCRIPT.gp` (the script loads lib.gp).
+ * Numbers are written as the other commands print them (metrics %.6g, axis values and
+ * ceilings %.10g), so a plot drawn from them is the plot of `underfed values`. */
+#ifndef UF_TOOLS_PLOTDATA_H
+#define UF_TOOLS_PLOTDATA_H
+
+#include "options.h"
+#include "results.h"
+#include "strbuf.h"
+
+/* argv after the command name: RESULTS_DIR OUT_DIR, or --across RESULTS_DIR... OUT_DIR
+ * Returns the exit status: 0 written, 2 usage or unreadable input (a message says which). */
+int uf_cmd_plotdata(int argc, char **argv);
+
+/* ---- for the figure writers (plotdata.c, plotfigs.c) ------------------------------------- */
+
+enum { PD_MAX_DATS = 4, PD_MAX_COLS = 8 };
+
+/* One figure being written: its variables and its data files, in memory until committed. */
+typedef struct pd_fig {
+    char dir[UF_PATH_LEN];                  /* OUT/data */
+    char base[UF_PATH_LEN];                 /* the files' name before .gp / SUFFIX.dat */
+    uf_strbuf vars;                         /* the include: key = value */
+    uf_strbuf head;                         /* the data files' header: # key: value */
+    int n_dats;
+    char dat_path[PD_MAX_DATS][UF_PATH_LEN];
+    uf_strbuf dat[PD_MAX_DATS];
+} pd_fig;
+
+/* A scenario file and what its figures read from it. */
+typedef struct pd_source {
+    const char *name;                       /* the scenario (file name without .csv) */
+    const char *csv;                        /* its path */
+    const char *dir;                        /* its folder: ceilings.csv */
+    const char *out;                        /* the images' folder */
+    const uf_table *t;
+    const char *gpu;                        /* `# gpu:` of the file, "" when absent */
+} pd_source;
+
+/* A figure of OUT/data/BASE: out_dir the images' folder; the include sets out = OUT/BASE. */
+/* DIR/NAME SUFFIX into out; -1 with a message when it does not fit. */
+int pd_path(char *out, size_t len, const char *dir, const char *name, const char *suffix);
+void pd_fig_begin(pd_fig *f, const char *out_dir, const char *base, const char *source);
+void pd_str(pd_fig *f, const char *key, const char *value);
+void pd_num(pd_fig *f, const char *key, double v);      /* NaN written as NaN */
+void pd_int(pd_fig *f, const char *key, int v);
+/* A data file OUT/data/BASE SUFFIX.dat, its path in variable `key`: its body to fill. */
+uf_strbuf *pd_dat(pd_fig *f, const char *key, const char *suffix);
+/* Write the files (atomically) and print "SCRIPT INCLUDE"; frees the buffers. 0 or -1. */
+int pd_fig_commit(pd_fig *f, const char *script);
+void pd_fig_free(pd_fig *f);
+
+/* A metric as the text tools print it: %.6g, so that values plotted here match them. */
+double pd_metric(const uf_table *t, const uf_row *r, const char *name);
+void pd_put_num(uf_strbuf *b, double v);                /* " %.6g" or " NaN" */
+int pd_axis_index(const uf_table *t, const char *name);
+int pd_variants(const uf_table *t, const char **names, int max);
+int pd_has_variant(const uf_table *t, const char *name);
+const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point);
+/* The point `where` names (NULL: the run's defaults); -1 with a message when malformed. */
+int pd_point(const uf_table *t, const char *where, double *point);
+int pd_point_has_rows(const uf_table *t, const double *point, int free_axis);
+/* A ceiling of DIR/ceilings.csv by name: NaN when the file is absent; -1 when malformed. */
+int pd_ceiling(const char *dir, const char *name, double *v);
+
+/* The rows of `variant` at point but on axis ax (free), in increasing order of ax, into rows
+ * (room for t->n_rows); returns how many. */
+int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
+                  const uf_row **rows);
+/* A sweep along axis ax at point (ax free), one block per variant (or only `variant`), as
+ * `underfed points` prints it: "AXIS "variant" m1 m2 ..." then "x v1 v2 ..." lines, blocks
+ * apart by two blank lines. count[c]: lines with a number in metric c, every block. */
+void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, const char *variant,
+               const char *const *metrics, int n_metrics, int *count);
+
+/* Each variant at point, as `underfed values` prints it: "# variant m1 m2 ..." then
+ * ""variant" v1 v2 ..." lines. count[c]: variants with a number in metric c. */
+void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
+               const char *const *metrics, int n_metrics, int *count);
+
+/* The variants, space-separated, as variable `key`, and their number as `n`; returns it. */
+int pd_names(pd_fig *f, const uf_table *t, const char *key);
+/* Counts of measured values per column, "k1 k2 ...", as variable `key`. */
+void pd_counts(pd_fig *f, const char *key, const int *count, int n);
+
+/* The scenario figures (plotfigs.c): 0, 1 when the scenario has none, -1 on failure. */
+int pd_scenario_figures(const pd_source *s);
+
+#endif

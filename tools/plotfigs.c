@@ -1,0 +1,338 @@
+/* The figures of one scenario each (plots/SCENARIO.gp): their data, and every fact about it
+ * that the script needs (counts, defaults, ceilings), written by `underfed plotdata`. A figure
+ * whose columns are absent from the file still gets its files, with counts of 0: the script
+ * then says what is missing instead of drawing nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plotdata.h"
+
+enum { GIB = 1073741824 };
+
+/* The first of two axis names the file has, or NULL. */
+static const char *axis_of(const uf_table *t, const char *name, const char *other)
+{
+    return pd_axis_index(t, name) >= 0 ? name : pd_axis_index(t, other) >= 0 ? other : NULL;
+}
+
+static void begin(pd_fig *f, const pd_source *s)
+{
+    pd_fig_begin(f, s->out, s->name, s->csv);
+    pd_str(f, "gpu", s->gpu);
+}
+
+/* One metric of one variant at the default point; NaN when absent. */
+static double metric_of(const pd_source *s, const double *point, const char *variant,
+                        const char *metric)
+{
+    const uf_row *r = pd_row_at(s->t, variant, point);
+    return r ? pd_metric(s->t, r, metric) : NAN;
+}
+
+/* allreduce_overlap: step time and exposed communication of `bucketed` against bucket_mib,
+ * with `sequential` and the compute and all-reduce alone as reference levels. */
+static int fig_buckets(const pd_source *s, const double *point)
+{
+    static const char *const cols[] = {"step_ms", "comm_exposed_ms"};
+    int count[2] = {0, 0}, ax = pd_axis_index(s->t, "bucket_mib");
+    pd_fig f;
+    begin(&f, s);
+    uf_strbuf *b = pd_dat(&f, "buck", "_buckets");
+    if (ax >= 0 && pd_has_variant(s->t, "bucketed"))
+        pd_points(b, s->t, ax, point, "bucketed", cols, 2, count);
+    pd_int(&f, "nstep", count[0]);
+    pd_int(&f, "nexp", count[1]);
+    pd_num(&f, "seq_step", metric_of(s, point, "sequential", "step_ms"));
+    pd_num(&f, "seq_exp", metric_of(s, point, "sequential", "comm_exposed_ms"));
+    double compute = metric_of(s, point, "bucketed", "compute_ms");
+    double comm = metric_of(s, point, "bucketed", "comm_ms");
+    pd_num(&f, "compute", isnan(compute) ? metric_of(s, point, "sequential", "compute_ms")
+                                         : compute);
+    pd_num(&f, "comm", isnan(comm) ? metric_of(s, point, "sequential", "comm_ms") : comm);
+    return pd_fig_commit(&f, "allreduce_overlap");
+}
+
+/* A point of the memory / step-time plane: x GiB, y ms, its label. */
+typedef struct plane_point {
+    double x, y;
+    char label[UF_NAME_LEN + 8];
+} plane_point;
+
+/* x as `awk '{ print $2 / 1073741824 }'` printed it from the %.6g bytes: %.6g again. */
+static double gib(double bytes)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%.6g", bytes / GIB);
+    return strtod(text, NULL);
+}
+
+/* Each policy at the default point (every_k too unless its sweep is drawn): n points. */
+static int policies(const pd_source *s, const double *point, const char *mem, int skip_every_k,
+                    plane_point *p)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = pd_variants(s->t, names, UF_MAX_VARIANTS), k = 0;
+    for (int v = 0; v < n; v++) {
+        double m = metric_of(s, point, names[v], mem);
+        double y = metric_of(s, point, names[v], "step_ms");
+        if (isnan(m) || isnan(y) || (skip_every_k && strcmp(names[v], "every_k") == 0))
+            continue;
+        p[k] = (plane_point){.x = gib(m), .y = y};
+        snprintf(p[k++].label, sizeof p->label, "%s", names[v]);
+    }
+    return k;
+}
+
+/* every_k at each k of the sweep along axis kax, the other axes at the default point. */
+static int every_k(const pd_source *s, const double *point, int kax, const char *mem,
+                   plane_point *p)
+{
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    int n = rows ? pd_sweep_rows(s->t, "every_k", kax, point, rows) : 0, k = 0;
+    for (int i = 0; i < n && k < UF_MAX_SWEEP; i++) {
+        double m = pd_metric(s->t, rows[i], mem), y = pd_metric(s->t, rows[i], "step_ms");
+        if (isnan(m) || isnan(y))
+            continue;
+        p[k] = (plane_point){.x = gib(m), .y = y};
+        snprintf(p[k++].label, sizeof p->label, "k=%.10g", rows[i]->axis[kax]);
+    }
+    free(rows);
+    return k;
+}
+
+static void put_plane(uf_strbuf *b, const plane_point *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        uf_sb_printf(b, "%.6g %.6g %s\n", p[i].x, p[i].y, p[i].label);
+}
+
+static int by_memory(const void *pa, const void *pb)
+{
+    const plane_point *a = pa, *b = pb;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    return a->y < b->y ? -1 : a->y > b->y;
+}
+
+/* checkpoint_recompute: every policy on the memory / step-time plane, its Pareto front (in
+ * order of memory, each point faster than every point using less). */
+static int fig_pareto(const pd_source *s, const double *point)
+{
+    plane_point pol[UF_MAX_VARIANTS], all[UF_MAX_VARIANTS + UF_MAX_SWEEP];
+    const char *kname = axis_of(s->t, "k", "every_k");
+    int sweep_k = kname && pd_has_variant(s->t, "every_k");
+    int kax = kname ? pd_axis_index(s->t, kname) : -1;
+    const char *mem = policies(s, point, "act_peak_bytes", sweep_k, pol) > 0 ? "act_peak_bytes"
+                                                                          : "peak_mem_bytes";
+    int npol = policies(s, point, mem, sweep_k, pol);
+    int nek = sweep_k ? every_k(s, point, kax, mem, all + npol) : 0;
+    pd_fig f;
+    begin(&f, s);
+    pd_str(&f, "mem", mem);
+    pd_int(&f, "npol", npol);
+    pd_int(&f, "nek", nek);
+    put_plane(pd_dat(&f, "pol", "_pareto_policies"), pol, npol);
+    put_plane(pd_dat(&f, "ek", "_pareto_every_k"), all + npol, nek);
+    memcpy(all, pol, (size_t)npol * sizeof *pol);
+    qsort(all, (size_t)(npol + nek), sizeof *all, by_memory);
+    uf_strbuf *front = pd_dat(&f, "front", "_pareto_front");
+    for (int i = 0, best = -1; i < npol + nek; i++)
+        if (best < 0 || all[i].y < all[best].y) {
+            put_plane(front, &all[i], 1);
+            best = i;
+        }
+    return pd_fig_commit(&f, "checkpoint_recompute");
+}
+
+/* Where a point of the roofline sits, to two digits ("" when it has no place): consecutive N
+ * at one place get one label. */
+static void roof_place(const uf_table *t, const uf_row *r, double *x, double *y, char *key,
+                       size_t len)
+{
+    double step = pd_metric(t, r, "step_ms"), flops = pd_metric(t, r, "executed_flops");
+    *x = pd_metric(t, r, "intensity_flop_per_byte");
+    *y = (isnan(flops) ? *x * pd_metric(t, r, "bytes_moved") : flops) / step / 1e9;
+    key[0] = '\0';
+    if (isfinite(*x) && isfinite(*y))
+        snprintf(key, len, "%.2g %.2g", *x, *y);
+}
+
+/* The roofline's point labels of a sweep, a block per variant as pd_points writes them:
+ * "intensity TFLOP/s N", consecutive N at the same place (%.2g of both) merged into one
+ * label "1-16". TFLOP/s: executed flops (else intensity x bytes moved) / step time. */
+static void roof_labels(uf_strbuf *b, const uf_table *t, int ax, const double *point,
+                        const uf_row **rows)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++) {
+        char key[64] = "", here[64], held[64] = "";
+        double first = NAN, last = NAN, x = NAN, y = NAN;
+        int k = pd_sweep_rows(t, names[v], ax, point, rows);
+        uf_sb_puts(b, v ? "\n\n" : "");
+        for (int i = 0; i <= k; i++) {
+            if (i < k)
+                roof_place(t, rows[i], &x, &y, here, sizeof here);
+            else
+                here[0] = '\0';            /* the end: the last label out */
+            if (here[0] && strcmp(here, key) == 0) {
+                last = rows[i]->axis[ax];
+                continue;
+            }
+            if (key[0] && first == last)
+                uf_sb_printf(b, "%s %.10g\n", held, first);
+            else if (key[0])
+                uf_sb_printf(b, "%s %.10g-%.10g\n", held, first, last);
+            snprintf(key, sizeof key, "%s", here);
+            if (here[0]) {
+                snprintf(held, sizeof held, "%.6g %.6g", x, y);
+                first = last = rows[i]->axis[ax];
+            }
+        }
+    }
+}
+
+/* One precision of the chain: its sweep along N at `where` (NULL: the default point), and
+ * its roofline labels; empty when off, or when the file has no row there. */
+static void chain_sweep(pd_fig *f, const pd_source *s, const char *nax, int on,
+                        const char *where, const char *tag)   /* tag: fp32, bf16 */
+{
+    static const char *const cols[] = {"step_ms", "gbs", "intensity_flop_per_byte",
+                                       "executed_flops", "bytes_moved"};
+    char key[16], suffix[32];
+    int count[5] = {0}, ax = nax ? pd_axis_index(s->t, nax) : -1;
+    double point[UF_MAX_AXES];
+    snprintf(key, sizeof key, "dat%s", tag + 2);
+    snprintf(suffix, sizeof suffix, "_%s", tag);
+    uf_strbuf *b = pd_dat(f, key, suffix);
+    snprintf(key, sizeof key, "lab%s", tag + 2);
+    snprintf(suffix, sizeof suffix, "_labels_%s", tag);
+    uf_strbuf *labels = pd_dat(f, key, suffix);
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    if (!rows)
+        f->vars.failed = 1;
+    else if (on && ax >= 0 && pd_point(s->t, where, point) == 0 &&
+             pd_point_has_rows(s->t, point, ax)) {
+        pd_points(b, s->t, ax, point, NULL, cols, 5, count);
+        roof_labels(labels, s->t, ax, point, rows);
+    }
+    free(rows);
+    snprintf(key, sizeof key, "n%s", tag + 2);
+    pd_int(f, key, count[0]);
+    snprintf(key, sizeof key, "r%s", tag + 2);
+    pd_int(f, key, count[2]);
+}
+
+/* elementwise_chain: time and bandwidth against N, fp32 and bf16; the roofline. */
+static int fig_chain(const pd_source *s, const double *point)
+{
+    const char *nax = axis_of(s->t, "ops", "n");
+    int has_bits = pd_axis_index(s->t, "bits") >= 0, rc = 0;
+    double copy, fp32, bf16;
+    pd_fig f;
+    (void)point;
+    if (pd_ceiling(s->dir, "copy_d2d_gbs", &copy) != 0 ||
+        pd_ceiling(s->dir, "gemm_fp32_tflops", &fp32) != 0 ||
+        pd_ceiling(s->dir, "gemm_bf16_tflops", &bf16) != 0)
+        return -1;
+    begin(&f, s);
+    pd_names(&f, s->t, "vnames");
+    pd_int(&f, "has_bits", has_bits);
+    pd_num(&f, "copy", copy);
+    pd_num(&f, "gemm_fp32", fp32);
+    pd_num(&f, "gemm_bf16", bf16);
+    chain_sweep(&f, s, nax, 1, has_bits ? "bits=32" : NULL, "fp32");
+    chain_sweep(&f, s, nax, has_bits, "bits=16", "bf16");
+    rc = pd_fig_commit(&f, "elementwise_chain");
+    return rc;
+}
+
+/* Per variant, how many values of metric its sweep along ax has and its last one (in the
+ * order of ax): "n0 v0 n1 v1 ...". */
+static void sweep_levels(uf_strbuf *st, const uf_table *t, int ax, const double *point,
+                         const char *metric, const uf_row **rows)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++) {
+        int k = ax >= 0 ? pd_sweep_rows(t, names[v], ax, point, rows) : 0, measured = 0;
+        double last = NAN;
+        for (int i = 0; i < k; i++) {
+            double m = pd_metric(t, rows[i], metric);
+            if (!isnan(m)) {
+                last = m;
+                measured++;
+            }
+        }
+        uf_sb_printf(st, "%s%d", v ? " " : "", measured);
+        pd_put_num(st, last);
+    }
+}
+
+/* starved_input: busy % and tokens/s against workers; a variant with one value of a column
+ * is drawn as a level (st_busy, st_tokens: sweep_levels). */
+static int fig_workers(const pd_source *s, const double *point)
+{
+    static const char *const cols[] = {"busy_pct", "tokens_per_s"};
+    int count[2], ax = pd_axis_index(s->t, "workers");
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    pd_fig f;
+    begin(&f, s);
+    pd_names(&f, s->t, "vnames");
+    uf_strbuf *b = pd_dat(&f, "data", "_workers");
+    if (ax >= 0)
+        pd_points(b, s->t, ax, point, NULL, cols, 2, count);
+    for (int c = 0; c < 2; c++) {
+        uf_strbuf st = {0};
+        if (rows)
+            sweep_levels(&st, s->t, ax, point, cols[c], rows);
+        st.failed |= !rows;
+        pd_str(&f, c == 0 ? "st_busy" : "st_tokens", st.data ? st.data : "");
+        f.vars.failed |= st.failed;
+        free(st.data);
+    }
+    free(rows);
+    return pd_fig_commit(&f, "starved_input");
+}
+
+/* varlen_attention: step time, useful and executed TFLOP/s, useful and executed FLOPs. */
+static int fig_flops(const pd_source *s, const double *point)
+{
+    static const char *const cols[] = {"step_ms", "tflops_useful", "tflops_executed",
+                                       "useful_flops", "executed_flops", "padding_pct"};
+    int count[6];
+    double gemm;
+    pd_fig f;
+    if (pd_ceiling(s->dir, "gemm_bf16_tflops", &gemm) != 0)
+        return -1;
+    begin(&f, s);
+    pd_names(&f, s->t, "vnames");
+    pd_num(&f, "gemm", gemm);
+    pd_values(pd_dat(&f, "data", "_flops"), s->t, point, cols, 6, count);
+    pd_int(&f, "nstep", count[0]);
+    pd_int(&f, "nflops", count[3] + count[4]);
+    pd_int(&f, "nrate", count[1] + count[2] + count[3] + count[4]);
+    return pd_fig_commit(&f, "varlen_attention");
+}
+
+static const struct scenario_figure {
+    const char *scenario;                   /* also its script: plots/SCENARIO.gp */
+    int (*write)(const pd_source *s, const double *point);
+} figures[] = {
+    {"allreduce_overlap", fig_buckets},
+    {"checkpoint_recompute", fig_pareto},
+    {"elementwise_chain", fig_chain},
+    {"starved_input", fig_workers},
+    {"varlen_attention", fig_flops},
+};
+
+int pd_scenario_figures(const pd_source *s)
+{
+    double point[UF_MAX_AXES];
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        if (strcmp(figures[i].scenario, s->name) == 0)
+            return pd_point(s->t, NULL, point) != 0 ? -1 : figures[i].write(s, point);
+    return 1;
+}
