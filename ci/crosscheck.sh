@@ -70,7 +70,10 @@ run_case() {
   IFS=, read -ra pairs <<< "$point"
   for p in "${pairs[@]}"; do cell+=(--sweep "$p"); done
   rm -rf "${out:?}/$id" "$out/$id.ncu.csv" "$out/$id.skip"
-  [ -x "$bin" ] || { echo "$scenario not built" > "$out/$id.skip"; return 0; }
+  if [ ! -x "$bin" ]; then
+    echo "$bin is not built" > "$out/$id.skip"
+    return 77
+  fi
 
   # (1) the scenario as it always runs: timing, trace, counters
   local run=$runs/$id gpu_dir

@@ -15,9 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "xcheck.h"
+#include "expect.h"
 #include "options.h"
 #include "results.h"
+#include "xcheck.h"
 
 enum { EXIT_OK = 0, EXIT_DISAGREE = 1, EXIT_BAD = 2, MAX_ROWS = 64 };
 
@@ -66,8 +67,8 @@ static const xc_case xc_cases[] = {
      0, 0, 0, 0},
     /* every step holds the all-reduce, whose kernel ncu cannot replay without its peer: the
      * bus bandwidth only */
-    {"allreduce_overlap-sequential", "allreduce_overlap", "sequential", "bucket_mib=64", NULL,
-     0, 0, 0, 1},
+    {"allreduce_overlap-sequential", "allreduce_overlap", "sequential",
+     "bucket_mib=64,comm_ctas=0,sm_margin=0", NULL, 0, 0, 0, 1},
 };
 enum { N_CASES = sizeof xc_cases / sizeof xc_cases[0] };
 
@@ -145,6 +146,30 @@ typedef struct case_run {
     char why[UF_REASON_LEN];
 } case_run;
 
+/* Does the row sit at POINT ("AXIS=VALUE,...", every axis named by the case)? */
+static int row_at_point(const uf_table *t, const uf_row *r, const char *point)
+{
+    for (const char *p = point; *p;) {
+        size_t len = strcspn(p, ","), name_len = strcspn(p, "=");
+        char value[32];
+        double want;
+        int found = 0;
+        if (name_len >= len || len - name_len - 1 >= sizeof value)
+            return 0;
+        snprintf(value, sizeof value, "%.*s", (int)(len - name_len - 1), p + name_len + 1);
+        if (uf_parse_number(value, &want) != 0)
+            return 0;
+        for (int a = 0; a < t->n_axes && !found; a++)
+            found = strlen(t->axis_names[a]) == name_len &&
+                    strncmp(t->axis_names[a], p, name_len) == 0 &&
+                    uf_axis_value_same(r->axis[a], want);
+        if (!found)
+            return 0;
+        p += len + (p[len] == ',');
+    }
+    return 1;
+}
+
 static void load_case(const char *dir, const xc_case *x, case_run *cr)
 {
     char sub[UF_PATH_LEN], err[UF_REASON_LEN] = "";
@@ -166,10 +191,12 @@ static void load_case(const char *dir, const xc_case *x, case_run *cr)
         return;
     }
     for (int i = 0; i < cr->table.n_rows && !cr->row; i++)
-        if (strcmp(cr->table.rows[i].variant, x->variant) == 0)
+        if (strcmp(cr->table.rows[i].variant, x->variant) == 0 &&
+            row_at_point(&cr->table, &cr->table.rows[i], x->point))
             cr->row = &cr->table.rows[i];
     if (!cr->row)
-        snprintf(cr->why, sizeof cr->why, "the run has no row of %s", x->variant);
+        snprintf(cr->why, sizeof cr->why, "the run has no row of %s @ %s", x->variant,
+                 x->point);
     else if (isnan(cr->row->step_ms) && cr->row->skip_reason[0])
         snprintf(cr->why, sizeof cr->why, "not measured: %.200s", cr->row->skip_reason);
 }
