@@ -61,9 +61,9 @@ slug_dir() {  # slug_dir RUN_DIR: the GPU folder a run wrote, or the one the cei
   fi
 }
 
-# run_case ID SCENARIO VARIANT POINT REGEX SKIP COUNT
+# run_case ID SCENARIO VARIANT POINT REGEX
 run_case() {
-  local id=$1 scenario=$2 variant=$3 point=$4 regex=$5 skip_n=$6 count=$7
+  local id=$1 scenario=$2 variant=$3 point=$4 regex=$5
   local bin=$build/scenarios/$scenario rc
   local cell=(--quick --variant "$variant" --no-expect)
   local pairs
@@ -101,10 +101,8 @@ run_case() {
   # (2) the same cell under Nsight Compute: no CUPTI of the scenario's own (it is a CUPTI
   # client too), few steps; clocks and caches as the scenario runs them (no lock to base
   # clocks, no cache flush between the kernels of a step)
-  local range=()
-  [ "$count" -gt 0 ] && range=(--launch-skip "$skip_n" --launch-count "$count")
   "$ncu" --clock-control none --cache-control none --metrics "$metrics" -k "regex:$regex" \
-    "${range[@]}" --export "$runs/$id" --force-overwrite \
+    --export "$runs/$id" --force-overwrite \
     "$bin" "${cell[@]}" --no-trace --no-counters --repeat 2 --warmup 1 --out "$runs/$id-ncu" \
     < /dev/null > "$runs/$id.ncu.log" 2>&1
   rc=$?
@@ -123,8 +121,8 @@ run_case() {
 
 plan=$("$tool" crosscheck plan) || exit 2
 ran=0
-while IFS='|' read -r id scenario variant point regex skip_n count; do
-  run_case "$id" "$scenario" "$variant" "$point" "$regex" "$skip_n" "$count"
+while IFS='|' read -r id scenario variant point regex; do
+  run_case "$id" "$scenario" "$variant" "$point" "$regex"
   rc=$?
   # a single-GPU scenario that skips: no GPU here; a multi-GPU one may lack its second GPU
   if [ $rc = 77 ] && [ $ran = 0 ] && [ "$scenario" != allreduce_overlap ]; then

@@ -112,7 +112,7 @@ static double us_per_unit(const char *unit)
 }
 
 typedef struct ncu_columns {
-    int name;
+    int name, grid, block;      /* grid and block: -1 where the page has none */
     int metric[NCU_N_METRICS];
     double duration_scale_us;
 } ncu_columns;
@@ -122,6 +122,8 @@ static int ncu_header(const char *path, int line, const csv_record *r, ncu_colum
                       char *err, size_t errlen)
 {
     c->name = column_of(r, "Kernel Name");
+    c->grid = column_of(r, "Grid Size");
+    c->block = column_of(r, "Block Size");
     if (c->name < 0)
         return uf_set_err(err, errlen, "%s:%d: the ncu header has no \"Kernel Name\" column",
                           path, line);
@@ -169,6 +171,10 @@ static int ncu_kernel(const char *path, int line, const csv_record *r, const ncu
             return uf_set_err(err, errlen, "%s:%d: %s is \"%s\", not a number", path, line,
                               ncu_metrics[m], r->field[c->metric[m]]);
     snprintf(k->name, sizeof k->name, "%.*s", (int)sizeof k->name - 1, r->field[c->name]);
+    snprintf(k->grid, sizeof k->grid, "%.*s", (int)sizeof k->grid - 1,
+             c->grid >= 0 && c->grid < r->n ? r->field[c->grid] : "");
+    snprintf(k->block, sizeof k->block, "%.*s", (int)sizeof k->block - 1,
+             c->block >= 0 && c->block < r->n ? r->field[c->block] : "");
     k->sm_active_pct = v[NCU_SM];
     k->dram_pct = v[NCU_DRAM];
     k->tensor_active_pct = v[NCU_TENSOR];
@@ -238,34 +244,67 @@ static int skipped(const char *name, const char *const *skip)
     return 0;
 }
 
+static int same_launch(const uf_ncu_kernel *a, const uf_ncu_kernel *b)
+{
+    return strcmp(a->name, b->name) == 0 && strcmp(a->grid, b->grid) == 0 &&
+           strcmp(a->block, b->block) == 0;
+}
+
+/* The start (in kept) of the first window of per_step launches equal to the one before it:
+ * the first timed step after the warm-up, before any verification runs; -1 when none. */
+static int first_repeated_step(const uf_ncu_kernel *k, const int *kept, int n_kept, int per_step)
+{
+    for (int start = per_step; start + per_step <= n_kept; start++) {
+        int same = 1;
+        for (int i = 0; i < per_step && same; i++)
+            same = same_launch(&k[kept[start + i]], &k[kept[start - per_step + i]]);
+        if (same)
+            return start;
+    }
+    return -1;
+}
+
 int uf_ncu_step_of(const uf_ncu_kernel *k, int n, int per_step, const char *const *skip,
                    uf_ncu_step *step, char *err, size_t errlen)
 {
     double time_us = 0, sm = 0, dram = 0, tensor = 0;
-    int kept = 0, first = -1;
+    int n_kept = 0, start, rc = -1;
+    int *kept = malloc((size_t)(n > 0 ? n : 1) * sizeof *kept);
     memset(step, 0, sizeof *step);
-    if (per_step < 1)
-        return uf_set_err(err, errlen, "a step of %d kernels", per_step);
-    for (int i = n - 1; i >= 0 && kept < per_step; i--) {
-        if (skipped(k[i].name, skip))
-            continue;
-        time_us += k[i].duration_us;
-        sm += k[i].sm_active_pct * k[i].duration_us;
-        dram += k[i].dram_pct * k[i].duration_us;
-        tensor += k[i].tensor_active_pct * k[i].duration_us;
-        kept++;
-        first = i;
+    if (!kept)
+        return uf_set_err(err, errlen, "out of memory");
+    for (int i = 0; i < n; i++)
+        if (!skipped(k[i].name, skip))
+            kept[n_kept++] = i;
+    if (per_step < 1) {
+        uf_set_err(err, errlen, "a step of %d kernels", per_step);
+        goto out;
     }
-    if (kept < per_step)
-        return uf_set_err(err, errlen, "ncu profiled %d kernels of the step, the trace counts "
-                          "%d per step", kept, per_step);
-    if (!(time_us > 0))
-        return uf_set_err(err, errlen, "the profiled kernels last 0 us");
-    *step = (uf_ncu_step){.kernels = kept, .sm_active_pct = sm / time_us,
+    start = first_repeated_step(k, kept, n_kept, per_step);
+    if (start < 0) {
+        uf_set_err(err, errlen, "no two consecutive steps of %d kernels (the trace's count) "
+                   "repeat each other among the %d kernels ncu profiled", per_step, n_kept);
+        goto out;
+    }
+    for (int i = start; i < start + per_step; i++) {
+        const uf_ncu_kernel *x = &k[kept[i]];
+        time_us += x->duration_us;
+        sm += x->sm_active_pct * x->duration_us;
+        dram += x->dram_pct * x->duration_us;
+        tensor += x->tensor_active_pct * x->duration_us;
+    }
+    if (!(time_us > 0)) {
+        uf_set_err(err, errlen, "the profiled kernels last 0 us");
+        goto out;
+    }
+    *step = (uf_ncu_step){.kernels = per_step, .sm_active_pct = sm / time_us,
                           .dram_pct = dram / time_us, .tensor_active_pct = tensor / time_us,
-                          .duration_us_mean = time_us / kept};
-    snprintf(step->first_name, sizeof step->first_name, "%s", k[first].name);
-    return 0;
+                          .duration_us_mean = time_us / per_step};
+    snprintf(step->first_name, sizeof step->first_name, "%s", k[kept[start]].name);
+    rc = 0;
+out:
+    free(kept);
+    return rc;
 }
 
 /* ---- judging ---------------------------------------------------------------------------- */

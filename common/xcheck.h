@@ -19,6 +19,7 @@ extern "C" {
 /* One profiled kernel launch of an ncu raw page, in launch order. */
 typedef struct uf_ncu_kernel {
     char name[UF_XC_KERNEL_LEN];
+    char grid[32], block[32];   /* "(16384, 1, 1)": "" where the page has no such column */
     double sm_active_pct;       /* sm__cycles_active.avg.pct_of_peak_sustained_elapsed */
     double dram_pct;            /* dram__throughput.avg.pct_of_peak_sustained_elapsed */
     double tensor_active_pct;   /* sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed */
@@ -33,17 +34,20 @@ typedef struct uf_ncu_kernel {
 int uf_ncu_parse(const char *path, const char *data, size_t len, uf_ncu_kernel **out, int *n,
                  char *err, size_t errlen);
 
-/* The figures of one step made of the last `per_step` kernels, after dropping those whose name
- * starts with any of `skip` (NULL-terminated; helper kernels of setup and verification): the
- * percentages weighted by duration (what a counter averaged over a window of those kernels
- * back to back reads), the mean duration, and the first kept kernel's name. */
+/* The figures of one measured step: after dropping the kernels whose name starts with any of
+ * `skip` (NULL-terminated; helpers of setup and verification), the first `per_step` kernels
+ * that repeat the `per_step` before them launch for launch (name, grid and block): the first
+ * timed step after the warm-up one (the harness verifies after timing), not setup, not a
+ * verification on other sizes. The percentages weighted by duration (what a counter averaged
+ * over a window of those kernels back to back reads), the mean duration, and the first
+ * kernel's name. */
 typedef struct uf_ncu_step {
     int kernels;
     double sm_active_pct, dram_pct, tensor_active_pct, duration_us_mean;
     char first_name[UF_XC_KERNEL_LEN];
 } uf_ncu_step;
 
-/* 0, or -1 with err when fewer than per_step kernels are kept or per_step < 1. */
+/* 0, or -1 with err when per_step < 1 or no two consecutive steps repeat each other. */
 int uf_ncu_step_of(const uf_ncu_kernel *k, int n, int per_step, const char *const *skip,
                    uf_ncu_step *step, char *err, size_t errlen);
 

@@ -132,37 +132,54 @@ Test(ncu_parse, refuses_bad_pages)
 
 /* ---- one step's figures ----------------------------------------------------------------- */
 
-Test(ncu_step, weights_the_last_step_by_duration)
+Test(ncu_step, weights_the_first_repeated_step_by_duration)
 {
     uf_ncu_kernel *k;
     uf_ncu_step s;
     int n;
     char err[256] = "";
     cr_assert_eq(parse_file(DATA("ncu_step.csv"), &k, &n, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(k[1].grid, "(4096, 1, 1)");
+    cr_expect_str_eq(k[1].block, "(128, 1, 1)");
     cr_assert_eq(uf_ncu_step_of(k, n, 3, helpers, &s, err, sizeof err), 0, "%s", err);
-    /* embed 100 us, GEMM 300 us, GELU 100 us; fill_ and checksum left out */
+    /* the second step (embed 100 us, GEMM 300 us, GELU 100 us): it repeats the first launch
+     * for launch (the third does too, later); the verification's step on tiny grids does
+     * not, and fill_ and checksum are left out */
     cr_expect_eq(s.kernels, 3);
     cr_expect_str_eq(s.first_name, "embed_kernel");
     cr_expect_float_eq(s.sm_active_pct, (90 * 100 + 100 * 300 + 95 * 100) / 500.0, 1e-9);
     cr_expect_float_eq(s.dram_pct, (60 * 100 + 20 * 300 + 80 * 100) / 500.0, 1e-9);
     cr_expect_float_eq(s.tensor_active_pct, 80 * 300 / 500.0, 1e-9);
     cr_expect_float_eq(s.duration_us_mean, 500.0 / 3, 1e-9);
-    /* one kernel per step: the last one alone */
-    cr_assert_eq(uf_ncu_step_of(k, n, 1, helpers, &s, err, sizeof err), 0, "%s", err);
-    cr_expect_str_eq(s.first_name, "gelu_kernel");
-    cr_expect_float_eq(s.duration_us_mean, 100.0, 1e-9);
     free(k);
 }
 
-Test(ncu_step, refuses_a_step_longer_than_what_was_profiled)
+Test(ncu_step, one_kernel_per_step_is_the_first_repeated_launch)
+{
+    uf_ncu_kernel *k;
+    uf_ncu_step s;
+    int n;
+    char err[256] = "";
+    cr_assert_eq(parse_file(DATA("ncu_raw.csv"), &k, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(uf_ncu_step_of(k, n, 1, helpers, &s, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(s.first_name, "ew_chain_f32");
+    cr_expect_float_eq(s.duration_us_mean, 129.824, 1e-9);
+    cr_expect_float_eq(s.dram_pct, 82.18, 1e-9);
+    free(k);
+}
+
+Test(ncu_step, refuses_a_step_the_profile_does_not_repeat)
 {
     uf_ncu_kernel *k;
     uf_ncu_step s;
     int n;
     char err[256] = "";
     cr_assert_eq(parse_file(DATA("ncu_step.csv"), &k, &n, err, sizeof err), 0, "%s", err);
+    /* a step of 1 or 4 kernels: no two consecutive windows of that length match */
+    cr_expect_eq(uf_ncu_step_of(k, n, 1, helpers, &s, err, sizeof err), -1);
+    cr_expect(strstr(err, "no two consecutive steps of 1 kernels"), "%s", err);
     cr_expect_eq(uf_ncu_step_of(k, n, 4, helpers, &s, err, sizeof err), -1);
-    cr_expect(strstr(err, "profiled 3 kernels") && strstr(err, "4 per step"), "%s", err);
+    cr_expect(strstr(err, "steps of 4 kernels") && strstr(err, "the 12 kernels"), "%s", err);
     cr_expect_eq(uf_ncu_step_of(k, n, 0, helpers, &s, err, sizeof err), -1);
     free(k);
 }

@@ -41,8 +41,9 @@ typedef struct xc_case {
     const char *id;             /* the run's folder under the cross-check folder */
     const char *scenario, *variant;
     const char *point;          /* AXIS=VALUE,... each passed as --sweep AXIS=VALUE */
-    const char *kernel_regex;   /* ncu -k regex:...; NULL: no ncu run for this case */
-    int launch_skip, launch_count;  /* ncu --launch-skip/--launch-count; count 0: every one */
+    /* ncu -k regex:...; NULL: no ncu run for this case. Every launch it matches is profiled
+     * (setup, warm-up, timed steps, verification): uf_ncu_step_of finds the first timed step */
+    const char *kernel_regex;
     int serial;                 /* one stream, kernels only: busy = kernel time / step time */
     int busbw;                  /* the all-reduce's bus bandwidth against the ceilings bench */
 } xc_case;
@@ -50,25 +51,25 @@ typedef struct xc_case {
 static const xc_case xc_cases[] = {
     /* one 1.2 ms kernel per step: the fix of the launch storm */
     {"launch_storm-fused", "launch_storm", "fused", "elems=16777216,ops=100", "fused_kernel",
-     2, 3, 1, 0},
+     1, 0},
     /* 1000 tiny kernels and host gaps: busy ~16 %, the serial check where it is hard */
-    {"launch_storm-eager", "launch_storm", "eager", "elems=4096,ops=1000", NULL, 0, 0, 1, 0},
+    {"launch_storm-eager", "launch_storm", "eager", "elems=4096,ops=1000", NULL, 1, 0},
     /* the issue's own example: one streaming kernel per step */
     {"elementwise_chain-unfused", "elementwise_chain", "unfused", "ops=1,bits=32",
-     "ew_chain_f32", 2, 3, 1, 0},
+     "ew_chain_f32", 1, 0},
     /* one attention kernel per step */
     {"varlen_attention-varlen", "varlen_attention", "varlen",
-     "dist=1,batch=32,heads=16,causal=0", "va_attention_kernel", 2, 3, 1, 0},
+     "dist=1,batch=32,heads=16,causal=0", "va_attention_kernel", 1, 0},
     /* GEMMs and their elementwise kernels: the step's every kernel, weighted */
     {"checkpoint_recompute-store_all", "checkpoint_recompute", "store_all",
-     "k=4,layers=2,tokens=2048,d_model=4096", ".", 0, 0, 0, 0},
+     "k=4,layers=2,tokens=2048,d_model=4096", ".", 0, 0},
     /* embed, GEMM, GELU, GEMM under an overlapped input copy */
     {"starved_input-pretokenized", "starved_input", "pretokenized", "workers=8,tok_cost=1", ".",
-     0, 0, 0, 0},
+     0, 0},
     /* every step holds the all-reduce, whose kernel ncu cannot replay without its peer: the
      * bus bandwidth only */
     {"allreduce_overlap-sequential", "allreduce_overlap", "sequential",
-     "bucket_mib=64,comm_ctas=0,sm_margin=0", NULL, 0, 0, 0, 1},
+     "bucket_mib=64,comm_ctas=0,sm_margin=0", NULL, 0, 1},
 };
 enum { N_CASES = sizeof xc_cases / sizeof xc_cases[0] };
 
@@ -78,13 +79,13 @@ static const char *const helper_kernels[] = {"fill_", "compare_", "checksum", "e
                                              "ar_checksum", NULL};
 
 /* `plan`: one line per case, fields separated by '|': id, scenario, variant, point, kernel
- * regex (empty: no ncu), launch skip, launch count. */
+ * regex (empty: no ncu). */
 static int cmd_plan(void)
 {
     for (int c = 0; c < N_CASES; c++) {
         const xc_case *x = &xc_cases[c];
-        printf("%s|%s|%s|%s|%s|%d|%d\n", x->id, x->scenario, x->variant, x->point,
-               x->kernel_regex ? x->kernel_regex : "", x->launch_skip, x->launch_count);
+        printf("%s|%s|%s|%s|%s\n", x->id, x->scenario, x->variant, x->point,
+               x->kernel_regex ? x->kernel_regex : "");
     }
     return EXIT_OK;
 }
@@ -220,6 +221,9 @@ static void judge_ncu(const char *dir, const xc_case *x, const case_run *cr, uf_
     snprintf(path, sizeof path, "%s/%s.ncu.csv", dir, x->id);
     if (cr->why[0])
         snprintf(why, sizeof why, "%s", cr->why);
+    else if (!(cr->row->kernels_per_step >= 1))
+        snprintf(why, sizeof why, "the trace counted no kernel per step: %.200s",
+                 cr->row->skip_reason);
     else if (read_text(path, &text, &len) != 0)
         snprintf(why, sizeof why, "no ncu page %.200s (ncu did not run)", path);
     else if (uf_ncu_parse(path, text, len, &k, &n_k, why, sizeof why) == 0 &&
@@ -243,7 +247,9 @@ static void judge_ncu(const char *dir, const xc_case *x, const case_run *cr, uf_
         r[m]->ours = why[0] ? NAN : ours[m];
         r[m]->reference = why[0] ? NAN : ref[m];
         snprintf(r[m]->note, sizeof r[m]->note, "%s", why);
-        if (!why[0] && m < 3 && !(cr->row->busy_pct >= XC_MIN_BUSY_PCT)) {
+        if (!why[0] && isnan(ours[m]))      /* not measured by us: the run says why */
+            snprintf(r[m]->note, sizeof r[m]->note, "%.200s", cr->row->skip_reason);
+        else if (!why[0] && m < 3 && !(cr->row->busy_pct >= XC_MIN_BUSY_PCT)) {
             snprintf(r[m]->note, sizeof r[m]->note, "busy %.1f %% < %.0f: the counter window "
                      "is not made of the kernels alone", cr->row->busy_pct, XC_MIN_BUSY_PCT);
             r[m]->ours = NAN;
