@@ -10,7 +10,7 @@
 #include "options.h"
 #include "strbuf.h"
 
-enum { XC_MAX_FIELDS = 64, XC_FIELD_LEN = 512 };
+enum { XC_MAX_FIELDS = 1024, XC_FIELD_LEN = 512 };  /* an imported report lists every metric */
 
 /* One CSV record split into fields (each cut to XC_FIELD_LEN - 1 bytes). */
 typedef struct csv_record {

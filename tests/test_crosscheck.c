@@ -82,6 +82,38 @@ Test(ncu_parse, converts_each_time_unit)
     }
 }
 
+Test(ncu_parse, reads_a_page_of_many_columns)
+{
+    /* an imported report's raw page lists every metric it holds (device attributes, launch
+     * statistics): hundreds of columns before and between the four compared */
+    size_t cap = 64 * 1024, len = 0;
+    char *text = malloc(cap);
+    uf_ncu_kernel *k;
+    int n;
+    char err[256] = "";
+    cr_assert_not_null(text);
+    for (int line = 0; line < 3; line++) {
+        len += (size_t)snprintf(text + len, cap - len, "%s", line == 0 ? "\"ID\"" : "\"0\"");
+        for (int c = 0; c < 500; c++)
+            len += (size_t)snprintf(text + len, cap - len, line == 0 ? ",\"device__attr_%d\""
+                                                                    : ",\"%d\"", c);
+        len += (size_t)snprintf(text + len, cap - len, "%s",
+                                line == 0 ? ",\"Kernel Name\",\"gpu__time_duration.sum\","
+                                            "\"sm__cycles_active.avg.pct_of_peak_sustained_elapsed\","
+                                            "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
+                                            "\"sm__pipe_tensor_cycles_active.avg.pct_of_peak_"
+                                            "sustained_elapsed\"\n"
+                                : line == 1 ? ",\"\",\"usecond\",\"%\",\"%\",\"%\"\n"
+                                            : ",\"k\",\"7\",\"60\",\"70\",\"80\"\n");
+    }
+    cr_assert_eq(uf_ncu_parse("wide", text, len, &k, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(n, 1);
+    cr_expect_float_eq(k[0].duration_us, 7.0, 1e-12);
+    cr_expect_float_eq(k[0].tensor_active_pct, 80.0, 1e-12);
+    free(k);
+    free(text);
+}
+
 Test(ncu_parse, names_a_missing_metric)
 {
     uf_ncu_kernel *k = (uf_ncu_kernel *)1;
