@@ -15,7 +15,8 @@
 #                   else BUILD_DIR/test-results/*/ceilings.csv, the ctest fixture's). The bus
 #                   bandwidth is compared at the all-reduce's own size (1 GiB): a --quick
 #                   ceilings run stops at 64 MiB, so that comparison needs a full one.
-# Environment: NCU (the ncu program; default: ncu on PATH, else /usr/local/cuda/bin/ncu).
+# Environment: NCU (the ncu program; default: ncu on PATH, else the toolkit's or
+# /opt/nvidia/nsight-compute/VERSION/ncu).
 # Exit: 0 every comparison agrees (or is n/a with its reason), 1 one disagrees or a run failed,
 # 2 usage, 77 skipped: no GPU, no ncu, or ncu may not read the counters (with
 # UNDERFED_REQUIRE_GPU=1 a skip is a failure).
@@ -36,7 +37,12 @@ skip() {
 }
 
 ncu=${NCU:-$(command -v ncu || true)}
-[ -n "$ncu" ] || [ ! -x /usr/local/cuda/bin/ncu ] || ncu=/usr/local/cuda/bin/ncu
+if [ -z "$ncu" ]; then   # where the CUDA toolkit and the standalone installer put it
+  for candidate in /usr/local/cuda/bin/ncu /usr/local/cuda/nsight-compute-*/ncu \
+                   /opt/nvidia/nsight-compute/*/ncu; do
+    [ -x "$candidate" ] && ncu=$candidate
+  done
+fi
 [ -n "$ncu" ] && [ -x "$ncu" ] || skip "Nsight Compute (ncu) not found: set NCU or put it on PATH"
 
 ceilings=${3:-${UF_CROSSCHECK_CEILINGS:-}}
