@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "crosscheck.h"
 #include "expect.h"
 #include "options.h"
 #include "plotdata.h"
@@ -1111,6 +1112,8 @@ static int cmd_report(const args *a)
         if (report_ceilings(f, a->pos[0]) != 0)
             rc = EXIT_BAD;
         fwrite(body, 1, body_len, f);
+        if (uf_report_crosscheck(f, a->pos[0]) != 0)
+            rc = EXIT_BAD;
         fclose(f);
     }
     if (rc == 0) {
@@ -1198,6 +1201,8 @@ static const command commands[] = {
      "each plot's data and gnuplot variables, in OUT/data", NULL, uf_cmd_plotdata},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
      "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
+    {"crosscheck", "plan | judge DIR", 0, 0, "",
+     "counters vs ncu, busy vs events, busbw vs ceilings", NULL, uf_cmd_crosscheck},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -1249,7 +1254,7 @@ static void print_help(FILE *f)
         if ((int)strlen(commands[c].operands) > width)
             width = (int)strlen(commands[c].operands);
     for (int c = 0; c < N_COMMANDS; c++)
-        fprintf(f, "  %-9s %-*s  %s\n", commands[c].name, width, commands[c].operands,
+        fprintf(f, "  %-10s %-*s  %s\n", commands[c].name, width, commands[c].operands,
                 commands[c].summary);
     fprintf(f, "\nW names axis values (\"elems=4K,ops=1000\", max and min allowed); unnamed axes "
                "take the run's\ndefault. Result files are read strictly: a malformed file is an "
