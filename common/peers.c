@@ -144,11 +144,12 @@ static void take_frame(uf_peers *p, conn *c)
 }
 
 /* Read what c has (waiting up to timeout_ms for the first byte): whole frames are taken, an
- * end-of-file without goodbye is a loss. */
+ * end-of-file without goodbye is a loss. Reading stops at an id not yet taken (the next one,
+ * and anything behind it, waits in the socket). */
 static void pump(uf_peers *p, conn *c, int timeout_ms)
 {
     struct pollfd pfd = {.fd = c->fd, .events = POLLIN, .revents = 0};
-    if (c->fd < 0 || poll(&pfd, 1, timeout_ms) <= 0)
+    if (c->fd < 0 || p->inbox_full || poll(&pfd, 1, timeout_ms) <= 0)
         return;
     for (;;) {
         ssize_t k = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, MSG_DONTWAIT);
@@ -167,7 +168,7 @@ static void pump(uf_peers *p, conn *c, int timeout_ms)
         if (c->have == sizeof c->buf) {
             c->have = 0;
             take_frame(p, c);
-            if (c->fd < 0)
+            if (c->fd < 0 || p->inbox_full)
                 return;
         }
     }
