@@ -269,6 +269,9 @@ int uf_mg_run(uf_mg *mg, uf_mg_job_fn fn, void *arg, int target, const char *wha
     if (!failed)
         return UF_OK;
     abort_all(mg);
+    if (mg->lost_why[0])    /* the workers stopped because a rank elsewhere was lost */
+        return uf_fail(mg->ctx, UF_ERR, "%s: %s; every communicator was aborted", what,
+                       mg->lost_why);
     return uf_fail(mg->ctx, UF_ERR, "%s failed on rank %d (device %d): %s; every communicator "
                    "was aborted", what, failed->rank, failed->device, failed->reason);
 }
