@@ -120,6 +120,15 @@ done
 run_case 0 out "DIR/GPU/" "$scenario" --help
 run_case 0 out "slug of the device name" "$scenario" --help
 run_case 2 err "unknown variant 'nosuch'" "$scenario" --variant nosuch
+# a multi-GPU scenario under a launcher: a bad or incomplete environment, before any GPU work
+multigpu=$build/scenarios/allreduce_overlap
+if [ -x "$multigpu" ]; then
+  run_case 2 err "LOCAL_RANK is missing" env RANK=0 WORLD_SIZE=2 "$multigpu" --quick
+  run_case 2 err "needs MASTER_ADDR and MASTER_PORT" \
+    env RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "$multigpu" --quick
+  run_case 2 err "SLURM_PROCID=x: expected a whole number" \
+    env SLURM_PROCID=x SLURM_NTASKS=2 SLURM_LOCALID=0 "$multigpu" --quick
+fi
 
 # ---- ceilings: the options it uses, --list and --explain without running ------------------
 for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \

@@ -140,7 +140,7 @@ static int rank_enqueue_sequential(ar_rank *rk, int mark)
         UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out);
     UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, mark), out);
     UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16, ncclSum,
-                                   rank_comm(rk, VAR_SEQUENTIAL), rk->compute_stream), out);
+                                      rank_comm(rk, VAR_SEQUENTIAL), rk->compute_stream), out);
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->step_done, rk->compute_stream), out);
 out:
     return rc;
@@ -171,8 +171,8 @@ static int rank_enqueue_bucketed(ar_rank *rk, int mark)
             size_t count = sh->grad_elems - first < sh->bucket_elems ? sh->grad_elems - first
                                                                      : sh->bucket_elems;
             UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads + first, rk->grads + first, count,
-                                           ncclBfloat16, ncclSum, rank_comm(rk, VAR_BUCKETED),
-                                           comm_stream), out);
+                                              ncclBfloat16, ncclSum, rank_comm(rk, VAR_BUCKETED),
+                                              comm_stream), out);
         }
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->comm_done, comm_stream), out);
@@ -202,8 +202,8 @@ static int rank_enqueue(ar_rank *rk, const ar_job *job)
         UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, job->mark), out);
     } else {    /* JOB_ALLREDUCE: the all-reduce of the whole buffer, alone */
         UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16,
-                                       ncclSum, rank_comm(rk, job->variant), rk->compute_stream),
-                     out);
+                                          ncclSum, rank_comm(rk, job->variant), rk->compute_stream),
+                        out);
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->step_done, rk->compute_stream), out);
 out:
