@@ -1,6 +1,7 @@
 /* allreduce_overlap: the run's state (shape, jobs, ranks), the deterministic inputs and
- * their kernels, and a rank's fill and (watched) stream wait. Included once by allreduce_overlap.cu, at
- * this point of its text: the story keeps the schedule (rank_enqueue_*), the claims and the tables. */
+ * their kernels, and a rank's fill and (watched) stream wait. Included once by
+ * allreduce_overlap.cu, at this point of its text: the story keeps the schedule
+ * (rank_enqueue_*), the claims and the tables. */
 typedef struct ar_shape {
     int layers, rows, cols, tokens;     /* L, N, K, T */
     size_t layer_elems;                 /* N × K: one layer's gradient */
