@@ -11,7 +11,7 @@ bin=$1 build=$2 mode=$3
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    for p in ${pids[@]+"${pids[@]}"}; do kill -9 "$p" 2>/dev/null; done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
