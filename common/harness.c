@@ -14,6 +14,7 @@
 
 #include "gpu_probe.h"
 #include "no_gpu.h"
+#include "peers.h"
 #include "proc_maps.h"
 #include "stats.h"
 #include "timeline.h"
@@ -85,9 +86,15 @@ typedef struct run {
     int wrong_results;
     int cells_done, cells_total;
     double started_s;
+    uf_launch launch;           /* multi-GPU scenarios: the launcher's world (ctx.launch) */
 } run;
 
 /* ---- small helpers ------------------------------------------------------------------- */
+
+enum {
+    WATCH_POLL_NS = 100000,     /* 100 µs between queries of a watched wait */
+    WORLD_LIMIT_S = 300         /* process mode: how long the ranks may take to meet */
+};
 
 void uf_report_failure(const char *file, int line, const char *expr, const char *msg)
 {
@@ -125,6 +132,74 @@ int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what)
                        what, bytes / 1073741824.0, free_bytes / 1073741824.0,
                        total_bytes / 1073741824.0);
     return UF_OK;
+}
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A watched wait (uf_watch): poll `query` until it is done, the watch reports a lost rank,
+ * or the deadline passes; on a failure every communicator is aborted. */
+static int watched_wait(uf_ctx *ctx, cudaError_t (*query)(void *), void *obj, const char *what)
+{
+    const uf_watch *w = ctx->watch;
+    double deadline = monotonic_s() + w->limit_s;
+    struct timespec nap = {0, WATCH_POLL_NS};
+    char why[UF_REASON_LEN];
+    for (;;) {
+        cudaError_t e = query(obj);
+        if (e == cudaSuccess)
+            return UF_OK;
+        if (e != cudaErrorNotReady) {
+            w->abort(w->arg);
+            return uf_fail(ctx, UF_ERR, "%s failed: %s; every communicator was aborted", what,
+                           cudaGetErrorString(e));
+        }
+        if (w->check(w->arg, why, sizeof why) != UF_OK) {
+            w->abort(w->arg);
+            return uf_fail(ctx, UF_ERR, "waiting for %s: %s; every communicator was aborted",
+                           what, why);
+        }
+        if (monotonic_s() > deadline) {
+            w->abort(w->arg);
+            return uf_fail(ctx, UF_ERR, "%s did not finish within %.0f s (a rank hung?); every "
+                           "communicator was aborted", what, w->limit_s);
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+static cudaError_t query_stream(void *obj)
+{
+    return cudaStreamQuery((cudaStream_t)obj);
+}
+
+static cudaError_t query_event(void *obj)
+{
+    return cudaEventQuery((cudaEvent_t)obj);
+}
+
+int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what)
+{
+    cudaError_t e;
+    if (ctx->watch)
+        return watched_wait(ctx, query_stream, (void *)stream, what);
+    e = cudaStreamSynchronize(stream);
+    return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
+                                              cudaGetErrorString(e));
+}
+
+int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what)
+{
+    cudaError_t e;
+    if (ctx->watch)
+        return watched_wait(ctx, query_event, (void *)event, what);
+    e = cudaEventSynchronize(event);
+    return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
+                                              cudaGetErrorString(e));
 }
 
 static double wall_s(void)
@@ -229,6 +304,13 @@ static void progress(const run *r, const char *variant, const char *pass)
 }
 
 /* ---- the GPUs of a multi-GPU run --------------------------------------------------------- */
+
+/* One process per GPU (a launcher's world): every rank must issue the same collectives, so
+ * the step counts of the passes are fixed (--repeat), never lengthened by time. */
+static int process_mode(const run *r)
+{
+    return r->launch.mode == UF_LAUNCH_PROCESSES;
+}
 
 /* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the
  * scenario's setup may lower it to the GPUs this process drives), at most UF_MAX_RANKS. */
@@ -392,7 +474,8 @@ static int timing_pass(run *r, int variant, uf_row *row)
 
     open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, r->warmup, name), out_destroy);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_destroy);
+    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the warm-up steps"),
+                      out_destroy);
 
     double min_ms = r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL;
     for (int k = 0; k < n_ranks; k++) {
@@ -412,13 +495,15 @@ static int timing_pass(run *r, int variant, uf_row *row)
                 goto out_sampler;
             UF_CUDA_OR_GOTO(rc, cudaEventRecord(ev[i + 1], r->ctx.stream), out_sampler);
         }
-        UF_CUDA_OR_GOTO(rc, cudaEventSynchronize(ev[r->repeat]), out_sampler);
+        UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, ev[r->repeat], "the timed steps"),
+                          out_sampler);
         for (int i = 0; i < r->repeat && n_times < TIMING_MAX_STEPS; i++) {
             float ms = 0;
             UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, ev[i], ev[i + 1]), out_sampler);
             times_ms[n_times++] = ms;
         }
-    } while ((wall_s() - t0) * 1e3 < min_ms && n_times + r->repeat <= TIMING_MAX_STEPS);
+    } while (!process_mode(r) && (wall_s() - t0) * 1e3 < min_ms &&
+             n_times + r->repeat <= TIMING_MAX_STEPS);
 
     uf_summary sum;
     uf_summarize(times_ms, n_times, &sum);
@@ -517,7 +602,8 @@ static int trace_pass(run *r, int variant, uf_row *row)
         goto out_free;
     }
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 2, name), out_end);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the trace's warm-up steps"),
+                      out_end);
     begin_ns = uf_cupti_now_ns();
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(e0, r->ctx.stream), out_end);
     for (int i = 0; i < n; i++) {
@@ -525,7 +611,7 @@ static int trace_pass(run *r, int variant, uf_row *row)
         UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 1, name), out_end);
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(e1, r->ctx.stream), out_end);
-    UF_CUDA_OR_GOTO(rc, cudaEventSynchronize(e1), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, e1, "the traced steps"), out_end);
     end_ns = uf_cupti_now_ns();
     float ms = 0;
     UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, e0, e1), out_end);
@@ -673,6 +759,8 @@ static int counters_pass(run *r, int variant, uf_row *row)
         n = r->repeat;
     if (n > COUNTERS_MAX_STEPS)
         n = COUNTERS_MAX_STEPS;
+    if (process_mode(r))    /* every rank's step count, whatever its own step time */
+        n = r->repeat;
 
     uint64_t t0 = 0, t1 = 0;
     open_rank_instruments(r);   /* a no-op after a timing pass */
@@ -695,7 +783,8 @@ static int counters_pass(run *r, int variant, uf_row *row)
     }
     if (!any)
         return UF_OK;
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
+    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the steps before the "
+                                         "counters"), out_stop);
     t0 = uf_cupti_now_ns();
     for (int k = 0; k < n_ranks; k++) {
         gpm[k] = nvml_of(r, k) &&
@@ -705,7 +794,8 @@ static int counters_pass(run *r, int variant, uf_row *row)
             rank_note(row, k, reason);
     }
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(r->ctx.stream), out_stop);
+    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the counted steps"),
+                      out_stop);
     t1 = uf_cupti_now_ns();
 
 out_stop:
@@ -1361,6 +1451,40 @@ static int skip(const char *name, const char *reason)
     return required ? UF_ERR : UF_SKIP;
 }
 
+/* Make ctx->device current and read its properties. */
+static int open_device(run *r, struct cudaDeviceProp *prop)
+{
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaSetDevice(r->ctx.device), out);
+    UF_CUDA_OR_GOTO(rc, cudaFree(0), out);
+    UF_CUDA_OR_GOTO(rc, cudaGetDeviceProperties(prop, r->ctx.device), out);
+out:
+    return rc;
+}
+
+/* Process mode: this rank's one GPU, --device + its local rank; a process that sees a single
+ * GPU (a launcher that binds one per task) uses that one. */
+static int select_rank_gpu(run *r, int available, struct cudaDeviceProp *prop)
+{
+    int local = r->launch.local_rank;
+    if (r->opt.gpus > 1) {
+        fprintf(stderr, "%s: --gpus %d: under a launcher (%s) each process drives one GPU\n",
+                r->s->name, r->opt.gpus, r->launch.source);
+        return UF_USAGE;
+    }
+    if (available == 1 && r->opt.device == 0)
+        local = 0;
+    if (local >= available) {
+        fprintf(stderr, "%s: local rank %d (%s) needs GPU %d + %d, but %d GPU(s) are visible "
+                "from there\n", r->s->name, r->launch.local_rank, r->launch.source,
+                r->opt.device, local, available);
+        return UF_USAGE;
+    }
+    r->ctx.device = r->opt.device + local;
+    r->ctx.n_gpus = 1;
+    return open_device(r, prop);
+}
+
 static int select_gpus(run *r, struct cudaDeviceProp *prop)
 {
     int count = 0;
@@ -1377,6 +1501,8 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
         return UF_USAGE;
     }
     int available = count - r->opt.device;
+    if (process_mode(r))
+        return select_rank_gpu(r, available, prop);
     int wanted = r->opt.gpus ? r->opt.gpus : available;
     int needed = r->s->min_gpus > 1 ? r->s->min_gpus : 1;
     if (wanted > available || wanted < needed) {
@@ -1386,12 +1512,34 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
     }
     r->ctx.device = r->opt.device;
     r->ctx.n_gpus = r->s->min_gpus > 1 ? wanted : 1;
-    int rc = UF_OK;
-    UF_CUDA_OR_GOTO(rc, cudaSetDevice(r->ctx.device), out);
-    UF_CUDA_OR_GOTO(rc, cudaFree(0), out);
-    UF_CUDA_OR_GOTO(rc, cudaGetDeviceProperties(prop, r->ctx.device), out);
-out:
-    return rc;
+    return open_device(r, prop);
+}
+
+/* Multi-GPU scenarios: the launcher's world from the environment (UF_USAGE when it does not
+ * add up); in process mode, meet the other ranks (UF_ERR when they do not come). */
+static int join_world(run *r)
+{
+    char err[UF_REASON_LEN];
+    if (r->s->min_gpus < 2)
+        return UF_OK;
+    if (uf_launch_from_environ(&r->launch, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", r->s->name, err);
+        return UF_USAGE;
+    }
+    r->ctx.launch = &r->launch;
+    return UF_OK;
+}
+
+static int meet_ranks(run *r)
+{
+    char err[UF_REASON_LEN];
+    if (!process_mode(r))
+        return UF_OK;
+    fprintf(stderr, "[%s] rank %d of %d (%s), GPU %d: meeting the other ranks\n", r->s->name,
+            r->launch.rank, r->launch.world_size, r->launch.source, r->ctx.device);
+    if (uf_peers_open(&r->launch, WORLD_LIMIT_S, &r->ctx.peers, err, sizeof err) != 0)
+        return uf_fail(&r->ctx, UF_ERR, "%s", err);
+    return UF_OK;
 }
 
 /* The instruments of the timing passes (NVML), and the notes of the passes turned off. No
@@ -1654,6 +1802,7 @@ static void release(run *r)
     uf_trace_release();
     if (r->ctx.stream)
         cudaStreamDestroy(r->ctx.stream);
+    uf_peers_close(r->ctx.peers);  /* after the last collective: a goodbye, not a loss */
 }
 
 int uf_main(const uf_scenario *s, int argc, char **argv)
@@ -1690,7 +1839,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
         goto out;
 
     struct cudaDeviceProp prop;
+    rc = join_world(r);
+    if (rc != UF_OK)
+        goto out;
     rc = select_gpus(r, &prop);
+    if (rc != UF_OK)
+        goto out;
+    rc = meet_ranks(r);
     if (rc != UF_OK)
         goto out;
     r->sm_count = prop.multiProcessorCount;
@@ -1731,6 +1886,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
                     r->power_read == 2 ? "NVML instant board power (NVML_FI_DEV_POWER_INSTANT)"
                                        : "nvmlDeviceGetPowerUsage (a trailing 1 s average on "
                                          "Ampere and later)");
+    if (process_mode(r) && r->launch.rank != 0) {
+        /* the results, the table and the claims are rank 0's (its GPU's figures) */
+        fprintf(stderr, "[%s] rank %d: done; rank 0 writes the results\n", s->name,
+                r->launch.rank);
+        rc = r->wrong_results ? UF_ERR : UF_OK;
+        goto out;
+    }
     if (r->opt.expect && s->expect && !r->wrong_results) {
         ex = evaluate_claims(r);
         if (!ex) {

@@ -12,6 +12,7 @@
 #include "results.h"
 #include "options.h"
 #include "expect.h"
+#include "launch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +109,17 @@ typedef struct uf_extra_desc {
 } uf_extra_desc;
 
 struct uf_scenario;
+struct uf_peers;
+
+/* The watch over a multi-GPU run (multigpu.h installs it in ctx->watch at setup): while one is
+ * set, every wait of the harness polls its stream or event with a deadline and asks check
+ * whether a rank is lost, instead of blocking for ever; on a loss or a hang it calls abort. */
+typedef struct uf_watch {
+    int (*check)(void *arg, char *why, size_t len);    /* UF_OK, or UF_ERR with why */
+    void (*abort)(void *arg);   /* end every communicator: their kernels stop waiting */
+    void *arg;
+    double limit_s;             /* a wait longer than this is taken as a hang */
+} uf_watch;
 
 /* What the harness hands every callback. */
 typedef struct uf_ctx {
@@ -126,7 +138,18 @@ typedef struct uf_ctx {
     const uf_ceilings *ceilings;/* the machine's measured ceilings; NaN where unknown */
     void *state;                /* the scenario's, set by setup */
     char reason[UF_REASON_LEN]; /* why a callback returned UF_SKIP / UF_USAGE / UF_ERR */
+    /* Multi-GPU scenarios (min_gpus > 1): the launcher's world (launch.h; process mode when a
+     * launcher started one process per GPU, ctx->device is then this rank's GPU), the other
+     * ranks for the whole run (peers.h; process mode only), and the watch (NULL: none) */
+    const uf_launch *launch;
+    struct uf_peers *peers;
+    const uf_watch *watch;
 } uf_ctx;
+
+/* Wait for a stream / an event: cudaStreamSynchronize / cudaEventSynchronize, or, while
+ * ctx->watch is set, a watched poll (uf_watch). UF_OK, or UF_ERR with why in ctx->reason. */
+int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what);
+int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what);
 
 /* Value of the named axis at the current point (NaN if the scenario has no such axis). */
 double uf_axis(const uf_ctx *ctx, const char *name);

@@ -128,6 +128,15 @@ run_case 0 out "takes whole numbers 1..100000" "$scenario" --list
 run_case 2 err "--sweep dist=gaussian: one of lognormal (1), wide (2), fixed (3)" \
   "$build/scenarios/varlen_attention" --sweep dist=gaussian
 run_case 0 out "default lognormal; full: lognormal,wide,fixed" "$build/scenarios/varlen_attention" --list
+# a multi-GPU scenario under a launcher: a bad or incomplete environment, before any GPU work
+multigpu=$build/scenarios/allreduce_overlap
+if [ -x "$multigpu" ]; then
+  run_case 2 err "LOCAL_RANK is missing" env RANK=0 WORLD_SIZE=2 "$multigpu" --quick
+  run_case 2 err "needs MASTER_ADDR and MASTER_PORT" \
+    env RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "$multigpu" --quick
+  run_case 2 err "SLURM_PROCID=x: expected a whole number" \
+    env SLURM_PROCID=x SLURM_NTASKS=2 SLURM_LOCALID=0 "$multigpu" --quick
+fi
 
 # ---- ceilings: the options it uses, --list and --explain without running ------------------
 for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \

@@ -2,12 +2,12 @@
  * only then all-reduces its gradients (sequential: the SMs idle while NCCL runs), against
  * DDP-style buckets all-reduced on a communication stream while backward goes on (bucketed).
  *
- * One NCCL rank per GPU. By default one process drives every GPU, with a worker thread per GPU:
- * run_step (harness thread, ctx->stream on ctx->device) records a begin event, has every worker
- * enqueue its rank's step (waiting until all have ENQUEUED, not completed), then makes ctx->stream
- * wait on each GPU's end event, so that the harness's events bracket the whole step on all GPUs.
- * With UF_NCCL_RANK / UF_NCCL_NRANKS / UF_NCCL_ID_FILE set, each process drives one GPU
- * (ctx->device) as one rank, the unique id passed through a file (README.md).
+ * One NCCL rank per GPU, on the harness's multi-GPU runner (common/multigpu.h). By default one
+ * process drives every GPU, with a worker thread per GPU: run_step (harness thread, ctx->stream
+ * on ctx->device) records a begin event, has every worker enqueue its rank's step (waiting until
+ * all have ENQUEUED, not completed), then makes ctx->stream wait on each GPU's end event, so that
+ * the harness's events bracket the whole step on all GPUs. Under torchrun, srun or mpirun each
+ * process drives one GPU as one rank (README.md).
  *
  * Two knobs of the fix, both for bucketed only (sequential overlaps nothing, so it keeps NCCL's
  * and cuBLAS's defaults): comm_ctas, the CTAs of bucketed's own communicator (split from the
@@ -15,7 +15,6 @@
  * (a second cuBLAS handle with an SM count target). */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,27 +27,12 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "multigpu.h"
 #include "stats.h"
 #include "random.h"
 #include "underfed.h"
 #include "verify.h"
 #include "uf_cublas.h"
-
-/* ---- the library checks (same shape as UF_CUDA_OR_GOTO) -------------------------------- */
-
-/* NCCL's message for the code, and its last error text (which names the cause). */
-#define NCCL_OR_GOTO(rc, expr, label)                                                      \
-    do {                                                                                   \
-        ncclResult_t ar_n_ = (expr);                                                       \
-        if (ar_n_ != ncclSuccess) {                                                        \
-            char ar_m_[UF_REASON_LEN];                                                     \
-            snprintf(ar_m_, sizeof ar_m_, "%s (%s)", ncclGetErrorString(ar_n_),            \
-                     ncclGetLastError(NULL));                                              \
-            uf_report_failure(__FILE__, __LINE__, #expr, ar_m_);                           \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 /* ---- sizes ----------------------------------------------------------------------------- */
 
@@ -90,9 +74,6 @@ enum {
 #define AR_TIMED_REPS 20        /* all-reduce alone / backward alone / steps, at setup */
 #define AR_TIMED_REPS_QUICK 5
 #define AR_WARMUP_REPS 2
-#define AR_WAIT_LIMIT_S 300     /* a job or a step that takes longer is taken as a hang */
-#define AR_GRACE_S 30           /* after ncclCommAbort, how long the workers get to come back */
-#define AR_POLL_NS 100000L      /* 100 µs between stream queries */
 #define AR_SPOT_SAMPLES 8       /* dW elements per layer and rank checked against host dYᵀ·X */
 #define AR_TOLERANCE 1e-2       /* max_rel_err of each gradient (README: Verification) */
 #define AR_FILL_BLOCKS 4096
@@ -121,7 +102,8 @@ out:
  * comm_ctas > 0; everything else uses NCCL's defaults. */
 static ncclComm_t rank_comm(const ar_rank *rk, int variant)
 {
-    return variant == VAR_BUCKETED && rk->comm_overlap ? rk->comm_overlap : rk->comm;
+    ncclComm_t overlap = rk->mg->comm[AR_COMM_OVERLAP];
+    return variant == VAR_BUCKETED && overlap ? overlap : rk->mg->comm[AR_COMM_DEFAULT];
 }
 
 /* The slot whose GEMM is the last to write into bucket b. */
@@ -141,8 +123,8 @@ static int rank_mark(ar_rank *rk, cudaEvent_t *events, int mark)
     if (mark == 0)
         return UF_OK;
     if (mark < 0 || mark > AR_TIMED_REPS) {
-        snprintf(rk->reason, sizeof rk->reason, "timing mark %d outside [1, %d]", mark,
-                 AR_TIMED_REPS);
+        snprintf(rk->mg->reason, sizeof rk->mg->reason, "timing mark %d outside [1, %d]",
+                 mark, AR_TIMED_REPS);
         return UF_ERR;
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(events[mark - 1], rk->compute_stream), out);
@@ -158,8 +140,8 @@ static int rank_enqueue_sequential(ar_rank *rk, int mark)
     for (int j = 0; j < sh->layers; j++)
         UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out);
     UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, mark), out);
-    NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16, ncclSum,
-                                   rank_comm(rk, VAR_SEQUENTIAL), rk->compute_stream), out);
+    UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16, ncclSum,
+                                      rank_comm(rk, VAR_SEQUENTIAL), rk->compute_stream), out);
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->step_done, rk->compute_stream), out);
 out:
     return rc;
@@ -189,9 +171,9 @@ static int rank_enqueue_bucketed(ar_rank *rk, int mark)
             size_t first = (size_t)next * sh->bucket_elems;
             size_t count = sh->grad_elems - first < sh->bucket_elems ? sh->grad_elems - first
                                                                      : sh->bucket_elems;
-            NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads + first, rk->grads + first, count,
-                                           ncclBfloat16, ncclSum, rank_comm(rk, VAR_BUCKETED),
-                                           comm_stream), out);
+            UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads + first, rk->grads + first, count,
+                                              ncclBfloat16, ncclSum, rank_comm(rk, VAR_BUCKETED),
+                                              comm_stream), out);
         }
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->comm_done, comm_stream), out);
@@ -220,9 +202,9 @@ static int rank_enqueue(ar_rank *rk, const ar_job *job)
             UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out);
         UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, job->mark), out);
     } else {    /* JOB_ALLREDUCE: the all-reduce of the whole buffer, alone */
-        NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16,
-                                       ncclSum, rank_comm(rk, job->variant), rk->compute_stream),
-                     out);
+        UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16,
+                                          ncclSum, rank_comm(rk, job->variant), rk->compute_stream),
+                        out);
     }
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->step_done, rk->compute_stream), out);
 out:

@@ -1,8 +1,7 @@
-/* allreduce_overlap: the multi-GPU plumbing around the schedule: a rank's fill, checksum
- * and host reference (verify), its worker thread and jobs, the harness thread's side (waits with
- * deadlines, abort on any rank's failure, timing of jobs), and setup (plan, NCCL ids and
- * communicators, workers) and teardown. Included once by allreduce_overlap.cu, at this point of
- * its text. */
+/* allreduce_overlap: around the schedule: a rank's fill, checksum and host reference (verify),
+ * its jobs on the multi-GPU runner (common/multigpu.h: worker threads, communicators, abort,
+ * watched waits), the timing of jobs at setup, and setup (plan, per-GPU resources) and
+ * teardown. Included once by allreduce_overlap.cu, at this point of its text. */
 
 /* Inputs of this rank from `seed`; gradients poisoned (0xFFFF is a bf16 NaN) so that an element
  * no GEMM wrote fails verification. */
@@ -31,10 +30,12 @@ static int rank_checksum(ar_rank *rk)
     ar_checksum_kernel<<<1024, AR_THREADS, 0, rk->compute_stream>>>(
         (const unsigned short *)rk->grads, sh->grad_elems, rk->checksum_dev);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-    NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 1, 1, ncclUint64, ncclMax,
-                                   rk->comm, rk->compute_stream), out);
-    NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 2, 1, ncclUint64, ncclMin,
-                                   rk->comm, rk->compute_stream), out);
+    UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 1, 1, ncclUint64,
+                                      ncclMax, rank_comm(rk, VAR_SEQUENTIAL),
+                                      rk->compute_stream), out);
+    UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 2, 1, ncclUint64,
+                                      ncclMin, rank_comm(rk, VAR_SEQUENTIAL),
+                                      rk->compute_stream), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(host, rk->checksum_dev, sizeof host,
                                         cudaMemcpyDeviceToHost, rk->compute_stream), out);
     UF_STATUS_OR_GOTO(rc, rank_wait(rk, rk->compute_stream, "the checksum all-reduce"), out);
@@ -128,7 +129,7 @@ static int rank_reference(ar_rank *rk, uint64_t seed)
     UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&contrib, slot_bytes), out_free_reduced);
     sum = (float *)malloc(sh->layer_elems * sizeof(float));
     if (!sum) {
-        snprintf(rk->reason, sizeof rk->reason, "out of host memory for the reference");
+        snprintf(rk->mg->reason, sizeof rk->mg->reason, "out of host memory for the reference");
         rc = UF_ERR;
         goto out_free_sums;
     }
@@ -173,168 +174,25 @@ static int rank_run_job(ar_rank *rk, const ar_job *job)
     }
 }
 
-/* The worker: wait for a job, run it if it is for this rank, report, until JOB_QUIT. */
-static void *rank_thread(void *arg)
+/* ---- the harness thread's side: jobs on every rank, bracketed steps, their timing ------- */
+
+static int rank_job(uf_mg_rank *m, void *arg)
 {
-    ar_rank *rk = (ar_rank *)arg;
-    ar_state *st = rk->st;
-    uint64_t seen = 0;
-    int device_status = UF_OK;
-    cudaError_t e = cudaSetDevice(rk->device);
-    if (e != cudaSuccess) {
-        uf_report_failure(__FILE__, __LINE__, "cudaSetDevice(rk->device)", cudaGetErrorString(e));
-        device_status = UF_ERR;
-    }
-    for (;;) {
-        ar_job job;
-        int status = UF_OK;
-        pthread_mutex_lock(&st->mu);
-        while (st->job_seq == seen)
-            pthread_cond_wait(&st->job_cv, &st->mu);
-        seen = st->job_seq;
-        job = st->job;
-        pthread_mutex_unlock(&st->mu);
-
-        rk->reason[0] = '\0';
-        rk->stopped = 0;
-        if (job.kind != JOB_QUIT && (job.target < 0 || job.target == rk->local))
-            status = device_status != UF_OK ? device_status : rank_run_job(rk, &job);
-        if (status != UF_OK && rk->reason[0] == '\0')
-            snprintf(rk->reason, sizeof rk->reason, "a CUDA, cuBLAS or NCCL call failed (above)");
-
-        pthread_mutex_lock(&st->mu);
-        rk->status = status;
-        rk->done_seq = seen;
-        st->n_done++;
-        pthread_cond_broadcast(&st->done_cv);
-        pthread_mutex_unlock(&st->mu);
-        if (job.kind == JOB_QUIT)
-            break;
-    }
-    return NULL;
+    return rank_run_job((ar_rank *)m->user, (const ar_job *)arg);
 }
 
-/* ---- the harness thread's side ---------------------------------------------------------- */
-
-/* Abort one communicator (if any) and forget it. */
-static void abort_comm(ncclComm_t *comm)
-{
-    ncclResult_t r;
-    if (!*comm)
-        return;
-    r = ncclCommAbort(*comm);
-    if (r != ncclSuccess)
-        uf_report_failure(__FILE__, __LINE__, "ncclCommAbort(*comm)", ncclGetErrorString(r));
-    *comm = NULL;
-}
-
-/* Abort every communicator, bucketed's own ones included: in-flight NCCL kernels exit, so no
- * rank (here or in another process) waits for ever on one that failed. Only called while no
- * worker is inside NCCL, except as the last resort after a timeout. */
-static void abort_comms(ar_state *st)
-{
-    __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
-    for (int i = 0; i < st->n_local; i++) {
-        abort_comm(&st->ranks[i].comm_overlap);
-        abort_comm(&st->ranks[i].comm);
-    }
-    st->failed = 1;
-}
-
-static int any_failed_locked(const ar_state *st)
-{
-    for (int i = 0; i < st->n_threads; i++)
-        if (st->ranks[i].done_seq == st->job_seq && st->ranks[i].status != UF_OK)
-            return 1;
-    return 0;
-}
-
-/* Wait (lock held) until every worker finished the current job or `limit_s` passed. A failed
- * worker makes the others stop waiting on their GPUs. 1 when all came back. */
-static int wait_workers_locked(ar_state *st, int limit_s)
-{
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += limit_s;
-    while (st->n_done < st->n_threads) {
-        if (any_failed_locked(st))
-            __atomic_store_n(&st->stop, 1, __ATOMIC_RELEASE);
-        if (pthread_cond_timedwait(&st->done_cv, &st->mu, &deadline) == ETIMEDOUT)
-            return st->n_done >= st->n_threads;
-    }
-    return 1;
-}
-
-/* The rank whose failure made the job fail (not one that merely stopped waiting), or NULL. */
-static const ar_rank *first_failure(const ar_state *st)
-{
-    const ar_rank *found = NULL;
-    for (int i = 0; i < st->n_threads; i++) {
-        const ar_rank *rk = &st->ranks[i];
-        if (rk->status != UF_OK && (!found || (found->stopped && !rk->stopped)))
-            found = rk;
-    }
-    return found;
-}
-
-/* Post a job to the workers and wait until each has done it (a STEP: enqueued it). On any
- * failure or hang every communicator is aborted and UF_ERR returned with the rank's reason. */
+/* Run a job on its ranks (runner: abort on any rank's failure, naming it). */
 static int run_job(uf_ctx *ctx, ar_state *st, ar_job job, const char *what)
 {
-    const ar_rank *failed;
-    int all_back;
-    if (st->failed && job.kind != JOB_QUIT)
-        return uf_fail(ctx, UF_ERR, "%s: the communicators were aborted after an earlier failure",
-                       what);
-    pthread_mutex_lock(&st->mu);
-    st->job = job;
-    st->n_done = 0;
-    st->job_seq++;
-    pthread_cond_broadcast(&st->job_cv);
-    all_back = wait_workers_locked(st, AR_WAIT_LIMIT_S);
-    pthread_mutex_unlock(&st->mu);
-
-    if (!all_back) {
-        /* Someone is stuck inside a CUDA or NCCL call: aborting is NCCL's documented way out. */
-        abort_comms(st);
-        pthread_mutex_lock(&st->mu);
-        all_back = wait_workers_locked(st, AR_GRACE_S);
-        pthread_mutex_unlock(&st->mu);
-        if (!all_back)
-            st->lost = 1;
-        return uf_fail(ctx, UF_ERR, "%s: a rank did not finish within %d s; every communicator "
-                       "was aborted%s", what, AR_WAIT_LIMIT_S,
-                       all_back ? "" : " and a worker thread is still stuck");
-    }
-    failed = first_failure(st);
-    if (!failed)
-        return UF_OK;
-    if (job.kind != JOB_QUIT)
-        abort_comms(st);
-    return uf_fail(ctx, UF_ERR, "%s failed on rank %d (device %d): %s; every communicator was "
-                   "aborted", what, failed->rank, failed->device, failed->reason);
+    (void)ctx;
+    return uf_mg_run(st->mg, rank_job, &job, job.target, what);
 }
 
-/* Wait for ctx->stream (hence every rank's step) without hanging for ever. */
+/* Wait for ctx->stream (hence every rank's step), watched. */
 static int wait_ctx_stream(uf_ctx *ctx, ar_state *st, const char *what)
 {
-    double deadline = ar_now_s(CLOCK_MONOTONIC) + AR_WAIT_LIMIT_S;
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(ctx->stream);
-        if (e == cudaSuccess)
-            return UF_OK;
-        if (e != cudaErrorNotReady) {
-            abort_comms(st);
-            return uf_fail(ctx, UF_ERR, "%s failed: %s; every communicator was aborted", what,
-                           cudaGetErrorString(e));
-        }
-        if (ar_now_s(CLOCK_MONOTONIC) > deadline) {
-            abort_comms(st);
-            return uf_fail(ctx, UF_ERR, "%s did not finish within %d s (a rank hung?); every "
-                           "communicator was aborted", what, AR_WAIT_LIMIT_S);
-        }
-        ar_nap();
-    }
+    (void)st;
+    return uf_wait_stream(ctx, ctx->stream, what);
 }
 
 /* One bracketed multi-GPU step of `kind`: begin event on ctx->stream, every rank enqueues
@@ -417,7 +275,7 @@ out:
     return rc;
 }
 
-/* ---- setup: plan, per-GPU resources, NCCL, workers -------------------------------------- */
+/* ---- setup: plan, per-GPU resources, communicators -------------------------------------- */
 
 static int plan_shape(uf_ctx *ctx, ar_shape *sh)
 {
@@ -510,84 +368,6 @@ static int plan_broken_overlap(uf_ctx *ctx, int *broken)
     return text ? env_int(ctx, AR_BROKEN_OVERLAP_ENV, text, 0, 1, broken) : UF_OK;
 }
 
-/* Setups run so far in this process: names process mode's unique-id files (plan_ranks). */
-static int ar_setups;
-
-/* Thread mode (default): ranks 0..n_gpus-1 on devices ctx->device... Process mode when
- * UF_NCCL_RANK / UF_NCCL_NRANKS / UF_NCCL_ID_FILE are set: one rank on ctx->device. */
-static int plan_ranks(uf_ctx *ctx, ar_state *st, int *first_rank)
-{
-    const char *rank_text = getenv("UF_NCCL_RANK");
-    const char *nranks_text = getenv("UF_NCCL_NRANKS");
-    const char *id_file = getenv("UF_NCCL_ID_FILE");
-    int rc;
-    if (!rank_text && !nranks_text && !id_file) {
-        if (ctx->n_gpus < 2)
-            return uf_fail(ctx, UF_SKIP, "an all-reduce needs at least 2 GPUs; %d given",
-                           ctx->n_gpus);
-        st->n_local = st->n_ranks = ctx->n_gpus;
-        *first_rank = 0;
-        return UF_OK;
-    }
-    if (!rank_text || !nranks_text || !id_file || !*id_file)
-        return uf_fail(ctx, UF_USAGE, "one process per GPU needs all three of UF_NCCL_RANK, "
-                       "UF_NCCL_NRANKS and UF_NCCL_ID_FILE");
-    rc = env_int(ctx, "UF_NCCL_NRANKS", nranks_text, 2, 65536, &st->n_ranks);
-    if (rc != UF_OK)
-        return rc;
-    rc = env_int(ctx, "UF_NCCL_RANK", rank_text, 0, st->n_ranks - 1, first_rank);
-    if (rc != UF_OK)
-        return rc;
-    /* A file per setup, not per point: the harness sets each point up twice (timing, then
-     * the CUPTI passes), and a rank that reached the second setup first would read the first
-     * one's id, whose communicator is gone. Every rank runs the same setups in the same
-     * order (same flags), so their counts agree. */
-    if (snprintf(st->id_path, sizeof st->id_path, "%s.%d", id_file, ar_setups++) >=
-        (int)sizeof st->id_path)
-        return uf_fail(ctx, UF_USAGE, "UF_NCCL_ID_FILE is too long");
-    st->proc_mode = 1;
-    st->n_local = 1;
-    ctx->n_gpus = 1;    /* this process drives one GPU: the harness records that one's figures */
-    return UF_OK;
-}
-
-/* Process mode: rank 0 writes this point's unique id (atomically: temporary name, rename);
- * the others poll for it. */
-static int exchange_unique_id(uf_ctx *ctx, ar_state *st, int rank, ncclUniqueId *id)
-{
-    char err[UF_REASON_LEN];
-    double deadline = ar_now_s(CLOCK_MONOTONIC) + AR_WAIT_LIMIT_S;
-    int rc = UF_OK;
-    if (rank == 0) {
-        if (access(st->id_path, F_OK) == 0)
-            return uf_fail(ctx, UF_USAGE, "%s already exists: remove it (a stale id would make "
-                           "the other ranks join a communicator that no longer exists)",
-                           st->id_path);
-        NCCL_OR_GOTO(rc, ncclGetUniqueId(id), out);
-        if (uf_write_file_atomic(st->id_path, (const char *)id, sizeof *id, err, sizeof err))
-            return uf_fail(ctx, UF_ERR, "writing the NCCL unique id: %s", err);
-        st->id_written = 1;
-        return UF_OK;
-    }
-    for (;;) {
-        FILE *f = fopen(st->id_path, "rb");
-        if (f) {
-            size_t n = fread(id, 1, sizeof *id, f);
-            fclose(f);
-            if (n == sizeof *id)
-                return UF_OK;
-            return uf_fail(ctx, UF_ERR, "%s holds %zu bytes, not an NCCL unique id (%zu)",
-                           st->id_path, n, sizeof *id);
-        }
-        if (ar_now_s(CLOCK_MONOTONIC) > deadline)
-            return uf_fail(ctx, UF_ERR, "rank 0 did not write %s within %d s", st->id_path,
-                           AR_WAIT_LIMIT_S);
-        ar_nap();
-    }
-out:
-    return rc;
-}
-
 /* Buffers, streams, events and the cuBLAS handle of one rank, on its device. */
 static int make_rank(uf_ctx *ctx, ar_state *st, ar_rank *rk)
 {
@@ -635,123 +415,6 @@ out:
     return rc;     /* partial resources are freed by destroy_state */
 }
 
-/* A communicator's configuration: blocking (NCCL's default, which the harness's synchronous
- * use assumes); with ctas > 0, exactly that many CTAs per collective (minCTAs = maxCTAs: a cap
- * alone would leave NCCL's own smaller count, and the SMs the GEMMs leave would not match);
- * ctas = 0: NCCL's own choice. Its own channels and buffers (splitShare = 0). NCCL_MAX_CTAS /
- * NCCL_MIN_CTAS in the environment override it (README). */
-static ncclConfig_t comm_config(int ctas)
-{
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 1;
-    config.splitShare = 0;
-    if (ctas > 0) {
-        config.minCTAs = ctas;
-        config.maxCTAs = ctas;
-    }
-    return config;
-}
-
-/* Report a failed ncclGroupEnd (what: the group's work) unless an earlier call already failed. */
-static int end_group(int rc, const char *what)
-{
-    ncclResult_t r = ncclGroupEnd();
-    if (r != ncclSuccess && rc == UF_OK) {
-        char m[UF_REASON_LEN];
-        snprintf(m, sizeof m, "%s (%s)", ncclGetErrorString(r), ncclGetLastError(NULL));
-        uf_report_failure(__FILE__, __LINE__, what, m);
-        rc = UF_ERR;
-    }
-    return rc;
-}
-
-/* Thread mode: one unique id, then every local rank's ncclCommInitRankConfig in one group
- * (they connect to each other only at ncclGroupEnd, so one thread can create them all). NCCL's
- * defaults: sequential's communicator. */
-static int init_comms_threads(ar_state *st)
-{
-    ncclUniqueId id;
-    int rc = UF_OK;
-    NCCL_OR_GOTO(rc, ncclGetUniqueId(&id), out);
-    NCCL_OR_GOTO(rc, ncclGroupStart(), out);
-    for (int i = 0; i < st->n_local; i++) {
-        ar_rank *rk = &st->ranks[i];
-        ncclConfig_t config = comm_config(0);
-        /* cannot fail: make_rank has made this device current already */
-        UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out_end_group);
-        /* a failure inside the group is recorded by NCCL, which then discards the group */
-        NCCL_OR_GOTO(rc, ncclCommInitRankConfig(&rk->comm, st->n_ranks, id, rk->rank, &config),
-                     out_end_group);
-    }
-out_end_group:
-    rc = end_group(rc, "ncclGroupEnd() creating the communicators");
-out:
-    return rc;
-}
-
-/* Bucketed's own communicator on every rank, with comm_ctas CTAs: split from comm (same ranks,
- * same order; collective over comm, so no second unique id), the local ranks' splits in one
- * group as for their creation. */
-static int split_overlap_comms(ar_state *st)
-{
-    int rc = UF_OK;
-    NCCL_OR_GOTO(rc, ncclGroupStart(), out);
-    for (int i = 0; i < st->n_local; i++) {
-        ar_rank *rk = &st->ranks[i];
-        ncclConfig_t config = comm_config(st->comm_ctas);
-        UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out_end_group);
-        NCCL_OR_GOTO(rc, ncclCommSplit(rk->comm, 0, rk->rank, &rk->comm_overlap, &config),
-                     out_end_group);
-    }
-out_end_group:
-    rc = end_group(rc, "ncclGroupEnd() splitting bucketed's communicators");
-out:
-    return rc;
-}
-
-/* This point's communicators: comm with NCCL's defaults on every rank, and, when comm_ctas > 0,
- * bucketed's comm_overlap with comm_config(comm_ctas). On failure every one NCCL handed back is
- * aborted (a half-made communicator must not be finalized with the others). */
-static int init_nccl(uf_ctx *ctx, ar_state *st, int first_rank)
-{
-    ncclUniqueId id;
-    int rc = UF_OK;
-    if (st->proc_mode) {
-        ncclConfig_t config = comm_config(0);
-        UF_STATUS_OR_GOTO(rc, exchange_unique_id(ctx, st, first_rank, &id), out);
-        UF_CUDA_OR_GOTO(rc, cudaSetDevice(st->ranks[0].device), out_abort);
-        NCCL_OR_GOTO(rc, ncclCommInitRankConfig(&st->ranks[0].comm, st->n_ranks, id, first_rank,
-                                                &config), out_abort);
-        if (st->id_written) {   /* every rank has joined: the id has served */
-            unlink(st->id_path);
-            st->id_written = 0;
-        }
-    } else {
-        UF_STATUS_OR_GOTO(rc, init_comms_threads(st), out_abort);
-    }
-    if (st->comm_ctas > 0)
-        UF_STATUS_OR_GOTO(rc, split_overlap_comms(st), out_abort);
-    goto out;
-out_abort:
-    abort_comms(st);
-    rc = uf_fail(ctx, UF_ERR, "creating the NCCL communicators%s failed (above)",
-                 st->comm_ctas > 0 ? " (bucketed's with minCTAs = maxCTAs = comm_ctas)" : "");
-out:
-    return rc;
-}
-
-static int start_workers(uf_ctx *ctx, ar_state *st)
-{
-    for (int i = 0; i < st->n_local; i++) {
-        int e = pthread_create(&st->ranks[i].thread, NULL, rank_thread, &st->ranks[i]);
-        if (e != 0)
-            return uf_fail(ctx, UF_ERR, "pthread_create for rank %d: %s", st->ranks[i].rank,
-                           strerror(e));
-        st->n_threads++;
-    }
-    return UF_OK;
-}
-
 /* Free one rank's resources (whatever was made). */
 static void destroy_rank(ar_rank *rk)
 {
@@ -784,99 +447,58 @@ static void destroy_rank(ar_rank *rk)
     cudaFree(rk->grads);
 }
 
-/* The communicator of one set on a rank: comm (overlap = 0) or comm_overlap (overlap = 1). */
-static ncclComm_t *rank_comm_slot(ar_rank *rk, int overlap)
-{
-    return overlap ? &rk->comm_overlap : &rk->comm;
-}
-
-/* Finalize one set's communicators together (one group: collective across the local ranks),
- * then destroy them; aborted ones are already gone. */
-static void destroy_comm_set(ar_state *st, int overlap)
-{
-    ncclResult_t r;
-    int any = 0;
-    for (int i = 0; i < st->n_local; i++)
-        any |= *rank_comm_slot(&st->ranks[i], overlap) != NULL;
-    if (!any)
-        return;
-    r = ncclGroupStart();
-    for (int i = 0; r == ncclSuccess && i < st->n_local; i++)
-        if (*rank_comm_slot(&st->ranks[i], overlap))
-            r = ncclCommFinalize(*rank_comm_slot(&st->ranks[i], overlap));
-    if (r == ncclSuccess)
-        r = ncclGroupEnd();
-    else
-        (void)ncclGroupEnd();
-    if (r != ncclSuccess)
-        uf_report_failure(__FILE__, __LINE__, "ncclCommFinalize", ncclGetErrorString(r));
-    for (int i = 0; i < st->n_local; i++) {
-        ncclComm_t *comm = rank_comm_slot(&st->ranks[i], overlap);
-        if (!*comm)
-            continue;
-        r = ncclCommDestroy(*comm);
-        if (r != ncclSuccess)
-            uf_report_failure(__FILE__, __LINE__, "ncclCommDestroy", ncclGetErrorString(r));
-        *comm = NULL;
-    }
-}
-
-/* Bucketed's communicators (split from comm) first, then comm. */
-static void destroy_comms(ar_state *st)
-{
-    destroy_comm_set(st, 1);
-    destroy_comm_set(st, 0);
-}
-
-/* Undo setup, however far it got. */
+/* Undo setup, however far it got: the runner first (its workers, the communicators), then
+ * each rank's resources unless a worker never came back (it may still use them). */
 static void destroy_state(uf_ctx *ctx, ar_state *st)
 {
+    int safe;
     if (!st)
         return;
-    if (st->n_threads > 0 && !st->lost) {
-        ar_job quit = {.kind = JOB_QUIT, .variant = 0, .target = -1, .seed = 0, .mark = 0};
-        (void)run_job(ctx, st, quit, "stopping the rank threads");
-        if (!st->lost)
-            for (int i = 0; i < st->n_threads; i++)
-                pthread_join(st->ranks[i].thread, NULL);
-    }
-    if (!st->lost && st->ranks) {   /* a stuck worker may still use them: leave them */
-        destroy_comms(st);
+    safe = uf_mg_close(st->mg);
+    if (safe && st->ranks)
         for (int i = 0; i < st->n_local; i++)
             destroy_rank(&st->ranks[i]);
-    }
     (void)cudaSetDevice(ctx->device);
     for (int i = 0; i < st->n_timing; i++)
         cudaEventDestroy(st->timing[i]);
     if (st->step_begin)
         cudaEventDestroy(st->step_begin);
-    if (st->id_written)
-        unlink(st->id_path);
-    if (st->board_ready && !st->lost) {
-        pthread_cond_destroy(&st->done_cv);
-        pthread_cond_destroy(&st->job_cv);
-        pthread_mutex_destroy(&st->mu);
-    }
-    if (!st->lost) {
+    if (safe) {
         free(st->ranks);
         free(st);
     }
 }
 
-static int init_board(uf_ctx *ctx, ar_state *st)
+/* This point's communicators: comm[0] with NCCL's defaults on every rank, and, when
+ * comm_ctas > 0, bucketed's split with comm_ctas CTAs (ncclCommSplit: same ranks, no second
+ * unique id). A failure aborts every one made (uf_mg_run). */
+static int init_nccl(ar_state *st)
 {
-    if (pthread_mutex_init(&st->mu, NULL) != 0)
-        return uf_fail(ctx, UF_ERR, "pthread_mutex_init failed");
-    if (pthread_cond_init(&st->job_cv, NULL) != 0) {
-        pthread_mutex_destroy(&st->mu);
-        return uf_fail(ctx, UF_ERR, "pthread_cond_init failed");
+    int rc = UF_OK;
+    UF_STATUS_OR_GOTO(rc, uf_mg_init_comms(st->mg), out);
+    if (st->comm_ctas > 0)
+        UF_STATUS_OR_GOTO(rc, uf_mg_split(st->mg, AR_COMM_OVERLAP, st->comm_ctas), out);
+out:
+    return rc;
+}
+
+/* This process's ranks, from the runner's: the scenario's state of each. */
+static int make_ranks(uf_ctx *ctx, ar_state *st)
+{
+    uf_mg *mg = st->mg;
+    st->n_ranks = mg->n_ranks;
+    st->n_local = mg->n_local;
+    st->ranks = (ar_rank *)calloc((size_t)st->n_local, sizeof *st->ranks);
+    if (!st->ranks)
+        return uf_fail(ctx, UF_ERR, "out of host memory");
+    for (int i = 0; i < st->n_local; i++) {
+        st->ranks[i].st = st;
+        st->ranks[i].mg = &mg->ranks[i];
+        st->ranks[i].local = i;
+        st->ranks[i].rank = mg->ranks[i].rank;
+        st->ranks[i].device = mg->ranks[i].device;
+        mg->ranks[i].user = &st->ranks[i];
     }
-    if (pthread_cond_init(&st->done_cv, NULL) != 0) {
-        pthread_cond_destroy(&st->job_cv);
-        pthread_mutex_destroy(&st->mu);
-        return uf_fail(ctx, UF_ERR, "pthread_cond_init failed");
-    }
-    st->board_ready = 1;
     return UF_OK;
 }
 
@@ -936,34 +558,22 @@ static int ar_setup(uf_ctx *ctx)
     ar_state *st = (ar_state *)calloc(1, sizeof *st);
     ar_job fill = {.kind = JOB_FILL, .variant = 0, .target = -1, .seed = ctx->seed, .mark = 0};
     size_t free_before = 0, free_after = 0, total = 0;
-    int first_rank = 0, rc = UF_OK;
+    int rc = UF_OK;
 
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
     UF_STATUS_OR_GOTO(rc, plan_shape(ctx, &st->shape), out_destroy);
     UF_STATUS_OR_GOTO(rc, plan_comm_ctas(ctx, &st->comm_ctas), out_destroy);
     UF_STATUS_OR_GOTO(rc, plan_broken_overlap(ctx, &st->broken_overlap), out_destroy);
-    UF_STATUS_OR_GOTO(rc, plan_ranks(ctx, st, &first_rank), out_destroy);
-    st->ranks = (ar_rank *)calloc((size_t)st->n_local, sizeof *st->ranks);
-    if (!st->ranks) {
-        rc = uf_fail(ctx, UF_ERR, "out of host memory");
-        goto out_destroy;
-    }
-    for (int i = 0; i < st->n_local; i++) {
-        st->ranks[i].st = st;
-        st->ranks[i].local = i;
-        st->ranks[i].rank = first_rank + i;
-        st->ranks[i].device = ctx->device + i;
-    }
+    UF_STATUS_OR_GOTO(rc, uf_mg_open(ctx, &st->mg), out_destroy);
+    UF_STATUS_OR_GOTO(rc, make_ranks(ctx, st), out_destroy);
     UF_STATUS_OR_GOTO(rc, plan_sm_margin(ctx, st), out_destroy);
-    UF_STATUS_OR_GOTO(rc, init_board(ctx, st), out_destroy);
     UF_CUDA_OR_GOTO(rc, cudaMemGetInfo(&free_before, &total), out_destroy);
     UF_STATUS_OR_GOTO(rc, make_ctx_events(st), out_destroy);
     for (int i = 0; i < st->n_local; i++)
         UF_STATUS_OR_GOTO(rc, make_rank(ctx, st, &st->ranks[i]), out_destroy);
-    UF_STATUS_OR_GOTO(rc, init_nccl(ctx, st, first_rank), out_destroy);
+    UF_STATUS_OR_GOTO(rc, init_nccl(st), out_destroy);
     UF_CUDA_OR_GOTO(rc, cudaSetDevice(ctx->device), out_destroy);
-    UF_STATUS_OR_GOTO(rc, start_workers(ctx, st), out_destroy);
     UF_STATUS_OR_GOTO(rc, run_job(ctx, st, fill, "filling the inputs"), out_destroy);
     UF_STATUS_OR_GOTO(rc, measure_at_setup(ctx, st), out_destroy);
     UF_CUDA_OR_GOTO(rc, cudaMemGetInfo(&free_after, &total), out_destroy);

@@ -1,6 +1,7 @@
 /* allreduce_overlap: the run's state (shape, jobs, ranks), the deterministic inputs and
- * their kernels, and a rank's fill and stream wait. Included once by allreduce_overlap.cu, at
- * this point of its text: the story keeps the schedule (rank_enqueue_*), the claims and the tables. */
+ * their kernels, and a rank's fill and (watched) stream wait. Included once by
+ * allreduce_overlap.cu, at this point of its text: the story keeps the schedule
+ * (rank_enqueue_*), the claims and the tables. */
 typedef struct ar_shape {
     int layers, rows, cols, tokens;     /* L, N, K, T */
     size_t layer_elems;                 /* N × K: one layer's gradient */
@@ -10,8 +11,9 @@ typedef struct ar_shape {
     int n_buckets;
 } ar_shape;
 
-/* The worker jobs. STEP only enqueues; every other job waits for its own GPU work. */
-enum { JOB_QUIT, JOB_FILL, JOB_STEP, JOB_BACKWARD, JOB_ALLREDUCE, JOB_CHECKSUM, JOB_REFERENCE };
+/* The jobs each rank's worker runs (multigpu.h). STEP only enqueues; every other job waits
+ * for its own GPU work. */
+enum { JOB_FILL = 1, JOB_STEP, JOB_BACKWARD, JOB_ALLREDUCE, JOB_CHECKSUM, JOB_REFERENCE };
 
 typedef struct ar_job {
     int kind;
@@ -34,9 +36,14 @@ typedef struct ar_check {
 
 struct ar_state;
 
-/* One NCCL rank driven by this process: one GPU, its streams, buffers and worker thread. */
+/* The communicators of a rank (uf_mg_rank.comm): NCCL's defaults, and bucketed's own. */
+enum { AR_COMM_DEFAULT = 0, AR_COMM_OVERLAP = 1 };
+
+/* One NCCL rank driven by this process: one GPU, its streams and buffers; the runner's rank
+ * (mg) holds its worker thread and communicators. */
 typedef struct ar_rank {
     struct ar_state *st;
+    uf_mg_rank *mg;
     int local;                  /* index among this process's ranks */
     int rank;                   /* global NCCL rank */
     int device;
@@ -45,8 +52,6 @@ typedef struct ar_rank {
     cublasHandle_t cublas;      /* cuBLAS's defaults: every GEMM but bucketed's overlapped ones */
     cublasHandle_t cublas_overlap;  /* sm_margin > 0: SM count target sm_count - sm_margin, for
                                      * bucketed's GEMMs that may run beside an all-reduce */
-    ncclComm_t comm;            /* NCCL's defaults: sequential, checksums, the all-reduce alone */
-    ncclComm_t comm_overlap;    /* comm_ctas > 0: bucketed's bucket all-reduces, comm_ctas CTAs */
     __nv_bfloat16 *grads;       /* L gradients, slot j = j-th produced by backward */
     __nv_bfloat16 *x, *dy;      /* L layers of inputs */
     unsigned long long *checksum_dev;           /* [0] mine, [1] max over ranks, [2] min */
@@ -54,17 +59,12 @@ typedef struct ar_rank {
     cudaEvent_t comm_done, step_done;
     /* timed, on compute_stream: the step's start and the end of its last GEMM (setup) */
     cudaEvent_t gemm_begin[AR_TIMED_REPS], gemm_end[AR_TIMED_REPS];
-    pthread_t thread;
-    uint64_t done_seq;          /* last job finished (under the board's lock) */
-    int status;                 /* its status */
-    int stopped;                /* it failed only because another rank had failed */
-    char reason[UF_REASON_LEN];
     ar_check check;
 } ar_rank;
 
 typedef struct ar_state {
     ar_shape shape;
-    int proc_mode;              /* one process per GPU */
+    uf_mg *mg;                  /* the multi-GPU runner: workers, communicators, watched waits */
     int n_ranks;                /* global */
     int n_local;                /* ranks (GPUs) this process drives */
     int comm_ctas;              /* CTAs (channels) per collective of bucketed's communicator
@@ -73,20 +73,6 @@ typedef struct ar_state {
     int broken_overlap;         /* UF_AR_BROKEN_OVERLAP=1: bucketed's all-reduces on the compute
                                  * stream (a check of the claims, not the fix) */
     ar_rank *ranks;
-    char id_path[UF_PATH_LEN];  /* process mode: this point's unique-id file */
-    int id_written;             /* rank 0 wrote it: unlink at teardown */
-
-    /* the job board: the harness thread posts, the workers run */
-    pthread_mutex_t mu;
-    pthread_cond_t job_cv, done_cv;
-    int board_ready;
-    uint64_t job_seq;
-    ar_job job;
-    int n_done;
-    int n_threads;              /* workers started */
-    int stop;                   /* atomic: workers abandon their waits */
-    int failed;                 /* communicators aborted: every later job fails */
-    int lost;                   /* a worker never came back: leave its resources alone */
 
     cudaEvent_t step_begin;     /* on ctx->stream: every rank's step waits on it */
     cudaEvent_t timing[AR_TIMED_REPS + 1];
@@ -140,18 +126,6 @@ __global__ void ar_checksum_kernel(const unsigned short *p, size_t n, unsigned l
     atomicAdd(out, acc);
 }
 
-static double ar_now_s(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void ar_nap(void)
-{
-    struct timespec ts = {0, AR_POLL_NS};
-    nanosleep(&ts, NULL);
-}
 
 /* ---- one rank's GPU work (runs on its worker thread, its device current) --------------- */
 
@@ -181,25 +155,9 @@ out:
     return rc;
 }
 
-/* Wait for a stream without blocking for ever: give up when the harness thread says stop
- * (another rank failed; its communicators are about to be aborted). */
+/* Wait for a stream on this rank's worker, watched (multigpu.h: a deadline, NCCL's async
+ * errors, lost ranks, another local rank's failure). */
 static int rank_wait(ar_rank *rk, cudaStream_t s, const char *what)
 {
-    for (;;) {
-        cudaError_t e = cudaStreamQuery(s);
-        if (e == cudaSuccess)
-            return UF_OK;
-        if (e != cudaErrorNotReady) {
-            uf_report_failure(__FILE__, __LINE__, what, cudaGetErrorString(e));
-            return UF_ERR;
-        }
-        if (__atomic_load_n(&rk->st->stop, __ATOMIC_ACQUIRE)) {
-            rk->stopped = 1;
-            snprintf(rk->reason, sizeof rk->reason,
-                     "stopped waiting for %s: another rank failed", what);
-            return UF_ERR;
-        }
-        ar_nap();
-    }
+    return uf_mg_wait(rk->mg, s, what);
 }
-
