@@ -85,11 +85,6 @@ typedef struct run {
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
-void uf_report_failure(const char *file, int line, const char *expr, const char *msg)
-{
-    fprintf(stderr, "underfed: %s:%d: %s failed: %s\n", file, line, expr, msg ? msg : "");
-}
-
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...)
 {
     va_list ap;

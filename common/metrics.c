@@ -126,12 +126,18 @@ const uf_metric_desc uf_metrics[] = {
 #undef D
 const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
 
-const uf_metric_desc *uf_metric_find(const char *name)
+int uf_metric_index(const char *name)
 {
     for (int i = 0; name != NULL && i < uf_n_metrics; i++)
         if (strcmp(uf_metrics[i].name, name) == 0)
-            return &uf_metrics[i];
-    return NULL;
+            return i;
+    return -1;
+}
+
+const uf_metric_desc *uf_metric_find(const char *name)
+{
+    int i = uf_metric_index(name);
+    return i >= 0 ? &uf_metrics[i] : NULL;
 }
 
 int uf_metric_valid(const uf_metric_desc *m, double v)

@@ -32,6 +32,8 @@ typedef struct uf_metric_desc {
 extern const uf_metric_desc uf_metrics[];
 extern const int uf_n_metrics;
 
+/* The index of a column in uf_metrics, -1 when name is not a fixed metric. */
+int uf_metric_index(const char *name);
 /* The description of a column, NULL when name is not a fixed metric. */
 const uf_metric_desc *uf_metric_find(const char *name);
 /* 1 when v is a valid value of the metric (NaN, "not measured", is valid), else 0. */

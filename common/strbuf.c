@@ -6,17 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results.h"
+#include "fileutil.h"
 
-int uf_set_err(char *err, size_t errlen, const char *fmt, ...)
+void uf_copy_str(char *dst, size_t dstlen, const char *src)
 {
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
+    if (dstlen == 0)
+        return;
+    snprintf(dst, dstlen, "%s", src != NULL ? src : "");
 }
 
 static int reserve(uf_strbuf *b, size_t extra)

@@ -1,4 +1,5 @@
-/* Unit tests of results.c: the metric table, rows, CSV round trip, JSON, series CSV, atomic
+/* Unit tests of results.h (results_table.c, results_write.c, results_read.c, ceilings.c),
+ * csv.c and fileutil.c: the metric table, rows, CSV round trip, JSON, series CSV, atomic
  * writes, the strict reader on malformed fixtures (tests/data), ceilings, mkdirs, slug. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "json_check.h"
+#include "fileutil.h"
 #include "options.h"
 #include "results.h"
 #include "strbuf.h"
@@ -260,6 +262,11 @@ Test(results, table_columns)
         cr_assert_eq(uf_table_add_extra(&t, name, "u"), 0);
     }
     cr_assert_eq(uf_table_add_extra(&t, "more", "u"), -1, "full");
+    cr_assert(uf_table_has_column(&t, "a3"), "an axis");
+    cr_assert(uf_table_has_column(&t, "e0"), "an extra");
+    cr_assert(uf_table_has_column(&t, "max_rel_err"), "a fixed metric");
+    cr_assert(!uf_table_has_column(&t, "more"), "refused above");
+    cr_assert(!uf_table_has_column(&t, "variant"), "a name column holds no value");
 }
 
 Test(results, values_by_name)

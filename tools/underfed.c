@@ -21,6 +21,7 @@
 #include "expect.h"
 #include "options.h"
 #include "readme.h"
+#include "fileutil.h"
 #include "results.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
@@ -199,21 +200,6 @@ static int where_point(const args *a, const uf_table *t, const char *path, int f
     return EXIT_BAD;
 }
 
-/* Is NAME a column of t: a metric of the results format, one of t's extras, or an axis? */
-static int has_column(const uf_table *t, const char *name)
-{
-    for (int i = 0; i < uf_n_metrics; i++)
-        if (strcmp(uf_metrics[i].name, name) == 0)
-            return 1;
-    for (int e = 0; e < t->n_extra; e++)
-        if (strcmp(t->extra_names[e], name) == 0)
-            return 1;
-    for (int ax = 0; ax < t->n_axes; ax++)
-        if (strcmp(t->axis_names[ax], name) == 0)
-            return 1;
-    return 0;
-}
-
 enum { MAX_COLUMNS = 32 };
 
 /* Column names from a comma list of an option, checked against a file's table. */
@@ -256,7 +242,7 @@ static int parse_columns(const args *a, const char *flag, const char *list, cons
         }
         memcpy(out->name[out->n], p, name_len);
         out->name[out->n][name_len] = '\0';
-        if (!optional && !has_column(t, out->name[out->n]))
+        if (!optional && !uf_table_has_column(t, out->name[out->n]))
             return column_error(a, flag, path, t, out->name[out->n]);
         out->n++;
         p += len;
