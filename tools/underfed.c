@@ -684,25 +684,35 @@ static void print_verdict(const uf_diff *d)
                d->idle_host_pct, d->tolerance_pct);
 }
 
-/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
- * message said why) when the file is there but malformed. */
-static int folder_launch_us(const char *dir, double *launch_us)
+/* DIR/ceilings.csv into *c, and its `# key: value` lines into *meta (NULL: not kept): 1 when
+ * read; 0 when the folder has none (c all NaN, why in err); -1 (a message said why) when it
+ * is there but malformed. */
+static int folder_ceilings(const char *dir, uf_ceilings *c, uf_meta *meta, char *err,
+                           size_t errlen)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    uf_ceilings c;
-    *launch_us = NAN;
+    char path[UF_PATH_LEN];
+    uf_ceilings_clear(c);
     if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
         return -1;
+    if (uf_ceilings_read_meta(path, c, meta, err, errlen) == 0)
+        return 1;
     FILE *probe = fopen(path, "r");
     if (!probe)
         return 0;
     fclose(probe);
-    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed: %s\n", err);
-        return -1;
-    }
+    fprintf(stderr, "underfed: %s\n", err);
+    return -1;
+}
+
+/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
+ * message said why) when the file is there but malformed. */
+static int folder_launch_us(const char *dir, double *launch_us)
+{
+    char err[UF_REASON_LEN];
+    uf_ceilings c;
+    int got = folder_ceilings(dir, &c, NULL, err, sizeof err);
     *launch_us = c.launch_us;
-    return 0;
+    return got < 0 ? -1 : 0;
 }
 
 /* What one scenario's comparison counted. */
@@ -830,20 +840,14 @@ static void md_plain(FILE *f, double v, int decimals)
  * that is there but malformed (empty, truncated, ...) is an error like any other file: -1. */
 static int report_ceilings(FILE *f, const char *dir)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    char err[UF_REASON_LEN];
     uf_ceilings c;
     uf_meta meta;
-    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
-        return -1;
-    if (uf_ceilings_read_meta(path, &c, &meta, err, sizeof err) != 0) {
-        FILE *probe = fopen(path, "r");
-        if (probe) {
-            fclose(probe);
-            fprintf(stderr, "underfed: %s\n", err);
-            return -1;
-        }
-        fprintf(f, "Ceilings: not available (%s).\n\n", err);
-        return 0;
+    int got = folder_ceilings(dir, &c, &meta, err, sizeof err);
+    if (got <= 0) {
+        if (got == 0)
+            fprintf(f, "Ceilings: not available (%s).\n\n", err);
+        return got;
     }
     const char *git = uf_meta_get(&meta, "git"), *utc = uf_meta_get(&meta, "utc");
     fprintf(f, "## The machine's ceilings (benches/ceilings)\n\n*Measured with git %s, %s.*\n\n"
@@ -915,13 +919,10 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
  * they were recorded, the folder's ceilings.csv: 0; neither: -1 (all NaN). */
 static int share_ceilings(const args *a, const uf_table *t, uf_ceilings *c)
 {
+    char err[UF_REASON_LEN];
     if (uf_ceilings_from_meta(&t->meta, c) > 0)
         return 1;
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    if (join_path(path, sizeof path, a->pos[0], "ceilings", ".csv") != 0 ||
-        uf_ceilings_read(path, c, err, sizeof err) != 0)
-        return -1;
-    return 0;
+    return folder_ceilings(a->pos[0], c, NULL, err, sizeof err) > 0 ? 0 : -1;
 }
 
 /* Which step the rates are over and which ceilings the shares are against, in a sentence. */
