@@ -896,6 +896,42 @@ Test(metrics, every_column_described)
     cr_assert_eq(uf_metric_find("gbs")->direction, UF_DIR_HIGHER);
 }
 
+/* Headings as every printer shows them (the harness's table, REPORT.md, `underfed ladder`):
+ * the label, then the unit unless it has no dimension or the label names it already. The
+ * labels that name their unit are exactly these: a new label that contains its unit by
+ * accident would lose it from every heading. */
+Test(metrics, headings)
+{
+    static const struct { const char *name, *heading; } cases[] = {
+        {"step_ms", "step ms"},         {"busy_pct", "busy %"},     {"gbs", "GB/s"},
+        {"tflops_useful", "useful TFLOP/s"}, {"pct_of_gemm", "% of GEMM"},
+        {"verified", "verified"},       {"steps_timed", "steps timed"},
+        {"trace_overhead", "trace overhead"}, {"sm_clock_mhz", "SM clock MHz"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char heading[128];
+        uf_metric_heading(uf_metric_find(cases[c].name), heading, sizeof heading);
+        cr_expect_str_eq(heading, cases[c].heading, "%s", cases[c].name);
+    }
+    static const char *const unit_in_label[] = {"useful_flops", "executed_flops",
+                                                "tflops_useful", "min_bytes", "gbs",
+                                                "pct_of_gemm", "pct_of_copy"};
+    int named = 0;
+    for (int i = 0; i < uf_n_metrics; i++) {
+        const uf_metric_desc *m = &uf_metrics[i];
+        int dimension = strcmp(m->unit, "1") && strcmp(m->unit, "count") &&
+                        strcmp(m->unit, "ratio");
+        if (!dimension || uf_metric_unit_shown(m)[0] != '\0')
+            continue;
+        int listed = 0;
+        for (size_t k = 0; k < sizeof unit_in_label / sizeof unit_in_label[0]; k++)
+            listed |= strcmp(unit_in_label[k], m->name) == 0;
+        cr_expect(listed, "%s: label '%s' hides its unit '%s'", m->name, m->label, m->unit);
+        named++;
+    }
+    cr_expect_eq(named, (int)(sizeof unit_in_label / sizeof unit_in_label[0]));
+}
+
 /* Ranges from the definitions: times > 0, window shares in [0, 100], shares of a measured
  * ceiling and the trace ratio may exceed 100 (or 1), verified is 0 or 1. */
 Test(metrics, ranges_follow_the_definitions)

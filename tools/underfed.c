@@ -267,7 +267,8 @@ static int check_variant(const args *a, const uf_table *t, const char *path)
     return EXIT_BAD;
 }
 
-/* One line per variant at the point W names: "variant" then each metric of the comma list. */
+/* One line per variant at the point W names: "variant" then each metric of the comma list,
+ * after two `#` lines: the column names, and their headings (quoted words, for a plot's key). */
 static int print_values(const args *a, const char *metric_list)
 {
     uf_table t;
@@ -287,6 +288,14 @@ static int print_values(const args *a, const char *metric_list)
     printf("# variant");
     for (int c = 0; c < cols.n; c++)
         printf(" %s", cols.name[c]);
+    printf("\n# heading");     /* the metric table's label and unit; a name where it has none */
+    for (int c = 0; c < cols.n; c++) {
+        char heading[2 * UF_NAME_LEN];
+        const uf_metric_desc *m = uf_metric_find(cols.name[c]);
+        if (m)
+            uf_metric_heading(m, heading, sizeof heading);
+        printf(" \"%s\"", m ? heading : cols.name[c]);
+    }
     printf("\n");
     int n = variants_of(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
@@ -906,8 +915,8 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         const uf_row *r = row_at(t, names[v], point);
         if (!r || isnan(r->power_w))
             continue;
-        fprintf(f, "%s%s %.0f W", shown ? ", " : "\nBoard power, mean over each timing pass: ",
-                r->variant, r->power_w);
+        fprintf(f, "%s%s %.0f %s", shown ? ", " : "\nBoard power, mean over each timing pass: ",
+                r->variant, r->power_w, uf_metric_find("power_w")->unit);
         shown++;
     }
     if (shown)
@@ -952,6 +961,53 @@ static void report_derived_note(FILE *f, const uf_table *t, const uf_ceilings *c
             meta_or(t, "ceilings.utc"));
 }
 
+/* The columns of a scenario's table in REPORT.md and their decimals; headings are the metric
+ * table's. The shares of the GEMM and copy ceilings are recomputed against the ceilings the
+ * report names (share_ceilings), not read from the file. */
+static const struct report_column {
+    const char *metric;
+    int decimals;
+} report_columns[] = {
+    {"step_ms", 4},       {"spread_pct", 1},    {"busy_pct", 1},      {"nvml_util_pct", 1},
+    {"sm_active_pct", 1}, {"tensor_active_pct", 1}, {"dram_pct", 1},  {"tflops_useful", 1},
+    {"pct_of_gemm", 1},   {"gbs", 0},           {"pct_of_copy", 1},   {"sm_clock_mhz", 0},
+    {"verified", -1},     /* yes or **no** */
+};
+enum { N_REPORT_COLUMNS = sizeof report_columns / sizeof report_columns[0] };
+
+/* The header and separator lines of a scenario's table. */
+static void report_table_head(FILE *f)
+{
+    fputs("| variant | role |", f);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++) {
+        char heading[2 * UF_NAME_LEN];
+        uf_metric_heading(uf_metric_find(report_columns[c].metric), heading, sizeof heading);
+        fprintf(f, " %s |", heading);
+    }
+    fputs("\n|---|---|", f);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++)
+        fputs("---|", f);
+    fputs("\n", f);
+}
+
+/* One variant's line of the table. */
+static void report_table_row(FILE *f, const uf_table *t, const uf_row *r, const uf_ceilings *ceil)
+{
+    fprintf(f, "| %s | %s |", r->variant, r->role);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++) {
+        const char *m = report_columns[c].metric;
+        double v = strcmp(m, "pct_of_gemm") == 0
+                       ? 100.0 * r->tflops_useful / ceil->gemm_bf16_tflops
+                   : strcmp(m, "pct_of_copy") == 0 ? 100.0 * r->gbs / ceil->copy_d2d_gbs
+                                                   : uf_table_value(t, r, m);
+        if (report_columns[c].decimals >= 0)
+            md_num(f, v, report_columns[c].decimals);
+        else
+            fprintf(f, " %s |", v == 1 ? "yes" : "**no**");
+    }
+    fputs("\n", f);
+}
+
 static void report_scenario(FILE *f, const args *a, const char *name, const uf_table *t)
 {
     const char *title = uf_meta_get(&t->meta, "title");
@@ -973,29 +1029,12 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     fprintf(f, "; all points in [%s.csv](%s.csv)):\n\n", name, name);
     uf_ceilings ceil;
     int ceil_source = share_ceilings(a, t, &ceil);
-    fputs("| variant | role | step ms | spread % | busy % | NVML util % | SM active % | "
-          "tensor % | DRAM % | useful TFLOP/s | % of GEMM | GB/s | % of copy | SM clock MHz | "
-          "verified |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+    report_table_head(f);
     int n = variants_of(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(t, names[v], point);
-        if (!r)
-            continue;
-        fprintf(f, "| %s | %s |", r->variant, r->role);
-        md_num(f, r->step_ms, 4);
-        md_num(f, r->spread_pct, 1);
-        md_num(f, r->busy_pct, 1);
-        md_num(f, r->nvml_util_pct, 1);
-        md_num(f, r->sm_active_pct, 1);
-        md_num(f, r->tensor_active_pct, 1);
-        md_num(f, r->dram_pct, 1);
-        md_num(f, r->tflops_useful, 1);
-        md_num(f, 100.0 * r->tflops_useful / ceil.gemm_bf16_tflops, 1);
-        md_num(f, r->gbs, 0);
-        md_num(f, 100.0 * r->gbs / ceil.copy_d2d_gbs, 1);
-        md_num(f, r->sm_clock_mhz, 0);
-        fprintf(f, " %s |\n", r->verified == 1 ? "yes" : "**no**");
+        if (r)
+            report_table_row(f, t, r, &ceil);
     }
     report_power(f, t, names, n, point);
     fprintf(f, "\n");
