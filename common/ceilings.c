@@ -106,14 +106,10 @@ static int note_ceiling_name(const uf_csv_reader *r, int line, ceiling_names *se
     if (strlen(name) >= UF_NAME_LEN)
         return uf_csv_error_at(r, line, 1, err, errlen, "ceiling name longer than %d characters",
                                UF_NAME_LEN - 1);
-    if (seen->n == seen->cap) {
-        int cap = seen->cap > 0 ? 2 * seen->cap : 32;
-        ceiling_name *names = realloc(seen->names, (size_t)cap * sizeof *names);
-        if (names == NULL)
-            return uf_csv_error(r, line, err, errlen, "out of memory");
-        seen->names = names;
-        seen->cap = cap;
-    }
+    ceiling_name *names = uf_grow(seen->names, &seen->cap, seen->n + 1, sizeof *names, 32);
+    if (names == NULL)
+        return uf_csv_error(r, line, err, errlen, "out of memory");
+    seen->names = names;
     uf_copy_str(seen->names[seen->n].name, UF_NAME_LEN, name);
     seen->names[seen->n++].line = line;
     return 0;

@@ -212,14 +212,10 @@ int uf_csv_check_meta(const uf_csv_reader *r, int line, const char *key, const c
 
 static int add_field(uf_csv_reader *r, char *field)
 {
-    if (r->n_fields == r->cap_fields) {
-        int cap = r->cap_fields > 0 ? 2 * r->cap_fields : 64;
-        char **fields = realloc(r->fields, (size_t)cap * sizeof *fields);
-        if (fields == NULL)
-            return -1;
-        r->fields = fields;
-        r->cap_fields = cap;
-    }
+    char **fields = uf_grow(r->fields, &r->cap_fields, r->n_fields + 1, sizeof *fields, 64);
+    if (fields == NULL)
+        return -1;
+    r->fields = fields;
     r->fields[r->n_fields++] = field;
     return 0;
 }

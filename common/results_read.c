@@ -316,14 +316,10 @@ static int note_row(const uf_csv_reader *r, int line, const uf_table *t, results
                                 "tools)", UF_MAX_VARIANTS);
         uf_copy_str(st->variants[st->n_variants++], UF_NAME_LEN, row->variant);
     }
-    if (t->n_rows > st->cap_row_lines) {
-        int cap = st->cap_row_lines > 0 ? 2 * st->cap_row_lines : 64;
-        int *lines = realloc(st->row_lines, (size_t)cap * sizeof *lines);
-        if (lines == NULL)
-            return uf_csv_error(r, line, err, errlen, "out of memory");
-        st->row_lines = lines;
-        st->cap_row_lines = cap;
-    }
+    int *lines = uf_grow(st->row_lines, &st->cap_row_lines, t->n_rows, sizeof *lines, 64);
+    if (lines == NULL)
+        return uf_csv_error(r, line, err, errlen, "out of memory");
+    st->row_lines = lines;
     st->row_lines[t->n_rows - 1] = line;
     return 0;
 }

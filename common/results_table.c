@@ -149,14 +149,10 @@ double uf_row_rank_value(const uf_row *r, int rank, const char *name)
 
 uf_row *uf_table_append(uf_table *t)
 {
-    if (t->n_rows == t->cap_rows) {
-        int cap = t->cap_rows > 0 ? 2 * t->cap_rows : 16;
-        uf_row *rows = realloc(t->rows, (size_t)cap * sizeof *rows);
-        if (rows == NULL)
-            return NULL;
-        t->rows = rows;
-        t->cap_rows = cap;
-    }
+    uf_row *rows = uf_grow(t->rows, &t->cap_rows, t->n_rows + 1, sizeof *rows, 16);
+    if (rows == NULL)
+        return NULL;
+    t->rows = rows;
     uf_row *r = &t->rows[t->n_rows++];
     uf_row_clear(r);
     return r;
@@ -174,31 +170,32 @@ void uf_table_free(uf_table *t)
     t->cap_rows = 0;
 }
 
-double *uf_row_metric(const uf_table *t, uf_row *r, const char *name)
+/* Where the column `name` of row r is: a fixed metric, an extra, or (with_axes) an axis;
+ * NULL when t has no such column. */
+static const double *value_address(const uf_table *t, const uf_row *r, const char *name,
+                                   int with_axes)
 {
     if (t == NULL || r == NULL || name == NULL)
         return NULL;
     int i = uf_metric_index(name);
     if (i >= 0)
-        return uf_row_value_ptr(r, i);
+        return (const double *)((const char *)r + uf_metrics[i].offset);
     for (int e = 0; e < t->n_extra; e++)
         if (strcmp(t->extra_names[e], name) == 0)
             return &r->extra[e];
+    for (int a = 0; with_axes && a < t->n_axes; a++)
+        if (strcmp(t->axis_names[a], name) == 0)
+            return &r->axis[a];
     return NULL;
+}
+
+double *uf_row_metric(const uf_table *t, uf_row *r, const char *name)
+{
+    return (double *)value_address(t, r, name, 0);     /* r is the caller's to write */
 }
 
 double uf_table_value(const uf_table *t, const uf_row *r, const char *name)
 {
-    if (t == NULL || r == NULL || name == NULL)
-        return NAN;
-    int i = uf_metric_index(name);
-    if (i >= 0)
-        return uf_row_value(r, i);
-    for (int e = 0; e < t->n_extra; e++)
-        if (strcmp(t->extra_names[e], name) == 0)
-            return r->extra[e];
-    for (int a = 0; a < t->n_axes; a++)
-        if (strcmp(t->axis_names[a], name) == 0)
-            return r->axis[a];
-    return NAN;
+    const double *v = value_address(t, r, name, 1);
+    return v != NULL ? *v : NAN;
 }

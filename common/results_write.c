@@ -46,6 +46,15 @@ static void csv_row_line(uf_strbuf *b, const uf_table *t, const uf_row *row, int
     uf_sb_putn(b, "\n", 1);
 }
 
+/* ",NAME" for each of n header names (the axes, the extras). */
+static void csv_names(uf_strbuf *b, const char (*names)[UF_NAME_LEN], int n)
+{
+    for (int i = 0; i < n; i++) {
+        uf_sb_putn(b, ",", 1);
+        uf_csv_put_string(b, names[i]);
+    }
+}
+
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen)
 {
     uf_strbuf b = {0};
@@ -57,16 +66,10 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
         uf_csv_put_meta(&b, key, t->extra_units[e]);
     }
     uf_sb_puts(&b, with_rank ? "variant,role,rank" : "variant,role");
-    for (int a = 0; a < t->n_axes; a++) {
-        uf_sb_putn(&b, ",", 1);
-        uf_csv_put_string(&b, t->axis_names[a]);
-    }
+    csv_names(&b, t->axis_names, t->n_axes);
     for (int i = 0; i < uf_n_metrics; i++)
         uf_sb_printf(&b, ",%s", uf_metrics[i].name);
-    for (int e = 0; e < t->n_extra; e++) {
-        uf_sb_putn(&b, ",", 1);
-        uf_csv_put_string(&b, t->extra_names[e]);
-    }
+    csv_names(&b, t->extra_names, t->n_extra);
     uf_sb_puts(&b, ",skip_reason\n");
     for (int r = 0; r < t->n_rows; r++) {
         const uf_row *row = &t->rows[r];
@@ -86,6 +89,18 @@ static void json_name_unit(uf_strbuf *b, const char *name, const char *unit)
     uf_sb_putn(b, "}", 1);
 }
 
+/* "NAME":VALUE members of an object, comma-separated: n names and their values. */
+static void json_members(uf_strbuf *b, const char (*names)[UF_NAME_LEN], const double *values,
+                         int n)
+{
+    for (int i = 0; i < n; i++) {
+        uf_sb_puts(b, i > 0 ? "," : "");
+        uf_sb_json_string(b, names[i]);
+        uf_sb_putn(b, ":", 1);
+        json_number(b, values[i]);
+    }
+}
+
 static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
 {
     uf_sb_puts(b, "{\"variant\":");
@@ -93,24 +108,14 @@ static void json_row(uf_strbuf *b, const uf_table *t, const uf_row *row)
     uf_sb_puts(b, ",\"role\":");
     uf_sb_json_string(b, row->role);
     uf_sb_puts(b, ",\"axes\":{");
-    for (int a = 0; a < t->n_axes; a++) {
-        uf_sb_puts(b, a > 0 ? "," : "");
-        uf_sb_json_string(b, t->axis_names[a]);
-        uf_sb_putn(b, ":", 1);
-        json_number(b, row->axis[a]);
-    }
+    json_members(b, t->axis_names, row->axis, t->n_axes);
     uf_sb_puts(b, "},\"metrics\":{");
     for (int i = 0; i < uf_n_metrics; i++) {
         uf_sb_printf(b, "%s\"%s\":", i > 0 ? "," : "", uf_metrics[i].name);
         json_number(b, uf_row_value(row, i));
     }
     uf_sb_puts(b, "},\"extras\":{");
-    for (int e = 0; e < t->n_extra; e++) {
-        uf_sb_puts(b, e > 0 ? "," : "");
-        uf_sb_json_string(b, t->extra_names[e]);
-        uf_sb_putn(b, ":", 1);
-        json_number(b, row->extra[e]);
-    }
+    json_members(b, t->extra_names, row->extra, t->n_extra);
     uf_sb_puts(b, "},\"skip_reason\":");
     uf_sb_json_string(b, row->skip_reason);
     for (int k = 0; k < row->n_ranks; k++) {
@@ -171,10 +176,7 @@ int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, si
     uf_strbuf b = {0};
     uf_csv_preamble(&b, SERIES_MAGIC, t->scenario, &t->meta);
     uf_sb_puts(&b, "variant");
-    for (int a = 0; a < t->n_axes; a++) {
-        uf_sb_putn(&b, ",", 1);
-        uf_csv_put_string(&b, t->axis_names[a]);
-    }
+    csv_names(&b, t->axis_names, t->n_axes);
     uf_sb_puts(&b, ",t_ms,sm_active_pct,occupancy_pct,tensor_active_pct,dram_pct\n");
     for (int r = 0; r < t->n_rows; r++) {
         const uf_row *row = &t->rows[r];

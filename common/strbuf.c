@@ -8,6 +8,19 @@
 
 #include "fileutil.h"
 
+void *uf_grow(void *items, int *cap, int need, size_t size, int first)
+{
+    if (need <= *cap)
+        return items;
+    int bigger = *cap > 0 ? 2 * *cap : first;
+    while (bigger < need)
+        bigger *= 2;
+    void *grown = realloc(items, (size_t)bigger * size);
+    if (grown != NULL)
+        *cap = bigger;
+    return grown;
+}
+
 void uf_copy_str(char *dst, size_t dstlen, const char *src)
 {
     if (dstlen == 0)

@@ -28,6 +28,11 @@ void uf_sb_item(uf_strbuf *b, const char *sep);
 /* Write the buffer to path atomically (uf_write_file_atomic), then free it. 0 or -1 with err. */
 int uf_sb_commit(uf_strbuf *b, const char *path, char *err, size_t errlen);
 
+/* An array of `size`-byte items with room for `need` of them: items itself when its capacity
+ * *cap suffices, else reallocated to double the capacity (`first` the first time) and *cap
+ * updated. NULL when out of memory (items and *cap unchanged, still the caller's). */
+void *uf_grow(void *items, int *cap, int need, size_t size, int first);
+
 /* Copy src (NULL: "") into dst with truncation; always terminated when dstlen > 0. */
 void uf_copy_str(char *dst, size_t dstlen, const char *src);
 

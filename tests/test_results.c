@@ -618,6 +618,22 @@ Test(results, atomic_write_failure)
     remove_tree(dir);
 }
 
+/* uf_grow: the first capacity, then doubling until the need fits; no copy when it fits. */
+Test(results, grow)
+{
+    int cap = 0;
+    int *items = uf_grow(NULL, &cap, 1, sizeof *items, 4);
+    cr_assert_not_null(items);
+    cr_assert_eq(cap, 4);
+    cr_assert_eq(uf_grow(items, &cap, 4, sizeof *items, 4), items, "fits: the same array");
+    cr_assert_eq(cap, 4);
+    int *bigger = uf_grow(items, &cap, 20, sizeof *items, 4);
+    cr_assert_not_null(bigger);
+    cr_assert_eq(cap, 32, "doubled until 20 fit");
+    bigger[19] = 1;
+    free(bigger);
+}
+
 Test(results, mkdirs)
 {
     char *dir = make_tmpdir();
