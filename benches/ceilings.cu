@@ -48,14 +48,6 @@ enum {
     BENCH_WARMUP = 2            /* untimed runs before the samples (default; --warmup overrides) */
 };
 
-/* ceilings links underfed_core only (no harness, no CUPTI). Where nothing else defines the
- * reporter behind UF_CUDA_OR_GOTO, this weak definition does; a strong one wins if linked. */
-extern "C" __attribute__((weak)) void uf_report_failure(const char *file, int line,
-                                                        const char *expr, const char *msg)
-{
-    fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, expr, msg);
-}
-
 
 /* Everything one measurement needs: the device, one stream, one pair of events, the sample
  * buffer and the rows measured so far. */
@@ -103,7 +95,7 @@ __global__ void bench_fill_bf16(__nv_bfloat16 *p, size_t n, uint32_t key)
 
 /* ---- rows, progress, timing ------------------------------------------------------------ */
 
-/* Unit of a ceiling from results.c's table; "name@size" rows take the unit of "name". */
+/* Unit of a ceiling from ceilings.c's table; "name@size" rows take the unit of "name". */
 static const char *bench_unit(const char *name)
 {
     size_t len = strcspn(name, "@");

@@ -96,11 +96,6 @@ enum {
     WORLD_LIMIT_S = 300         /* process mode: how long the ranks may take to meet */
 };
 
-void uf_report_failure(const char *file, int line, const char *expr, const char *msg)
-{
-    fprintf(stderr, "underfed: %s:%d: %s failed: %s\n", file, line, expr, msg ? msg : "");
-}
-
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...)
 {
     va_list ap;
@@ -1107,17 +1102,37 @@ static void print_value(double v, int width, int decimals)
 
 static void print_table(const run *r)
 {
+    /* the columns, the width their values need and their decimals; label, unit and meaning
+     * are the metric table's */
+    static const struct { const char *metric; int width, decimals; } shown[] = {
+        {"step_ms", 10, 4},      {"spread_pct", 7, 1},        {"busy_pct", 6, 1},
+        {"nvml_util_pct", 6, 1}, {"sm_clock_mhz", 6, 0},      {"power_w", 5, 0},
+        {"sm_active_pct", 6, 1}, {"tensor_active_pct", 7, 1}, {"dram_pct", 6, 1},
+        {"launch_us", 8, 2},     {"idle_host_pct", 6, 1},
+        {"verified", 5, -1},     /* yes, WRONG or n/a */
+    };
+    enum { N_SHOWN = sizeof shown / sizeof shown[0] };
+    const uf_metric_desc *desc[N_SHOWN];
+    int width[N_SHOWN];
     const uf_table *t = &r->table;
     printf("\n# %s — %s\n", r->s->name, r->s->title);
-    printf("# step_ms: median of event-timed steps; spread: interquartile range / median\n");
-    printf("# busy%%: device busy / window (trace pass); nvml%%: what nvidia-smi showed;\n");
-    printf("# sm_MHz, W: mean SM clock and board power (NVML) during the timing pass;\n");
-    printf("# sm%%, tensor%%, dram%%: PM-sampled counters; launch_us: kernel start - launch API\n");
-    printf("%-14s", "variant");
+    for (int m = 0; m < N_SHOWN; m++) {
+        desc[m] = uf_metric_find(shown[m].metric);
+        int label_len = (int)strlen(desc[m]->label);
+        width[m] = label_len > shown[m].width ? label_len : shown[m].width;
+        printf("# %s: %s\n", desc[m]->label, desc[m]->hint);
+    }
+    printf("%-14s", "variant");     /* the labels, and under them the units */
     for (int a = 0; a < t->n_axes; a++)
         printf(" %10s", t->axis_names[a]);
-    printf(" %10s %7s %6s %6s %6s %5s %6s %7s %6s %8s %6s %6s\n", "step_ms", "spread%", "busy%",
-           "nvml%", "sm_MHz", "W", "sm%", "tensor%", "dram%", "launch_us", "idle_h%", "ok");
+    for (int m = 0; m < N_SHOWN; m++)
+        printf(" %*s", width[m], desc[m]->label);
+    printf("\n%-14s", "");
+    for (int a = 0; a < t->n_axes; a++)
+        printf(" %10s", "");
+    for (int m = 0; m < N_SHOWN; m++)
+        printf(" %*s", width[m], uf_metric_unit_shown(desc[m]));
+    printf("\n");
     for (int i = 0; i < t->n_rows; i++) {
         const uf_row *row = &t->rows[i];
         printf("%-14s", row->variant);
@@ -1126,18 +1141,10 @@ static void print_table(const run *r)
             format_number(row->axis[a], num, sizeof num);
             printf(" %10s", num);
         }
-        print_value(row->step_ms, 10, 4);
-        print_value(row->spread_pct, 7, 1);
-        print_value(row->busy_pct, 6, 1);
-        print_value(row->nvml_util_pct, 6, 1);
-        print_value(row->sm_clock_mhz, 6, 0);
-        print_value(row->power_w, 5, 0);
-        print_value(row->sm_active_pct, 6, 1);
-        print_value(row->tensor_active_pct, 7, 1);
-        print_value(row->dram_pct, 6, 1);
-        print_value(row->launch_us, 8, 2);
-        print_value(row->idle_host_pct, 6, 1);
-        printf(" %6s\n", isnan(row->verified) ? "n/a" : row->verified == 1 ? "yes" : "WRONG");
+        for (int m = 0; m < N_SHOWN - 1; m++)
+            print_value(uf_table_value(t, row, shown[m].metric), width[m], shown[m].decimals);
+        printf(" %*s\n", width[N_SHOWN - 1],
+               isnan(row->verified) ? "n/a" : row->verified == 1 ? "yes" : "WRONG");
     }
     for (int e = 0; e < t->n_extra; e++) {
         printf("# %s (%s):", t->extra_names[e], t->extra_units[e]);
@@ -1155,10 +1162,9 @@ static void print_table(const run *r)
 /* On several GPUs: each row's per-GPU figures, one line per GPU (the results' rank lines). */
 static void print_ranks(const run *r)
 {
-    static const struct { const char *metric, *label; int decimals; } shown[] = {
-        {"busy_pct", "busy%", 1},        {"comm_exposed_ms", "exposed_ms", 3},
-        {"sm_clock_mhz", "sm_MHz", 0},   {"power_w", "W", 0},
-        {"sm_active_pct", "sm%", 1},     {"nvml_util_pct", "nvml%", 1},
+    static const struct { const char *metric; int decimals; } shown[] = {
+        {"busy_pct", 1},      {"comm_exposed_ms", 3}, {"sm_clock_mhz", 0}, {"power_w", 0},
+        {"sm_active_pct", 1}, {"nvml_util_pct", 1},
     };
     const uf_table *t = &r->table;
     int header = 0;
@@ -1170,15 +1176,18 @@ static void print_ranks(const run *r)
         if (!header++) {
             printf("\n# per GPU (trace, counters, NVML of each rank; the row above is rank 0):\n");
             printf("%-14s %-40s %4s", "variant", "point", "rank");
-            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
-                printf(" %10s", shown[m].label);
+            for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++) {
+                char heading[2 * UF_NAME_LEN];
+                uf_metric_heading(uf_metric_find(shown[m].metric), heading, sizeof heading);
+                printf(" %15s", heading);
+            }
             printf("\n");
         }
         point_label(r, row->axis, where, sizeof where);
         for (int k = 0; k < row->n_ranks; k++) {
             printf("%-14s %-40s %4d", row->variant, where, k);
             for (size_t m = 0; m < sizeof shown / sizeof shown[0]; m++)
-                print_value(uf_row_rank_value(row, k, shown[m].metric), 10, shown[m].decimals);
+                print_value(uf_row_rank_value(row, k, shown[m].metric), 15, shown[m].decimals);
             printf("\n");
         }
     }
@@ -1188,13 +1197,12 @@ static void print_ranks(const run *r)
  * point: what a reader should look at. */
 static void print_lesson(const run *r)
 {
-    static const struct { const char *metric, *label, *unit; int digits; } shown[] = {
-        {"step_ms", "step time", " ms", 3},       {"busy_pct", "busy", " %", 3},
-        {"nvml_util_pct", "NVML util", " %", 3},  {"sm_clock_mhz", "SM clock", " MHz", 4},
-        {"power_w", "power", " W", 4},            {"sm_active_pct", "SM active", " %", 3},
-        {"tensor_active_pct", "tensor active", " %", 3}, {"dram_pct", "DRAM", " %", 3},
-        {"idle_host_pct", "host-wait idle", " %", 3}, {"tflops_useful", "useful", " TFLOP/s", 3},
-        {"gbs", "bandwidth", " GB/s", 3},
+    /* the metrics and their significant digits; label and unit are the metric table's */
+    static const struct { const char *metric; int digits; } shown[] = {
+        {"step_ms", 3},       {"busy_pct", 3},          {"nvml_util_pct", 3},
+        {"sm_clock_mhz", 4},  {"power_w", 4},           {"sm_active_pct", 3},
+        {"tensor_active_pct", 3}, {"dram_pct", 3},      {"idle_host_pct", 3},
+        {"tflops_useful", 3}, {"gbs", 3},
     };
     const uf_table *t = &r->table;
     printf("\n## What happened\n%s\n", r->s->failure);
@@ -1218,8 +1226,10 @@ static void print_lesson(const run *r)
                 double b = uf_table_value(t, fixed, shown[m].metric);
                 if (isnan(a) || isnan(b))
                     continue;
-                printf(" %s %.*g→%.*g%s", shown[m].label, shown[m].digits, a, shown[m].digits, b,
-                       shown[m].unit);
+                const uf_metric_desc *desc = uf_metric_find(shown[m].metric);
+                const char *unit = uf_metric_unit_shown(desc);
+                printf(" %s %.*g→%.*g%s%s", desc->label, shown[m].digits, a, shown[m].digits, b,
+                       unit[0] ? " " : "", unit);
                 if (strcmp(shown[m].metric, "step_ms") == 0 && b > 0)
                     printf(" (%.2f× %s)", a > b ? a / b : b / a, a > b ? "faster" : "slower");
                 printf(";");

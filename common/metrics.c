@@ -37,7 +37,7 @@
 
 const uf_metric_desc uf_metrics[] = {
     /* timing pass */
-    M(step_ms, "step time", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+    M(step_ms, "step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
       "median time per step, CUDA events, before CUPTI is loaded"),
     M(step_ms_min, "fastest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
       "shortest step of the timing pass"),
@@ -79,7 +79,7 @@ const uf_metric_desc uf_metrics[] = {
       "sm__cycles_active pct of peak sustained elapsed (DCGM SM_ACTIVE)"),
     D(occupancy_pct, "occupancy", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "sm__warps_active pct of peak sustained elapsed (DCGM SM_OCCUPANCY)"),
-    D(tensor_active_pct, "tensor active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+    D(tensor_active_pct, "tensor", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "sm__pipe_tensor_cycles_active pct of peak sustained elapsed (DCGM PIPE_TENSOR_ACTIVE)"),
     D(dram_pct, "DRAM", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "dram__throughput pct of peak sustained elapsed (DCGM DRAM_ACTIVE)"),
@@ -87,7 +87,7 @@ const uf_metric_desc uf_metrics[] = {
       "NVML GPM view of sm_active_pct over the same window"),
     D(gpm_occupancy_pct, "GPM occupancy", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "NVML GPM view of occupancy_pct over the same window"),
-    D(gpm_tensor_active_pct, "GPM tensor active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
+    D(gpm_tensor_active_pct, "GPM tensor", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "NVML GPM view of tensor_active_pct over the same window"),
     D(gpm_dram_pct, "GPM DRAM", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "NVML GPM view of dram_pct over the same window"),
@@ -110,13 +110,13 @@ const uf_metric_desc uf_metrics[] = {
       "flops per step the kernels executed"),
     M(tflops_useful, "useful TFLOP/s", "TFLOP/s", UF_DIR_HIGHER, NONNEG, 0, 1,
       "useful_flops / step time"),
-    M(pct_of_gemm, "of GEMM ceiling", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(pct_of_gemm, "% of GEMM", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
       "tflops_useful against the measured bf16 GEMM ceiling (may exceed 100)"),
     M(min_bytes, "minimum bytes", "bytes", UF_DIR_NONE, NONNEG, 0, 1,
       "bytes the step must move at least"),
     M(gbs, "GB/s", "GB/s", UF_DIR_HIGHER, NONNEG, 0, 1,
       "min_bytes / step time"),
-    M(pct_of_copy, "of copy ceiling", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(pct_of_copy, "% of copy", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
       "gbs against the measured device-to-device copy ceiling (may exceed 100)"),
     M(peak_mem_bytes, "peak memory", "bytes", UF_DIR_LOWER, NONNEG, 0, 1,
       "device memory the variant held at its peak"),
@@ -129,12 +129,18 @@ const uf_metric_desc uf_metrics[] = {
 #undef D
 const int uf_n_metrics = (int)(sizeof uf_metrics / sizeof uf_metrics[0]);
 
-const uf_metric_desc *uf_metric_find(const char *name)
+int uf_metric_index(const char *name)
 {
     for (int i = 0; name != NULL && i < uf_n_metrics; i++)
         if (strcmp(uf_metrics[i].name, name) == 0)
-            return &uf_metrics[i];
-    return NULL;
+            return i;
+    return -1;
+}
+
+const uf_metric_desc *uf_metric_find(const char *name)
+{
+    int i = uf_metric_index(name);
+    return i >= 0 ? &uf_metrics[i] : NULL;
 }
 
 int uf_metric_valid(const uf_metric_desc *m, double v)
@@ -144,6 +150,21 @@ int uf_metric_valid(const uf_metric_desc *m, double v)
     if (!isfinite(v) || v < m->min || v > m->max || (m->min_open && v == m->min))
         return 0;
     return !m->integral || v == floor(v);
+}
+
+const char *uf_metric_unit_shown(const uf_metric_desc *m)
+{
+    static const char *const no_dimension[] = {"1", "count", "ratio"};
+    for (size_t i = 0; i < sizeof no_dimension / sizeof no_dimension[0]; i++)
+        if (strcmp(m->unit, no_dimension[i]) == 0)
+            return "";
+    return strstr(m->label, m->unit) != NULL ? "" : m->unit;
+}
+
+void uf_metric_heading(const uf_metric_desc *m, char *out, size_t outlen)
+{
+    const char *unit = uf_metric_unit_shown(m);
+    snprintf(out, outlen, "%s%s%s", m->label, unit[0] ? " " : "", unit);
 }
 
 void uf_metric_range_text(const uf_metric_desc *m, char *out, size_t outlen)

@@ -10,7 +10,6 @@
 extern "C" {
 #endif
 
-#define UF_MAX_VARIANTS 16
 #define UF_MAX_SWEEP 32
 #define UF_PATH_LEN 1024
 #define UF_SWEEP_ITEM_LEN 32

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "results.h"    /* uf_write_file_atomic */
+#include "fileutil.h"   /* uf_write_file_atomic */
 
 enum { MSG_HELLO = 1, MSG_ID = 2, MSG_BYE = 3, MSG_LOST = 4 };
 enum { FRAME_BYTES = 16 + UF_PEERS_MAX_BYTES, POLL_MS = 100 };

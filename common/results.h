@@ -1,6 +1,8 @@
-/* Results: one row per (variant, sweep point), the metric table that names every column once,
- * the CSV/JSON writers (atomic: temporary name, then rename), the strict CSV reader, run
- * metadata, and the machine's ceilings file. Plain C: no CUDA here, unit-tested with Criterion. */
+/* Results: one row per (variant, sweep point) and the run's metadata (results_table.c), the
+ * CSV/JSON writers (results_write.c: atomic, temporary name then rename), the strict CSV
+ * readers (results_read.c), and the machine's ceilings file (ceilings.c); the columns are
+ * metrics.h's table, the file formats csv.h's. Plain C: no CUDA here, unit-tested with
+ * Criterion. */
 #ifndef UF_RESULTS_H
 #define UF_RESULTS_H
 
@@ -20,6 +22,7 @@ extern "C" {
 #define UF_MAX_META 128
 #define UF_META_VALUE_LEN 512
 #define UF_MAX_RANKS 8          /* GPUs (ranks) of one process whose figures a row keeps */
+#define UF_MAX_VARIANTS 16      /* variants of a scenario, and of a file the reader accepts */
 
 /* One PM-sampling sample (counters pass), percentages as CUPTI evaluates them. */
 typedef struct uf_pm_sample {
@@ -112,6 +115,13 @@ uf_row *uf_row_add_rank(uf_row *r);
  * the name is not a per-device metric. */
 double uf_row_rank_value(const uf_row *r, int rank, const char *name);
 
+/* Fixed metric i (uf_metrics[i]) of a row: its value, and its address. */
+double uf_row_value(const uf_row *r, int i);
+double *uf_row_value_ptr(uf_row *r, int i);
+
+/* 1 when name is a value column of t (a fixed metric, one of its extras or an axis: what
+ * uf_table_value reads), else 0. */
+int uf_table_has_column(const uf_table *t, const char *name);
 /* Value of a metric by column name: fixed metrics, extras, or an axis name. NaN when the
  * name is unknown or the value is empty. */
 double uf_table_value(const uf_table *t, const uf_row *r, const char *name);
@@ -148,13 +158,6 @@ int uf_table_read_scenario(uf_table *t, const char *dir, const char *name, char 
 int uf_table_read_series_csv(uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_parse_series_csv(uf_table *t, const char *path, const char *data, size_t len,
                               char *err, size_t errlen);
-
-/* Write a whole file atomically (temporary name + rename). 0 or -1 with err. */
-int uf_write_file_atomic(const char *path, const char *data, size_t len, char *err, size_t errlen);
-/* mkdir -p. 0 or -1 with err. */
-int uf_mkdirs(const char *path, char *err, size_t errlen);
-/* "NVIDIA H200" -> "nvidia-h200": lower case, runs of other characters become one '-'. */
-void uf_slug(const char *name, char *out, size_t outlen);
 
 /* The machine's ceilings (benches/ceilings writes them). NaN where not measured. */
 typedef struct uf_ceilings {

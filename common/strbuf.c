@@ -6,17 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results.h"
+#include "fileutil.h"
 
-int uf_set_err(char *err, size_t errlen, const char *fmt, ...)
+void *uf_grow(void *items, int *cap, int need, size_t size, int first)
 {
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
+    if (need <= *cap)
+        return items;
+    int bigger = *cap > 0 ? 2 * *cap : first;
+    while (bigger < need)
+        bigger *= 2;
+    void *grown = realloc(items, (size_t)bigger * size);
+    if (grown != NULL)
+        *cap = bigger;
+    return grown;
+}
+
+void uf_copy_str(char *dst, size_t dstlen, const char *src)
+{
+    if (dstlen == 0)
+        return;
+    snprintf(dst, dstlen, "%s", src != NULL ? src : "");
 }
 
 static int reserve(uf_strbuf *b, size_t extra)

@@ -1,9 +1,11 @@
-/* A growable text buffer for the writers (results CSV/JSON, trace export), and the error
- * message helper they share. Plain C, no CUDA. */
+/* A growable text buffer for the writers (results CSV/JSON, trace export), and a bounded
+ * string copy. Plain C, no CUDA. */
 #ifndef UF_STRBUF_H
 #define UF_STRBUF_H
 
 #include <stddef.h>
+
+#include "errors.h"     /* uf_set_err: the writers' error messages */
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,8 +28,13 @@ void uf_sb_item(uf_strbuf *b, const char *sep);
 /* Write the buffer to path atomically (uf_write_file_atomic), then free it. 0 or -1 with err. */
 int uf_sb_commit(uf_strbuf *b, const char *path, char *err, size_t errlen);
 
-/* Format an error message into err (when not NULL) and return -1. */
-int uf_set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An array of `size`-byte items with room for `need` of them: items itself when its capacity
+ * *cap suffices, else reallocated to double the capacity (`first` the first time) and *cap
+ * updated. NULL when out of memory (items and *cap unchanged, still the caller's). */
+void *uf_grow(void *items, int *cap, int need, size_t size, int first);
+
+/* Copy src (NULL: "") into dst with truncation; always terminated when dstlen > 0. */
+void uf_copy_str(char *dst, size_t dstlen, const char *src);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileutil.h"
 #include "results.h"
 
 enum { HOST_API_TID = 1, FIRST_STREAM_TID = 2 };

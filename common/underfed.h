@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <cuda_runtime_api.h>
+#include "errors.h"
+#include "fileutil.h"
 #include "results.h"
 #include "options.h"
 #include "expect.h"
@@ -30,8 +32,7 @@ enum {
                         * ctx->reason); its rows stay empty, the run goes on. Never an exit code */
 };
 
-/* Report a failed call (expression, file, line, message) on stderr. */
-void uf_report_failure(const char *file, int line, const char *expr, const char *msg);
+/* uf_report_failure (errors.h) reports a failed call on stderr. */
 
 /* The CUDA runtime check: on error, report it, set rc = UF_ERR and jump to label. */
 #define UF_CUDA_OR_GOTO(rc, expr, label)                                                   \

@@ -1,4 +1,5 @@
-/* Unit tests of results.c: the metric table, rows, CSV round trip, JSON, series CSV, atomic
+/* Unit tests of results.h (results_table.c, results_write.c, results_read.c, ceilings.c),
+ * csv.c and fileutil.c: the metric table, rows, CSV round trip, JSON, series CSV, atomic
  * writes, the strict reader on malformed fixtures (tests/data), ceilings, mkdirs, slug. */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "json_check.h"
+#include "fileutil.h"
 #include "options.h"
 #include "results.h"
 #include "strbuf.h"
@@ -264,6 +266,11 @@ Test(results, table_columns)
         cr_assert_eq(uf_table_add_extra(&t, name, "u"), 0);
     }
     cr_assert_eq(uf_table_add_extra(&t, "more", "u"), -1, "full");
+    cr_assert(uf_table_has_column(&t, "a3"), "an axis");
+    cr_assert(uf_table_has_column(&t, "e0"), "an extra");
+    cr_assert(uf_table_has_column(&t, "max_rel_err"), "a fixed metric");
+    cr_assert(!uf_table_has_column(&t, "more"), "refused above");
+    cr_assert(!uf_table_has_column(&t, "variant"), "a name column holds no value");
 }
 
 Test(results, values_by_name)
@@ -628,6 +635,22 @@ Test(results, atomic_write_failure)
     remove_tree(dir);
 }
 
+/* uf_grow: the first capacity, then doubling until the need fits; no copy when it fits. */
+Test(results, grow)
+{
+    int cap = 0;
+    int *items = uf_grow(NULL, &cap, 1, sizeof *items, 4);
+    cr_assert_not_null(items);
+    cr_assert_eq(cap, 4);
+    cr_assert_eq(uf_grow(items, &cap, 4, sizeof *items, 4), items, "fits: the same array");
+    cr_assert_eq(cap, 4);
+    int *bigger = uf_grow(items, &cap, 20, sizeof *items, 4);
+    cr_assert_not_null(bigger);
+    cr_assert_eq(cap, 32, "doubled until 20 fit");
+    bigger[19] = 1;
+    free(bigger);
+}
+
 Test(results, mkdirs)
 {
     char *dir = make_tmpdir();
@@ -904,6 +927,42 @@ Test(metrics, every_column_described)
     cr_assert_eq(uf_metric_find("busy_pct")->direction, UF_DIR_HIGHER);
     cr_assert_eq(uf_metric_find("tflops_useful")->direction, UF_DIR_HIGHER);
     cr_assert_eq(uf_metric_find("gbs")->direction, UF_DIR_HIGHER);
+}
+
+/* Headings as every printer shows them (the harness's table, REPORT.md, `underfed ladder`):
+ * the label, then the unit unless it has no dimension or the label names it already. The
+ * labels that name their unit are exactly these: a new label that contains its unit by
+ * accident would lose it from every heading. */
+Test(metrics, headings)
+{
+    static const struct { const char *name, *heading; } cases[] = {
+        {"step_ms", "step ms"},         {"busy_pct", "busy %"},     {"gbs", "GB/s"},
+        {"tflops_useful", "useful TFLOP/s"}, {"pct_of_gemm", "% of GEMM"},
+        {"verified", "verified"},       {"steps_timed", "steps timed"},
+        {"trace_overhead", "trace overhead"}, {"sm_clock_mhz", "SM clock MHz"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char heading[128];
+        uf_metric_heading(uf_metric_find(cases[c].name), heading, sizeof heading);
+        cr_expect_str_eq(heading, cases[c].heading, "%s", cases[c].name);
+    }
+    static const char *const unit_in_label[] = {"useful_flops", "executed_flops",
+                                                "tflops_useful", "min_bytes", "gbs",
+                                                "pct_of_gemm", "pct_of_copy"};
+    int named = 0;
+    for (int i = 0; i < uf_n_metrics; i++) {
+        const uf_metric_desc *m = &uf_metrics[i];
+        int dimension = strcmp(m->unit, "1") && strcmp(m->unit, "count") &&
+                        strcmp(m->unit, "ratio");
+        if (!dimension || uf_metric_unit_shown(m)[0] != '\0')
+            continue;
+        int listed = 0;
+        for (size_t k = 0; k < sizeof unit_in_label / sizeof unit_in_label[0]; k++)
+            listed |= strcmp(unit_in_label[k], m->name) == 0;
+        cr_expect(listed, "%s: label '%s' hides its unit '%s'", m->name, m->label, m->unit);
+        named++;
+    }
+    cr_expect_eq(named, (int)(sizeof unit_in_label / sizeof unit_in_label[0]));
 }
 
 /* Ranges from the definitions: times > 0, window shares in [0, 100], shares of a measured

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "expect.h"
+#include "fileutil.h"
 #include "plotdata.h"
 
 enum { PD_BAD = 2, PD_MAX_DIRS = 16 };

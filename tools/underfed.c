@@ -23,6 +23,7 @@
 #include "options.h"
 #include "plotdata.h"
 #include "readme.h"
+#include "fileutil.h"
 #include "results.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
@@ -201,21 +202,6 @@ static int where_point(const args *a, const uf_table *t, const char *path, int f
     return EXIT_BAD;
 }
 
-/* Is NAME a column of t: a metric of the results format, one of t's extras, or an axis? */
-static int has_column(const uf_table *t, const char *name)
-{
-    for (int i = 0; i < uf_n_metrics; i++)
-        if (strcmp(uf_metrics[i].name, name) == 0)
-            return 1;
-    for (int e = 0; e < t->n_extra; e++)
-        if (strcmp(t->extra_names[e], name) == 0)
-            return 1;
-    for (int ax = 0; ax < t->n_axes; ax++)
-        if (strcmp(t->axis_names[ax], name) == 0)
-            return 1;
-    return 0;
-}
-
 enum { MAX_COLUMNS = 32 };
 
 /* Column names from a comma list of an option, checked against a file's table. */
@@ -258,7 +244,7 @@ static int parse_columns(const args *a, const char *flag, const char *list, cons
         }
         memcpy(out->name[out->n], p, name_len);
         out->name[out->n][name_len] = '\0';
-        if (!optional && !has_column(t, out->name[out->n]))
+        if (!optional && !uf_table_has_column(t, out->name[out->n]))
             return column_error(a, flag, path, t, out->name[out->n]);
         out->n++;
         p += len;
@@ -283,7 +269,8 @@ static int check_variant(const args *a, const uf_table *t, const char *path)
     return EXIT_BAD;
 }
 
-/* One line per variant at the point W names: "variant" then each metric of the comma list. */
+/* One line per variant at the point W names: "variant" then each metric of the comma list,
+ * after two `#` lines: the column names, and their headings (quoted words, for a plot's key). */
 static int print_values(const args *a, const char *metric_list)
 {
     uf_table t;
@@ -303,6 +290,14 @@ static int print_values(const args *a, const char *metric_list)
     printf("# variant");
     for (int c = 0; c < cols.n; c++)
         printf(" %s", cols.name[c]);
+    printf("\n# heading");     /* the metric table's label and unit; a name where it has none */
+    for (int c = 0; c < cols.n; c++) {
+        char heading[2 * UF_NAME_LEN];
+        const uf_metric_desc *m = uf_metric_find(cols.name[c]);
+        if (m)
+            uf_metric_heading(m, heading, sizeof heading);
+        printf(" \"%s\"", m ? heading : cols.name[c]);
+    }
     printf("\n");
     int n = variants_of(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
@@ -700,25 +695,35 @@ static void print_verdict(const uf_diff *d)
                d->idle_host_pct, d->tolerance_pct);
 }
 
-/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
- * message said why) when the file is there but malformed. */
-static int folder_launch_us(const char *dir, double *launch_us)
+/* DIR/ceilings.csv into *c, and its `# key: value` lines into *meta (NULL: not kept): 1 when
+ * read; 0 when the folder has none (c all NaN, why in err); -1 (a message said why) when it
+ * is there but malformed. */
+static int folder_ceilings(const char *dir, uf_ceilings *c, uf_meta *meta, char *err,
+                           size_t errlen)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    uf_ceilings c;
-    *launch_us = NAN;
+    char path[UF_PATH_LEN];
+    uf_ceilings_clear(c);
     if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
         return -1;
+    if (uf_ceilings_read_meta(path, c, meta, err, errlen) == 0)
+        return 1;
     FILE *probe = fopen(path, "r");
     if (!probe)
         return 0;
     fclose(probe);
-    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed: %s\n", err);
-        return -1;
-    }
+    fprintf(stderr, "underfed: %s\n", err);
+    return -1;
+}
+
+/* The launch floor of DIR/ceilings.csv into *launch_us: NaN without that file. 0, or -1 (a
+ * message said why) when the file is there but malformed. */
+static int folder_launch_us(const char *dir, double *launch_us)
+{
+    char err[UF_REASON_LEN];
+    uf_ceilings c;
+    int got = folder_ceilings(dir, &c, NULL, err, sizeof err);
     *launch_us = c.launch_us;
-    return 0;
+    return got < 0 ? -1 : 0;
 }
 
 /* What one scenario's comparison counted. */
@@ -846,20 +851,14 @@ static void md_plain(FILE *f, double v, int decimals)
  * that is there but malformed (empty, truncated, ...) is an error like any other file: -1. */
 static int report_ceilings(FILE *f, const char *dir)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    char err[UF_REASON_LEN];
     uf_ceilings c;
     uf_meta meta;
-    if (join_path(path, sizeof path, dir, "ceilings", ".csv") != 0)
-        return -1;
-    if (uf_ceilings_read_meta(path, &c, &meta, err, sizeof err) != 0) {
-        FILE *probe = fopen(path, "r");
-        if (probe) {
-            fclose(probe);
-            fprintf(stderr, "underfed: %s\n", err);
-            return -1;
-        }
-        fprintf(f, "Ceilings: not available (%s).\n\n", err);
-        return 0;
+    int got = folder_ceilings(dir, &c, &meta, err, sizeof err);
+    if (got <= 0) {
+        if (got == 0)
+            fprintf(f, "Ceilings: not available (%s).\n\n", err);
+        return got;
     }
     const char *git = uf_meta_get(&meta, "git"), *utc = uf_meta_get(&meta, "utc");
     fprintf(f, "## The machine's ceilings (benches/ceilings)\n\n*Measured with git %s, %s.*\n\n"
@@ -918,8 +917,8 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         const uf_row *r = row_at(t, names[v], point);
         if (!r || isnan(r->power_w))
             continue;
-        fprintf(f, "%s%s %.0f W", shown ? ", " : "\nBoard power, mean over each timing pass: ",
-                r->variant, r->power_w);
+        fprintf(f, "%s%s %.0f %s", shown ? ", " : "\nBoard power, mean over each timing pass: ",
+                r->variant, r->power_w, uf_metric_find("power_w")->unit);
         shown++;
     }
     if (shown)
@@ -931,13 +930,10 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
  * they were recorded, the folder's ceilings.csv: 0; neither: -1 (all NaN). */
 static int share_ceilings(const args *a, const uf_table *t, uf_ceilings *c)
 {
+    char err[UF_REASON_LEN];
     if (uf_ceilings_from_meta(&t->meta, c) > 0)
         return 1;
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    if (join_path(path, sizeof path, a->pos[0], "ceilings", ".csv") != 0 ||
-        uf_ceilings_read(path, c, err, sizeof err) != 0)
-        return -1;
-    return 0;
+    return folder_ceilings(a->pos[0], c, NULL, err, sizeof err) > 0 ? 0 : -1;
 }
 
 /* Which step the rates are over and which ceilings the shares are against, in a sentence. */
@@ -967,6 +963,53 @@ static void report_derived_note(FILE *f, const uf_table *t, const uf_ceilings *c
             meta_or(t, "ceilings.utc"));
 }
 
+/* The columns of a scenario's table in REPORT.md and their decimals; headings are the metric
+ * table's. The shares of the GEMM and copy ceilings are recomputed against the ceilings the
+ * report names (share_ceilings), not read from the file. */
+static const struct report_column {
+    const char *metric;
+    int decimals;
+} report_columns[] = {
+    {"step_ms", 4},       {"spread_pct", 1},    {"busy_pct", 1},      {"nvml_util_pct", 1},
+    {"sm_active_pct", 1}, {"tensor_active_pct", 1}, {"dram_pct", 1},  {"tflops_useful", 1},
+    {"pct_of_gemm", 1},   {"gbs", 0},           {"pct_of_copy", 1},   {"sm_clock_mhz", 0},
+    {"verified", -1},     /* yes or **no** */
+};
+enum { N_REPORT_COLUMNS = sizeof report_columns / sizeof report_columns[0] };
+
+/* The header and separator lines of a scenario's table. */
+static void report_table_head(FILE *f)
+{
+    fputs("| variant | role |", f);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++) {
+        char heading[2 * UF_NAME_LEN];
+        uf_metric_heading(uf_metric_find(report_columns[c].metric), heading, sizeof heading);
+        fprintf(f, " %s |", heading);
+    }
+    fputs("\n|---|---|", f);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++)
+        fputs("---|", f);
+    fputs("\n", f);
+}
+
+/* One variant's line of the table. */
+static void report_table_row(FILE *f, const uf_table *t, const uf_row *r, const uf_ceilings *ceil)
+{
+    fprintf(f, "| %s | %s |", r->variant, r->role);
+    for (int c = 0; c < N_REPORT_COLUMNS; c++) {
+        const char *m = report_columns[c].metric;
+        double v = strcmp(m, "pct_of_gemm") == 0
+                       ? 100.0 * r->tflops_useful / ceil->gemm_bf16_tflops
+                   : strcmp(m, "pct_of_copy") == 0 ? 100.0 * r->gbs / ceil->copy_d2d_gbs
+                                                   : uf_table_value(t, r, m);
+        if (report_columns[c].decimals >= 0)
+            md_num(f, v, report_columns[c].decimals);
+        else
+            fprintf(f, " %s |", v == 1 ? "yes" : "**no**");
+    }
+    fputs("\n", f);
+}
+
 static void report_scenario(FILE *f, const args *a, const char *name, const uf_table *t)
 {
     const char *title = uf_meta_get(&t->meta, "title");
@@ -988,29 +1031,12 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     fprintf(f, "; all points in [%s.csv](%s.csv)):\n\n", name, name);
     uf_ceilings ceil;
     int ceil_source = share_ceilings(a, t, &ceil);
-    fputs("| variant | role | step ms | spread % | busy % | NVML util % | SM active % | "
-          "tensor % | DRAM % | useful TFLOP/s | % of GEMM | GB/s | % of copy | SM clock MHz | "
-          "verified |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+    report_table_head(f);
     int n = variants_of(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         const uf_row *r = row_at(t, names[v], point);
-        if (!r)
-            continue;
-        fprintf(f, "| %s | %s |", r->variant, r->role);
-        md_num(f, r->step_ms, 4);
-        md_num(f, r->spread_pct, 1);
-        md_num(f, r->busy_pct, 1);
-        md_num(f, r->nvml_util_pct, 1);
-        md_num(f, r->sm_active_pct, 1);
-        md_num(f, r->tensor_active_pct, 1);
-        md_num(f, r->dram_pct, 1);
-        md_num(f, r->tflops_useful, 1);
-        md_num(f, 100.0 * r->tflops_useful / ceil.gemm_bf16_tflops, 1);
-        md_num(f, r->gbs, 0);
-        md_num(f, 100.0 * r->gbs / ceil.copy_d2d_gbs, 1);
-        md_num(f, r->sm_clock_mhz, 0);
-        fprintf(f, " %s |\n", r->verified == 1 ? "yes" : "**no**");
+        if (r)
+            report_table_row(f, t, r, &ceil);
     }
     report_power(f, t, names, n, point);
     fprintf(f, "\n");
