@@ -109,7 +109,7 @@ expect 2 "verdict \"perhaps\" unknown" "report with a malformed crosscheck.csv" 
 
 # the driver skips without ncu, and fails so where a GPU runner requires it
 expect 77 "ncu) not found" "ci/crosscheck.sh without ncu" \
-  env NCU=/nonexistent/ncu bash "$src/ci/crosscheck.sh" "$build" "$work/out"
+  env -u UNDERFED_REQUIRE_GPU NCU=/nonexistent/ncu bash "$src/ci/crosscheck.sh" "$build" "$work/out"
 expect 1 "ncu) not found" "ci/crosscheck.sh without ncu, GPU required" \
   env NCU=/nonexistent/ncu UNDERFED_REQUIRE_GPU=1 bash "$src/ci/crosscheck.sh" "$build" "$work/out"
 # with an ncu (a stand-in) but no scenario built (a build of the tool alone, as where no GPU
@@ -117,7 +117,7 @@ expect 1 "ncu) not found" "ci/crosscheck.sh without ncu, GPU required" \
 printf '#!/bin/sh\necho "stand-in ncu"\n' > "$work/ncu" && chmod +x "$work/ncu"
 mkdir -p "$work/tool-only/tools" && cp "$tool" "$work/tool-only/tools/"
 expect 77 "launch_storm is not built" "ci/crosscheck.sh without the scenarios" \
-  env NCU="$work/ncu" bash "$src/ci/crosscheck.sh" "$work/tool-only" "$work/out"
+  env -u UNDERFED_REQUIRE_GPU NCU="$work/ncu" bash "$src/ci/crosscheck.sh" "$work/tool-only" "$work/out"
 
 [ $failures = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all crosscheck cases passed"
