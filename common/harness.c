@@ -18,6 +18,7 @@
 #include "proc_maps.h"
 #include "stats.h"
 #include "timeline.h"
+#include "timing.h"
 #include "trace_export.h"
 #include "underfed.h"
 
@@ -455,17 +456,15 @@ static int timing_pass(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
     const char *name = r->s->variants[variant].name;
-    int n_events = r->repeat + 1;
-    cudaEvent_t *ev = calloc((size_t)n_events, sizeof *ev);
+    uf_marks marks = {0};   /* mark i: before step i of a batch; mark repeat: after the last */
     double *times_ms = malloc((size_t)TIMING_MAX_STEPS * sizeof *times_ms);
-    int n_times = 0, n_created = 0, n_ranks = ranks_analysed(r);
+    int n_times = 0, n_ranks = ranks_analysed(r);
     int sampling[UF_MAX_RANKS] = {0};
-    if (!ev || !times_ms) {
+    if (!times_ms) {
         rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the timing pass");
         goto out_free;
     }
-    for (; n_created < n_events; n_created++)
-        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&ev[n_created]), out_destroy);
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, r->repeat + 1), out_free);
 
     open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, r->warmup, name), out_destroy);
@@ -481,20 +480,20 @@ static int timing_pass(run *r, int variant, uf_row *row)
     }
     double t0 = wall_s();
     do {
-        UF_CUDA_OR_GOTO(rc, cudaEventRecord(ev[0], r->ctx.stream), out_sampler);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_sampler);
         for (int i = 0; i < r->repeat; i++) {
             nvtxRangePushA(name);
             rc = r->s->run_step(&r->ctx, variant);
             nvtxRangePop();
             if (rc != UF_OK)
                 goto out_sampler;
-            UF_CUDA_OR_GOTO(rc, cudaEventRecord(ev[i + 1], r->ctx.stream), out_sampler);
+            UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, r->ctx.stream), out_sampler);
         }
-        UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, ev[r->repeat], "the timed steps"),
-                          out_sampler);
+        UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, uf_marks_event(&marks, r->repeat),
+                                            "the timed steps"), out_sampler);
         for (int i = 0; i < r->repeat && n_times < TIMING_MAX_STEPS; i++) {
             float ms = 0;
-            UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, ev[i], ev[i + 1]), out_sampler);
+            UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &ms), out_sampler);
             times_ms[n_times++] = ms;
         }
     } while (!process_mode(r) && (wall_s() - t0) * 1e3 < min_ms &&
@@ -514,11 +513,9 @@ out_sampler:
         if (sampling[k])
             take_nvml_samples(r, row, k);
 out_destroy:
-    for (int i = 0; i < n_created; i++)
-        cudaEventDestroy(ev[i]);
+    uf_marks_free(&marks);
 out_free:
     free(times_ms);
-    free(ev);
     return rc;
 }
 
@@ -580,13 +577,12 @@ static int trace_pass(run *r, int variant, uf_row *row)
     const char *name = r->s->variants[variant].name;
     int n = r->repeat;
     uint64_t *step_begin = malloc((size_t)n * sizeof *step_begin);
-    cudaEvent_t e0 = NULL, e1 = NULL;
+    uf_marks marks = {0};   /* mark 0: before the traced steps; mark 1: after them */
     uint64_t begin_ns = 0, end_ns = 0;
     char reason[UF_REASON_LEN] = "";
     if (!step_begin)
         return uf_fail(&r->ctx, UF_ERR, "out of host memory for the trace pass");
-    UF_CUDA_OR_GOTO(rc, cudaEventCreate(&e0), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaEventCreate(&e1), out_free);
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, 2), out_free);
 
     open_rank_instruments(r);   /* the SM counts (a no-op after a timing pass) */
     int began = uf_trace_begin(reason, sizeof reason);
@@ -600,16 +596,17 @@ static int trace_pass(run *r, int variant, uf_row *row)
     UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the trace's warm-up steps"),
                       out_end);
     begin_ns = uf_cupti_now_ns();
-    UF_CUDA_OR_GOTO(rc, cudaEventRecord(e0, r->ctx.stream), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_end);
     for (int i = 0; i < n; i++) {
         step_begin[i] = uf_cupti_now_ns();
         UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 1, name), out_end);
     }
-    UF_CUDA_OR_GOTO(rc, cudaEventRecord(e1, r->ctx.stream), out_end);
-    UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, e1, "the traced steps"), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 1, r->ctx.stream), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, uf_marks_event(&marks, 1), "the traced steps"),
+                      out_end);
     end_ns = uf_cupti_now_ns();
     float ms = 0;
-    UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, e0, e1), out_end);
+    UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, 0, 1, &ms), out_end);
     row->trace_step_ms = ms / n;
     row->trace_overhead = row->trace_step_ms / row->step_ms;
 
@@ -642,10 +639,7 @@ out_end:
         }
     }
 out_free:
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
+    uf_marks_free(&marks);
     free(step_begin);
     return rc;
 }

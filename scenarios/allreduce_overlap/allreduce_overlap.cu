@@ -29,6 +29,7 @@
 
 #include "multigpu.h"
 #include "stats.h"
+#include "timing.h"
 #include "random.h"
 #include "underfed.h"
 #include "verify.h"
@@ -115,9 +116,9 @@ static int bucket_last_slot(const ar_shape *sh, int b)
     return (int)((end - 1) / sh->layer_elems);
 }
 
-/* Record event `mark` - 1 of `events` (gemm_begin or gemm_end) on the compute stream; mark 0:
- * nothing. Setup times the GEMMs' span with these (time_job). */
-static int rank_mark(ar_rank *rk, cudaEvent_t *events, int mark)
+/* Record the `edge` (GEMM_BEGIN or GEMM_END) mark of gemm pair `mark` - 1 on the compute
+ * stream; mark 0: nothing. Setup times the GEMMs' span with these (time_job). */
+static int rank_mark(ar_rank *rk, int edge, int mark)
 {
     int rc = UF_OK;
     if (mark == 0)
@@ -127,7 +128,8 @@ static int rank_mark(ar_rank *rk, cudaEvent_t *events, int mark)
                  mark, AR_TIMED_REPS);
         return UF_ERR;
     }
-    UF_CUDA_OR_GOTO(rc, cudaEventRecord(events[mark - 1], rk->compute_stream), out);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&rk->gemm, 2 * (mark - 1) + edge, rk->compute_stream),
+                      out);
 out:
     return rc;
 }
@@ -139,7 +141,7 @@ static int rank_enqueue_sequential(ar_rank *rk, int mark)
     int rc = UF_OK;
     for (int j = 0; j < sh->layers; j++)
         UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out);
-    UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, mark), out);
+    UF_STATUS_OR_GOTO(rc, rank_mark(rk, GEMM_END, mark), out);
     UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16, ncclSum,
                                       rank_comm(rk, VAR_SEQUENTIAL), rk->compute_stream), out);
     UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->step_done, rk->compute_stream), out);
@@ -162,7 +164,7 @@ static int rank_enqueue_bucketed(ar_rank *rk, int mark)
     for (int j = 0; j < sh->layers; j++) {
         UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, next > 0 ? overlapped : rk->cublas, j), out);
         if (j == sh->layers - 1)
-            UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, mark), out);
+            UF_STATUS_OR_GOTO(rc, rank_mark(rk, GEMM_END, mark), out);
         if (next >= sh->n_buckets || bucket_last_slot(sh, next) != j)
             continue;
         UF_CUDA_OR_GOTO(rc, cudaEventRecord(rk->layer_done[j], rk->compute_stream), out);
@@ -192,7 +194,7 @@ static int rank_enqueue(ar_rank *rk, const ar_job *job)
     int rc = UF_OK;
     UF_CUDA_OR_GOTO(rc, cudaStreamWaitEvent(rk->compute_stream, rk->st->step_begin, 0), out);
     if (job->kind != JOB_ALLREDUCE)
-        UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_begin, job->mark), out);
+        UF_STATUS_OR_GOTO(rc, rank_mark(rk, GEMM_BEGIN, job->mark), out);
     if (job->kind == JOB_STEP && job->variant == VAR_SEQUENTIAL)
         return rank_enqueue_sequential(rk, job->mark);
     if (job->kind == JOB_STEP)
@@ -200,7 +202,7 @@ static int rank_enqueue(ar_rank *rk, const ar_job *job)
     if (job->kind == JOB_BACKWARD) {
         for (int j = 0; j < sh->layers; j++)
             UF_STATUS_OR_GOTO(rc, rank_layer_gemm(rk, rk->cublas, j), out);
-        UF_STATUS_OR_GOTO(rc, rank_mark(rk, rk->gemm_end, job->mark), out);
+        UF_STATUS_OR_GOTO(rc, rank_mark(rk, GEMM_END, job->mark), out);
     } else {    /* JOB_ALLREDUCE: the all-reduce of the whole buffer, alone */
         UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->grads, rk->grads, sh->grad_elems, ncclBfloat16,
                                           ncclSum, rank_comm(rk, job->variant), rk->compute_stream),

@@ -210,7 +210,7 @@ out:
     return rc;
 }
 
-/* span_ms[i] = the longest, over this process's ranks, of gemm_begin[i] -> gemm_end[i]: the
+/* span_ms[i] = the longest, over this process's ranks, of gemm pair i's begin -> end: the
  * i-th timed job's GEMMs, from the step's start on the compute stream to the end of its last
  * GEMM. The events are complete: ctx->stream, already waited for, waited on every step_done,
  * which each compute stream records after them. Each rank's events are read on its device. */
@@ -225,8 +225,8 @@ static int gemm_spans(uf_ctx *ctx, ar_state *st, int reps, double *span_ms)
         UF_CUDA_OR_GOTO(rc, cudaSetDevice(rk->device), out);
         for (int i = 0; i < reps; i++) {
             float ms = 0.0f;
-            UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, rk->gemm_begin[i], rk->gemm_end[i]),
-                            out);
+            UF_STATUS_OR_GOTO(rc, uf_marks_ms(&rk->gemm, 2 * i + GEMM_BEGIN, 2 * i + GEMM_END,
+                                              &ms), out);
             if (ms > span_ms[i])
                 span_ms[i] = ms;
         }
@@ -253,16 +253,16 @@ static int time_job(uf_ctx *ctx, ar_state *st, int kind, int variant, int warmup
                        AR_TIMED_REPS);
     for (int i = 0; i < warmup; i++)
         UF_STATUS_OR_GOTO(rc, enqueue_bracketed(ctx, st, kind, variant, 0, what), out);
-    UF_CUDA_OR_GOTO(rc, cudaEventRecord(st->timing[0], ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&st->timing, 0, ctx->stream), out);
     for (int i = 0; i < reps; i++) {
         UF_STATUS_OR_GOTO(rc, enqueue_bracketed(ctx, st, kind, variant, gemm_ms ? i + 1 : 0,
                                                 what), out);
-        UF_CUDA_OR_GOTO(rc, cudaEventRecord(st->timing[i + 1], ctx->stream), out);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&st->timing, i + 1, ctx->stream), out);
     }
     UF_STATUS_OR_GOTO(rc, wait_ctx_stream(ctx, st, what), out);
     for (int i = 0; i < reps; i++) {
         float ms = 0.0f;
-        UF_CUDA_OR_GOTO(rc, cudaEventElapsedTime(&ms, st->timing[i], st->timing[i + 1]), out);
+        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&st->timing, i, i + 1, &ms), out);
         each_ms[i] = ms;
     }
     if (bracket_ms)
@@ -397,10 +397,7 @@ static int make_rank(uf_ctx *ctx, ar_state *st, ar_rank *rk)
                                                      cudaEventDisableTiming), out);
     UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&rk->comm_done, cudaEventDisableTiming), out);
     UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&rk->step_done, cudaEventDisableTiming), out);
-    for (int i = 0; i < AR_TIMED_REPS; i++) {
-        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_begin[i]), out);
-        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&rk->gemm_end[i]), out);
-    }
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&rk->gemm, 2 * AR_TIMED_REPS), out);
     UF_CUBLAS_OR_GOTO(rc, cublasCreate(&rk->cublas), out);
     UF_CUBLAS_OR_GOTO(rc, cublasSetStream(rk->cublas, rk->compute_stream), out);
     if (st->sm_margin > 0) {
@@ -427,12 +424,7 @@ static void destroy_rank(ar_rank *rk)
     for (int j = 0; j < AR_LAYERS; j++)
         if (rk->layer_done[j])
             cudaEventDestroy(rk->layer_done[j]);
-    for (int i = 0; i < AR_TIMED_REPS; i++) {
-        if (rk->gemm_begin[i])
-            cudaEventDestroy(rk->gemm_begin[i]);
-        if (rk->gemm_end[i])
-            cudaEventDestroy(rk->gemm_end[i]);
-    }
+    uf_marks_free(&rk->gemm);
     if (rk->comm_done)
         cudaEventDestroy(rk->comm_done);
     if (rk->step_done)
@@ -459,8 +451,7 @@ static void destroy_state(uf_ctx *ctx, ar_state *st)
         for (int i = 0; i < st->n_local; i++)
             destroy_rank(&st->ranks[i]);
     (void)cudaSetDevice(ctx->device);
-    for (int i = 0; i < st->n_timing; i++)
-        cudaEventDestroy(st->timing[i]);
+    uf_marks_free(&st->timing);
     if (st->step_begin)
         cudaEventDestroy(st->step_begin);
     if (safe) {
@@ -507,8 +498,7 @@ static int make_ctx_events(ar_state *st)
 {
     int rc = UF_OK;
     UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&st->step_begin, cudaEventDisableTiming), out);
-    for (; st->n_timing < AR_TIMED_REPS + 1; st->n_timing++)
-        UF_CUDA_OR_GOTO(rc, cudaEventCreate(&st->timing[st->n_timing]), out);
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&st->timing, AR_TIMED_REPS + 1), out);
 out:
     return rc;
 }

@@ -11,6 +11,9 @@ typedef struct ar_shape {
     int n_buckets;
 } ar_shape;
 
+/* A gemm mark's place in its pair. */
+enum { GEMM_BEGIN = 0, GEMM_END = 1 };
+
 /* The jobs each rank's worker runs (multigpu.h). STEP only enqueues; every other job waits
  * for its own GPU work. */
 enum { JOB_FILL = 1, JOB_STEP, JOB_BACKWARD, JOB_ALLREDUCE, JOB_CHECKSUM, JOB_REFERENCE };
@@ -20,8 +23,8 @@ typedef struct ar_job {
     int variant;                /* JOB_STEP; JOB_ALLREDUCE: whose communicator */
     int target;                 /* local index of the one worker that runs it, -1: all */
     uint64_t seed;              /* JOB_FILL, JOB_REFERENCE */
-    int mark;                   /* JOB_STEP, JOB_BACKWARD: 1 + index of the gemm_begin/gemm_end
-                                 * pair recorded around the GEMMs; 0: none */
+    int mark;                   /* JOB_STEP, JOB_BACKWARD: 1 + index of the pair of gemm marks
+                                 * recorded around the GEMMs; 0: none */
 } ar_job;
 
 /* What a verify job found on one rank. */
@@ -57,8 +60,9 @@ typedef struct ar_rank {
     unsigned long long *checksum_dev;           /* [0] mine, [1] max over ranks, [2] min */
     cudaEvent_t layer_done[AR_LAYERS];
     cudaEvent_t comm_done, step_done;
-    /* timed, on compute_stream: the step's start and the end of its last GEMM (setup) */
-    cudaEvent_t gemm_begin[AR_TIMED_REPS], gemm_end[AR_TIMED_REPS];
+    /* timed, on compute_stream: pair i (marks 2i + GEMM_BEGIN, 2i + GEMM_END) the i-th timed
+     * job's start and the end of its last GEMM (setup) */
+    uf_marks gemm;
     ar_check check;
 } ar_rank;
 
@@ -75,8 +79,7 @@ typedef struct ar_state {
     ar_rank *ranks;
 
     cudaEvent_t step_begin;     /* on ctx->stream: every rank's step waits on it */
-    cudaEvent_t timing[AR_TIMED_REPS + 1];
-    int n_timing;
+    uf_marks timing;            /* on ctx->stream: mark i before timed job i, i + 1 after it */
 
     double compute_ms;          /* backward alone (median, setup) */
     double comm_ms[2];          /* the all-reduce alone on each variant's communicator (median,
