@@ -99,8 +99,12 @@ run_case() {
     return 0
   fi
   gpu_dir=$(slug_dir "$run")
+  # the ceilings the judge compares with: those beside the run, else the ones given (a file
+  # outside a GPU folder, e.g. .carry/ceilings.csv, is not where the scenario looks)
+  local used=$gpu_dir/ceilings.csv
+  [ -f "$used" ] || used=$ceilings
   mkdir -p "$out/$id" && cp "$gpu_dir/$scenario.csv" "$out/$id/" &&
-    { [ ! -f "$gpu_dir/ceilings.csv" ] || cp "$gpu_dir/ceilings.csv" "$out/$id/"; } || exit 1
+    { [ -z "$used" ] || cp "$used" "$out/$id/"; } || exit 1
   echo "crosscheck: $id: measured ($((SECONDS - started)) s)" >&2
   [ -n "$regex" ] || return 0
 

@@ -9,6 +9,7 @@
 
 #include "options.h"
 #include "strbuf.h"
+#include "timeline.h"
 
 enum { XC_MAX_FIELDS = 1024, XC_FIELD_LEN = 512 };  /* an imported report lists every metric */
 
@@ -523,4 +524,41 @@ int uf_xc_parse_csv(const char *path, const char *data, size_t len, uf_meta *met
         *n = 0;
     }
     return rc;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int uf_gpm_tally_of(const uf_table *t, uf_gpm_tally *out)
+{
+    size_t cap = 0, n = 0;
+    for (int i = 0; i < t->n_rows; i++)
+        cap += t->rows[i].n_ranks > 0 ? (size_t)t->rows[i].n_ranks : 1;
+    double *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (int i = 0; i < t->n_rows; i++) {
+        const uf_row *row = &t->rows[i];
+        int each = row->n_ranks > 0 ? row->n_ranks : 1;
+        for (int k = 0; k < each; k++) {
+            double pts = row->n_ranks > 0 ? row->ranks[k].gpm_agree_pts : row->gpm_agree_pts;
+            if (!isnan(pts))
+                v[n++] = pts;
+        }
+    }
+    out->compared = (int)n;
+    out->beyond = 0;
+    out->median_pts = out->max_pts = NAN;
+    if (n > 0) {
+        qsort(v, n, sizeof *v, by_value);
+        out->median_pts = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        out->max_pts = v[n - 1];
+        for (size_t i = 0; i < n; i++)
+            out->beyond += v[i] > UF_GPM_AGREE_PTS;
+    }
+    free(v);
+    return 0;
 }

@@ -88,6 +88,15 @@ int uf_xc_write_csv(const char *path, const uf_meta *meta, const uf_xc_row *rows
 int uf_xc_parse_csv(const char *path, const char *data, size_t len, uf_meta *meta,
                     uf_xc_row **rows, int *n, char *err, size_t errlen);
 
+/* NVML GPM against PM sampling over a results table: each GPU's figure of each row (the rank
+ * lines of a multi-GPU row, else the row) with a gpm_agree_pts counts once. */
+typedef struct uf_gpm_tally {
+    int compared;               /* figures with an agreement */
+    int beyond;                 /* of those, > UF_GPM_AGREE_PTS: GPM left empty */
+    double median_pts, max_pts; /* NaN when none compared */
+} uf_gpm_tally;
+int uf_gpm_tally_of(const uf_table *t, uf_gpm_tally *out);   /* 0, or -1 out of memory */
+
 #ifdef __cplusplus
 }
 #endif

@@ -337,3 +337,32 @@ Test(xc_csv, refuses_a_foreign_or_broken_file)
         cr_expect(strstr(err, cases[c].says), "case %zu: %s", c, err);
     }
 }
+
+/* The GPM tally: each GPU's figure once (rank lines of a multi-GPU row, else the row), the
+ * median and largest difference, and how many are beyond the 5 points. */
+Test(gpm_tally, counts_each_gpu_once)
+{
+    uf_table t;
+    uf_table_init(&t, "x");
+    for (int i = 0; i < 3; i++)
+        cr_assert_not_null(uf_table_append(&t));
+    t.rows[0].gpm_agree_pts = 0.5;
+    t.rows[1].gpm_agree_pts = 7.0;              /* a one-GPU row beyond the limit */
+    /* row 2: ranks 0 and 1; the row's own value (rank 0's) is not counted again */
+    t.rows[2].gpm_agree_pts = 1.0;
+    t.rows[2].ranks = calloc(2, sizeof *t.rows[2].ranks);
+    cr_assert_not_null(t.rows[2].ranks);
+    t.rows[2].n_ranks = 2;
+    t.rows[2].ranks[0].gpm_agree_pts = 1.0;
+    t.rows[2].ranks[1].gpm_agree_pts = NAN;     /* not compared on that GPU */
+    uf_gpm_tally g;
+    cr_assert_eq(uf_gpm_tally_of(&t, &g), 0);
+    cr_assert_eq(g.compared, 3);
+    cr_assert_eq(g.beyond, 1);
+    cr_assert_float_eq(g.median_pts, 1.0, 1e-12);
+    cr_assert_float_eq(g.max_pts, 7.0, 1e-12);
+    t.rows[1].gpm_agree_pts = 5.0;              /* exactly 5 points is within */
+    cr_assert_eq(uf_gpm_tally_of(&t, &g), 0);
+    cr_assert_eq(g.beyond, 0);
+    uf_table_free(&t);
+}

@@ -18,6 +18,7 @@
 #include "expect.h"
 #include "options.h"
 #include "results.h"
+#include "timeline.h"
 #include "xcheck.h"
 
 enum { EXIT_OK = 0, EXIT_DISAGREE = 1, EXIT_BAD = 2, MAX_ROWS = 64 };
@@ -512,4 +513,27 @@ int uf_report_crosscheck(FILE *f, const char *results_dir)
     free(rows);
     free(text);
     return rc;
+}
+
+void uf_report_gpm(FILE *f, const char (*names)[UF_NAME_LEN], const uf_gpm_tally *tally, int n)
+{
+    fprintf(f, "## NVML GPM against CUPTI PM sampling, every row\n\n");
+    fprintf(f, "Each row's counters window is read twice: by CUPTI PM sampling and by NVML GPM "
+               "over the refresh intervals that lie inside it (`gpm_agree_pts`, the largest "
+               "difference of SM active, occupancy, tensor active and DRAM over the same "
+               "interval). Beyond %.0f points the row says by how much and its GPM values stay "
+               "empty. Each GPU of a multi-GPU row counts once.\n\n", UF_GPM_AGREE_PTS);
+    fputs("| scenario | compared | median difference | largest | beyond 5 points |\n"
+          "|---|---|---|---|---|\n", f);
+    for (int i = 0; i < n; i++) {
+        const uf_gpm_tally *g = &tally[i];
+        if (g->compared == 0) {
+            fprintf(f, "| %s | 0 | — | — | — |\n", names[i]);
+            continue;
+        }
+        fprintf(f, "| %s | %d | %.2f pts | %.2f pts | %s%d%s |\n", names[i], g->compared,
+                g->median_pts, g->max_pts, g->beyond ? "**" : "", g->beyond,
+                g->beyond ? "**" : "");
+    }
+    fprintf(f, "\n");
 }

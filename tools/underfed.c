@@ -1110,9 +1110,10 @@ static int cmd_report(const args *a)
     /* Each file is read once: the sections go to `body`; the header, which says whether they
      * come from one run, is written in front of them at the end. */
     report_head head = {0};
+    uf_gpm_tally *gpm = calloc((size_t)n, sizeof *gpm);
     size_t body_len = 0, used = 0;
     char *body = NULL, *text = NULL;
-    FILE *f = open_memstream(&body, &body_len);
+    FILE *f = gpm ? open_memstream(&body, &body_len) : NULL;
     int rc = f ? 0 : EXIT_BAD;
     for (int i = 0; i < n && rc == 0; i++) {
         /* a folder names each file after its scenario: `# scenario:` must say the same */
@@ -1127,6 +1128,8 @@ static int cmd_report(const args *a)
         }
         head_note(&head, names[i], &t);
         report_scenario(f, a, names[i], &t);
+        if (uf_gpm_tally_of(&t, &gpm[i]) != 0)
+            rc = EXIT_BAD;
         uf_table_free(&t);
     }
     if (f)
@@ -1140,6 +1143,7 @@ static int cmd_report(const args *a)
         fwrite(body, 1, body_len, f);
         if (uf_report_crosscheck(f, a->pos[0]) != 0)
             rc = EXIT_BAD;
+        uf_report_gpm(f, (const char (*)[UF_NAME_LEN])names, gpm, n);
         fclose(f);
     }
     if (rc == 0) {
@@ -1153,6 +1157,7 @@ static int cmd_report(const args *a)
         }
     }
     free(names);
+    free(gpm);
     free(body);
     free(text);
     return rc;
