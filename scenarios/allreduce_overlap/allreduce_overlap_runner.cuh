@@ -282,9 +282,8 @@ static int plan_shape(uf_ctx *ctx, ar_shape *sh)
     double bucket_mib = uf_axis(ctx, "bucket_mib");
     double tokens = uf_axis(ctx, "tokens");
     double bucket_elems;
-    if (!(tokens >= 1 && tokens <= AR_MAX_TOKENS && tokens == floor(tokens)))
-        return uf_fail(ctx, UF_USAGE, "tokens must be a whole number in [1, %d], not %g",
-                       AR_MAX_TOKENS, tokens);
+    /* tokens, comm_ctas and sm_margin: whole numbers in the axes' declared ranges, checked by
+     * the harness before setup (UF_AXIS_INTS in allreduce_overlap.cu) */
     sh->layers = AR_LAYERS;
     sh->rows = AR_ROWS;
     sh->cols = AR_COLS;
@@ -313,11 +312,7 @@ static int plan_shape(uf_ctx *ctx, ar_shape *sh)
  * (ncclConfig_t minCTAs = maxCTAs); 0 leaves NCCL's default (bucketed then shares comm). */
 static int plan_comm_ctas(uf_ctx *ctx, int *comm_ctas)
 {
-    double v = uf_axis(ctx, "comm_ctas");
-    if (!(v >= 0 && v <= AR_MAX_CTAS && v == floor(v)))
-        return uf_fail(ctx, UF_USAGE, "comm_ctas must be a whole number in [0, %d] (0: NCCL's "
-                       "default), not %g", AR_MAX_CTAS, v);
-    *comm_ctas = (int)v;
+    *comm_ctas = (int)uf_axis(ctx, "comm_ctas");
     return UF_OK;
 }
 
@@ -326,12 +321,8 @@ static int plan_comm_ctas(uf_ctx *ctx, int *comm_ctas)
  * process drives, and sets each rank's sm_count. */
 static int plan_sm_margin(uf_ctx *ctx, ar_state *st)
 {
-    double v = uf_axis(ctx, "sm_margin");
     int rc = UF_OK;
-    if (!(v >= 0 && v <= INT32_MAX && v == floor(v)))
-        return uf_fail(ctx, UF_USAGE, "sm_margin must be a whole number of SMs >= 0 (0: no cuBLAS "
-                       "SM count target), not %g", v);
-    st->sm_margin = (int)v;
+    st->sm_margin = (int)uf_axis(ctx, "sm_margin");
     for (int i = 0; i < st->n_local; i++) {
         ar_rank *rk = &st->ranks[i];
         UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&rk->sm_count, cudaDevAttrMultiProcessorCount,
