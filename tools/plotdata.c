@@ -215,8 +215,7 @@ int pd_point_has_rows(const uf_table *t, const double *point, int free_axis)
     return 0;
 }
 
-/* The distinct values of axis ax in row order; returns how many (at most max). */
-static int distinct_values(const uf_table *t, int ax, double *seen, int max)
+int pd_distinct_values(const uf_table *t, int ax, double *seen, int max)
 {
     int n = 0;
     for (int i = 0; i < t->n_rows; i++) {
@@ -231,15 +230,15 @@ static int distinct_values(const uf_table *t, int ax, double *seen, int max)
 
 /* Unnamed axes at the run's default (metadata default.AXIS, else the first row's value); a
  * named value replaced by the run's value it matches, so that rows match it exactly. */
-int pd_point(const uf_table *t, const char *where, double *point)
+int pd_point_reason(const uf_table *t, const char *where, double *point, char *err,
+                    size_t errlen)
 {
     uf_where_axis axes[UF_MAX_AXES];
     size_t per_axis = (size_t)(t->n_rows ? t->n_rows : 1);
     double *values = malloc(per_axis * UF_MAX_AXES * sizeof *values);
-    char err[UF_REASON_LEN];
     int rc = -1;
     if (!values) {
-        fprintf(stderr, "underfed plotdata: out of memory\n");
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (int a = 0; a < t->n_axes; a++) {
@@ -256,10 +255,8 @@ int pd_point(const uf_table *t, const char *where, double *point)
         else if (t->n_rows)
             axes[a].default_value = t->rows[0].axis[a];
     }
-    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed plotdata: %s: %s\n", where ? where : "default point", err);
+    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, errlen) != 0)
         goto out;
-    }
     for (int a = 0; a < t->n_axes; a++)
         for (int i = 0; i < t->n_rows; i++)
             if (uf_axis_value_same(axes[a].values[i], point[a])) {
@@ -270,6 +267,15 @@ int pd_point(const uf_table *t, const char *where, double *point)
 out:
     free(values);
     return rc;
+}
+
+int pd_point(const uf_table *t, const char *where, double *point)
+{
+    char err[UF_REASON_LEN];
+    if (pd_point_reason(t, where, point, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "underfed plotdata: %s: %s\n", where ? where : "default point", err);
+    return -1;
 }
 
 int pd_ceiling(const char *dir, const char *name, double *v)
@@ -352,14 +358,20 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
 void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
                const char *const *metrics, int n_metrics, int *count)
 {
+    uf_sb_puts(b, "# variant");
+    for (int c = 0; c < n_metrics; c++)
+        uf_sb_printf(b, " %s", metrics[c]);
+    uf_sb_puts(b, "\n");
+    pd_value_rows(b, t, point, metrics, n_metrics, count);
+}
+
+void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
+                   const char *const *metrics, int n_metrics, int *count)
+{
     const char *names[UF_MAX_VARIANTS];
     int n = pd_variants(t, names, UF_MAX_VARIANTS);
-    uf_sb_puts(b, "# variant");
-    for (int c = 0; c < n_metrics; c++) {
-        uf_sb_printf(b, " %s", metrics[c]);
+    for (int c = 0; c < n_metrics; c++)
         count[c] = 0;
-    }
-    uf_sb_puts(b, "\n");
     for (int v = 0; v < n; v++) {
         const uf_row *r = pd_row_at(t, names[v], point);
         uf_sb_printf(b, "\"%s\"", names[v]);
@@ -475,7 +487,7 @@ static int fig_sweep(const pd_source *s, const double *point, int ax)
     double seen[UF_MAX_SWEEP];
     char base[UF_PATH_LEN], ttl[UF_PATH_LEN];
     int count[2];
-    int n = distinct_values(s->t, ax, seen, UF_MAX_SWEEP);
+    int n = pd_distinct_values(s->t, ax, seen, UF_MAX_SWEEP);
     double lo = seen[0], hi = seen[0];
     pd_fig f;
     if (n < 2)
@@ -534,8 +546,7 @@ static int scenario_figures(const char *dir, const char *name, const char *out)
 
 /* ---- across folders ------------------------------------------------------------------------ */
 
-/* The share-of-ceiling column that says most about this scenario. */
-static const char *auto_share(const uf_table *t)
+const char *pd_auto_share(const uf_table *t)
 {
     static const char *const candidates[] = {"pct_of_gemm", "pct_of_copy", "busy_pct"};
     for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; c++)
@@ -570,7 +581,7 @@ static int fig_across(const char *out, const char *name, const char **dirs, int 
     pd_int(&f, "ngpu", n_dirs);
     pd_str(&f, "raw", "step time (ms)");
     pd_names(&f, &t[0], "names");
-    const char *metric[2] = {"step_ms", auto_share(&t[0])};
+    const char *metric[2] = {"step_ms", pd_auto_share(&t[0])};
     pd_str(&f, "share_metric", metric[1]);
     uf_strbuf *b = pd_dat(&f, "data", "");
     int n = pd_variants(&t[0], names, UF_MAX_VARIANTS);

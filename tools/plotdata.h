@@ -65,9 +65,20 @@ int pd_axis_index(const uf_table *t, const char *name);
 int pd_variants(const uf_table *t, const char **names, int max);
 int pd_has_variant(const uf_table *t, const char *name);
 const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point);
-/* The point `where` names (NULL: the run's defaults); -1 with a message when malformed. */
+/* The point `where` names (NULL: the run's defaults), in the `where` grammar of expect.h:
+ * unnamed axes at metadata default.AXIS (else the first row's value), max/min over the values
+ * run, a named value replaced by the run's value it matches. -1 with a message when
+ * malformed or naming an unknown axis; pd_point_reason leaves the reason in err instead. */
 int pd_point(const uf_table *t, const char *where, double *point);
+int pd_point_reason(const uf_table *t, const char *where, double *point, char *err,
+                    size_t errlen);
+/* Does any row sit at the point (every axis but free_axis, -1: none)? */
 int pd_point_has_rows(const uf_table *t, const double *point, int free_axis);
+/* The distinct values of axis ax in row order into seen; returns how many (at most max). */
+int pd_distinct_values(const uf_table *t, int ax, double *seen, int max);
+/* The share-of-ceiling column that says most about this scenario: pct_of_gemm, pct_of_copy
+ * (the first with a value), else busy_pct. */
+const char *pd_auto_share(const uf_table *t);
 /* A ceiling of DIR/ceilings.csv by name: NaN when the file is absent; -1 when malformed. */
 int pd_ceiling(const char *dir, const char *name, double *v);
 
@@ -85,6 +96,9 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
  * ""variant" v1 v2 ..." lines. count[c]: variants with a number in metric c. */
 void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
                const char *const *metrics, int n_metrics, int *count);
+/* pd_values without its "# variant" line (`underfed values` adds a line of headings). */
+void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
+                   const char *const *metrics, int n_metrics, int *count);
 
 /* The variants, space-separated, as variable `key`, and their number as `n`; returns it. */
 int pd_names(pd_fig *f, const uf_table *t, const char *key);
