@@ -15,6 +15,7 @@
 #include "options.h"
 #include "results.h"
 #include "strbuf.h"
+#include "tablequery.h"
 
 /* argv after the command name: RESULTS_DIR OUT_DIR, or --across RESULTS_DIR... OUT_DIR
  * Returns the exit status: 0 written, 2 usage or unreadable input (a message says which). */
@@ -61,31 +62,11 @@ void pd_fig_free(pd_fig *f);
 /* A metric as the text tools print it: %.6g, so that values plotted here match them. */
 double pd_metric(const uf_table *t, const uf_row *r, const char *name);
 void pd_put_num(uf_strbuf *b, double v);                /* " %.6g" or " NaN" */
-int pd_axis_index(const uf_table *t, const char *name);
-int pd_variants(const uf_table *t, const char **names, int max);
-int pd_has_variant(const uf_table *t, const char *name);
-const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point);
-/* The point `where` names (NULL: the run's defaults), in the `where` grammar of expect.h:
- * unnamed axes at metadata default.AXIS (else the first row's value), max/min over the values
- * run, a named value replaced by the run's value it matches. -1 with a message when
- * malformed or naming an unknown axis; pd_point_reason leaves the reason in err instead. */
+/* The point `where` names (tq_point); -1 with a message "underfed plotdata: W: reason". */
 int pd_point(const uf_table *t, const char *where, double *point);
-int pd_point_reason(const uf_table *t, const char *where, double *point, char *err,
-                    size_t errlen);
-/* Does any row sit at the point (every axis but free_axis, -1: none)? */
-int pd_point_has_rows(const uf_table *t, const double *point, int free_axis);
-/* The distinct values of axis ax in row order into seen; returns how many (at most max). */
-int pd_distinct_values(const uf_table *t, int ax, double *seen, int max);
-/* The share-of-ceiling column that says most about this scenario: pct_of_gemm, pct_of_copy
- * (the first with a value), else busy_pct. */
-const char *pd_auto_share(const uf_table *t);
 /* A ceiling of DIR/ceilings.csv by name: NaN when the file is absent; -1 when malformed. */
 int pd_ceiling(const char *dir, const char *name, double *v);
 
-/* The rows of `variant` at point but on axis ax (free), in increasing order of ax, into rows
- * (room for t->n_rows); returns how many. */
-int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
-                  const uf_row **rows);
 /* A sweep along axis ax at point (ax free), one block per variant (or only `variant`), as
  * `underfed points` prints it: "AXIS "variant" m1 m2 ..." then "x v1 v2 ..." lines, blocks
  * apart by two blank lines. count[c]: lines with a number in metric c, every block. */

@@ -19,12 +19,12 @@
 
 #include "compare.h"
 #include "crosscheck.h"
-#include "expect.h"
 #include "options.h"
 #include "plotdata.h"
 #include "readme.h"
 #include "fileutil.h"
 #include "results.h"
+#include "tablequery.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
 
@@ -75,12 +75,12 @@ static void print_num(FILE *f, double v)
         fprintf(f, " %.6g", v);
 }
 
-/* The point W names (NULL: the run's defaults; see pd_point); -1 (with the reason on stderr)
+/* The point W names (NULL: the run's defaults; see tq_point); -1 (with the reason on stderr)
  * when W is malformed or names an unknown axis. */
 static int resolve_point(const uf_table *t, const char *where, double *point)
 {
     char err[UF_REASON_LEN];
-    if (pd_point_reason(t, where, point, err, sizeof err) == 0)
+    if (tq_point(t, where, point, err, sizeof err) == 0)
         return 0;
     fprintf(stderr, "underfed: --where: %s\n", err);
     return -1;
@@ -99,12 +99,12 @@ static int where_point(const args *a, const uf_table *t, const char *path, int f
 {
     if (resolve_point(t, a->where, point) != 0)
         return bad_where(a->where);
-    if (!a->where || pd_point_has_rows(t, point, free_axis))
+    if (!a->where || tq_point_has_rows(t, point, free_axis))
         return 0;
     fprintf(stderr, "underfed %s: %s has no row at --where \"%s\" (", a->cmd, path, a->where);
     for (int ax = 0; ax < t->n_axes; ax++) {
         double seen[UF_MAX_SWEEP];
-        int n = pd_distinct_values(t, ax, seen, UF_MAX_SWEEP);
+        int n = tq_distinct_values(t, ax, seen, UF_MAX_SWEEP);
         fprintf(stderr, "%s%s:", ax ? "; " : "", t->axis_names[ax]);
         for (int k = 0; k < n; k++)
             fprintf(stderr, "%s%.10g", k ? ", " : " ", seen[k]);
@@ -190,7 +190,7 @@ static int print_buffer(const args *a, uf_strbuf *b)
 static int check_variant(const args *a, const uf_table *t, const char *path)
 {
     const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++)
         if (strcmp(names[v], a->variant) == 0)
             return 0;
@@ -303,7 +303,7 @@ static int cmd_points(const args *a)
     if (load(&t, path) != 0)
         return EXIT_BAD;
     int rc = 0;
-    int ax = pd_axis_index(&t, a->x);
+    int ax = tq_axis_index(&t, a->x);
     if (ax < 0) {
         fprintf(stderr, "underfed points: --x \"%s\": %s has no such axis (axes:", a->x, path);
         for (int k = 0; k < t.n_axes; k++)
@@ -357,9 +357,9 @@ static int cmd_series(const args *a)
     rc = where_point(a, &t, a->pos[0], -1, point);
     if (rc != 0)
         goto out;
-    int n = pd_variants(&t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        const uf_row *r = pd_row_at(&t, names[v], point);
+        const uf_row *r = tq_row_at(&t, names[v], point);
         printf("%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
                v ? "\n\n" : "", names[v]);
         if (!r || r->n_samples == 0) {
@@ -389,7 +389,7 @@ static int cmd_axes(const args *a)
         return EXIT_BAD;
     for (int ax = 0; ax < t.n_axes; ax++) {
         double seen[UF_MAX_SWEEP];
-        int n = pd_distinct_values(&t, ax, seen, UF_MAX_SWEEP);
+        int n = tq_distinct_values(&t, ax, seen, UF_MAX_SWEEP);
         double lo = n ? seen[0] : NAN, hi = lo;
         for (int k = 1; k < n; k++) {
             lo = fmin(lo, seen[k]);
@@ -407,7 +407,7 @@ static int cmd_variants(const args *a)
     const char *names[UF_MAX_VARIANTS];
     if (load(&t, a->pos[0]) != 0)
         return EXIT_BAD;
-    int n = pd_variants(&t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++)
         printf("%s\n", names[v]);
     uf_table_free(&t);
@@ -446,9 +446,9 @@ static int cmd_across(const args *a)
         }
     }
     const char *m_name = metric.name[0];
-    share = share ? share_col.name[0] : pd_auto_share(&t[0]);
+    share = share ? share_col.name[0] : tq_auto_share(&t[0]);
     const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(&t[0], names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
     for (int block = 0; block < 2; block++) {
         const char *m = block == 0 ? m_name : share;
         printf("%s\"%s\"", block ? "\n\n" : "", m);
@@ -462,7 +462,7 @@ static int cmd_across(const args *a)
             for (int d = 0; d < n_dirs; d++) {
                 double point[UF_MAX_AXES];
                 resolve_point(&t[d], NULL, point);
-                const uf_row *r = pd_row_at(&t[d], names[v], point);
+                const uf_row *r = tq_row_at(&t[d], names[v], point);
                 print_num(stdout, r ? uf_table_value(&t[d], r, m) : NAN);
             }
             printf("\n");
@@ -791,7 +791,7 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         return;
     int shown = 0;
     for (int v = 0; v < n; v++) {
-        const uf_row *r = pd_row_at(t, names[v], point);
+        const uf_row *r = tq_row_at(t, names[v], point);
         if (!r || isnan(r->power_w))
             continue;
         fprintf(f, "%s%s %.0f %s", shown ? ", " : "\nBoard power, mean over each timing pass: ",
@@ -909,9 +909,9 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     uf_ceilings ceil;
     int ceil_source = share_ceilings(a, t, &ceil);
     report_table_head(f);
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        const uf_row *r = pd_row_at(t, names[v], point);
+        const uf_row *r = tq_row_at(t, names[v], point);
         if (r)
             report_table_row(f, t, r, &ceil);
     }
