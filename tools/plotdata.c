@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
 #include "fileutil.h"
 #include "plotdata.h"
 
@@ -160,116 +159,13 @@ void pd_put_num(uf_strbuf *b, double v)
         uf_sb_printf(b, " %.6g", v);
 }
 
-int pd_axis_index(const uf_table *t, const char *name)
-{
-    for (int a = 0; a < t->n_axes; a++)
-        if (strcmp(t->axis_names[a], name) == 0)
-            return a;
-    return -1;
-}
-
-/* The variants in order of first appearance; returns how many. */
-int pd_variants(const uf_table *t, const char **names, int max)
-{
-    int n = 0;
-    for (int i = 0; i < t->n_rows; i++) {
-        int seen = 0;
-        for (int k = 0; k < n; k++)
-            seen |= strcmp(names[k], t->rows[i].variant) == 0;
-        if (!seen && n < max)
-            names[n++] = t->rows[i].variant;
-    }
-    return n;
-}
-
-int pd_has_variant(const uf_table *t, const char *name)
-{
-    for (int i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].variant, name) == 0)
-            return 1;
-    return 0;
-}
-
-/* Does the row sit at the point on every axis except `free_axis` (-1: none)? */
-static int at_point(const uf_table *t, const uf_row *r, const double *point, int free_axis)
-{
-    for (int a = 0; a < t->n_axes; a++)
-        if (a != free_axis && r->axis[a] != point[a])
-            return 0;
-    return 1;
-}
-
-const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point)
-{
-    for (int i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, -1))
-            return &t->rows[i];
-    return NULL;
-}
-
-int pd_point_has_rows(const uf_table *t, const double *point, int free_axis)
-{
-    for (int i = 0; i < t->n_rows; i++)
-        if (at_point(t, &t->rows[i], point, free_axis))
-            return 1;
-    return 0;
-}
-
-/* The distinct values of axis ax in row order; returns how many (at most max). */
-static int distinct_values(const uf_table *t, int ax, double *seen, int max)
-{
-    int n = 0;
-    for (int i = 0; i < t->n_rows; i++) {
-        int dup = 0;
-        for (int k = 0; k < n; k++)
-            dup |= seen[k] == t->rows[i].axis[ax];
-        if (!dup && n < max)
-            seen[n++] = t->rows[i].axis[ax];
-    }
-    return n;
-}
-
-/* Unnamed axes at the run's default (metadata default.AXIS, else the first row's value); a
- * named value replaced by the run's value it matches, so that rows match it exactly. */
 int pd_point(const uf_table *t, const char *where, double *point)
 {
-    uf_where_axis axes[UF_MAX_AXES];
-    size_t per_axis = (size_t)(t->n_rows ? t->n_rows : 1);
-    double *values = malloc(per_axis * UF_MAX_AXES * sizeof *values);
     char err[UF_REASON_LEN];
-    int rc = -1;
-    if (!values) {
-        fprintf(stderr, "underfed plotdata: out of memory\n");
-        return -1;
-    }
-    for (int a = 0; a < t->n_axes; a++) {
-        char key[UF_NAME_LEN + 16];
-        double *v = values + (size_t)a * per_axis;
-        for (int i = 0; i < t->n_rows; i++)
-            v[i] = t->rows[i].axis[a];
-        snprintf(key, sizeof key, "default.%s", t->axis_names[a]);
-        const char *def = uf_meta_get(&t->meta, key);
-        axes[a] = (uf_where_axis){.name = t->axis_names[a], .default_value = NAN,
-                                  .values = v, .n_values = t->n_rows};
-        if (def)
-            uf_parse_number(def, &axes[a].default_value);
-        else if (t->n_rows)
-            axes[a].default_value = t->rows[0].axis[a];
-    }
-    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed plotdata: %s: %s\n", where ? where : "default point", err);
-        goto out;
-    }
-    for (int a = 0; a < t->n_axes; a++)
-        for (int i = 0; i < t->n_rows; i++)
-            if (uf_axis_value_same(axes[a].values[i], point[a])) {
-                point[a] = axes[a].values[i];
-                break;
-            }
-    rc = 0;
-out:
-    free(values);
-    return rc;
+    if (tq_point(t, where, point, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "underfed plotdata: %s: %s\n", where ? where : "default point", err);
+    return -1;
 }
 
 int pd_ceiling(const char *dir, const char *name, double *v)
@@ -293,35 +189,12 @@ int pd_ceiling(const char *dir, const char *name, double *v)
     return 0;
 }
 
-/* Rows in increasing order of their value on axis ax (insertion sort: a sweep is short). */
-static void sort_by_axis(const uf_row **rows, int n, int ax)
-{
-    for (int i = 1; i < n; i++) {
-        const uf_row *r = rows[i];
-        int k = i;
-        for (; k > 0 && rows[k - 1]->axis[ax] > r->axis[ax]; k--)
-            rows[k] = rows[k - 1];
-        rows[k] = r;
-    }
-}
-
-int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
-                  const uf_row **rows)
-{
-    int k = 0;
-    for (int i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, ax))
-            rows[k++] = &t->rows[i];
-    sort_by_axis(rows, k, ax);
-    return k;
-}
-
 void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, const char *variant,
                const char *const *metrics, int n_metrics, int *count)
 {
     const char *names[UF_MAX_VARIANTS];
     const uf_row **rows = malloc((size_t)(t->n_rows + 1) * sizeof *rows);
-    int n = pd_variants(t, names, UF_MAX_VARIANTS), block = 0;
+    int n = tq_variants(t, names, UF_MAX_VARIANTS), block = 0;
     for (int c = 0; c < n_metrics; c++)
         count[c] = 0;
     if (!rows) {
@@ -331,7 +204,7 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
     for (int v = 0; v < n; v++) {
         if (variant && strcmp(variant, names[v]) != 0)
             continue;
-        int k = pd_sweep_rows(t, names[v], ax, point, rows);
+        int k = tq_sweep_rows(t, names[v], ax, point, rows);
         uf_sb_printf(b, "%s%s \"%s\"", block++ ? "\n\n" : "", t->axis_names[ax], names[v]);
         for (int c = 0; c < n_metrics; c++)
             uf_sb_printf(b, " %s", metrics[c]);
@@ -352,16 +225,22 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
 void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
                const char *const *metrics, int n_metrics, int *count)
 {
-    const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
     uf_sb_puts(b, "# variant");
-    for (int c = 0; c < n_metrics; c++) {
+    for (int c = 0; c < n_metrics; c++)
         uf_sb_printf(b, " %s", metrics[c]);
-        count[c] = 0;
-    }
     uf_sb_puts(b, "\n");
+    pd_value_rows(b, t, point, metrics, n_metrics, count);
+}
+
+void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
+                   const char *const *metrics, int n_metrics, int *count)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
+    for (int c = 0; c < n_metrics; c++)
+        count[c] = 0;
     for (int v = 0; v < n; v++) {
-        const uf_row *r = pd_row_at(t, names[v], point);
+        const uf_row *r = tq_row_at(t, names[v], point);
         uf_sb_printf(b, "\"%s\"", names[v]);
         for (int c = 0; c < n_metrics; c++) {
             double m = r ? pd_metric(t, r, metrics[c]) : NAN;
@@ -379,7 +258,7 @@ int pd_names(pd_fig *f, const uf_table *t, const char *key)
 {
     const char *names[UF_MAX_VARIANTS];
     uf_strbuf list = {0};
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++)
         uf_sb_printf(&list, "%s%s", v ? " " : "", names[v]);
     pd_str(f, key, list.data ? list.data : "");
@@ -444,9 +323,9 @@ static int fig_series(const pd_source *s, const double *point)
     pd_str(&f, "ttl", ttl);
     uf_strbuf *b = pd_dat(&f, "data", "");
     int n = pd_names(&f, &t, "names");
-    pd_variants(&t, names, UF_MAX_VARIANTS);
+    tq_variants(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        const uf_row *r = pd_row_at(&t, names[v], point);
+        const uf_row *r = tq_row_at(&t, names[v], point);
         uf_sb_printf(b, "%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
                      v ? "\n\n" : "", names[v]);
         if (!r || r->n_samples == 0) {
@@ -475,7 +354,7 @@ static int fig_sweep(const pd_source *s, const double *point, int ax)
     double seen[UF_MAX_SWEEP];
     char base[UF_PATH_LEN], ttl[UF_PATH_LEN];
     int count[2];
-    int n = distinct_values(s->t, ax, seen, UF_MAX_SWEEP);
+    int n = tq_distinct_values(s->t, ax, seen, UF_MAX_SWEEP);
     double lo = seen[0], hi = seen[0];
     pd_fig f;
     if (n < 2)
@@ -534,17 +413,6 @@ static int scenario_figures(const char *dir, const char *name, const char *out)
 
 /* ---- across folders ------------------------------------------------------------------------ */
 
-/* The share-of-ceiling column that says most about this scenario. */
-static const char *auto_share(const uf_table *t)
-{
-    static const char *const candidates[] = {"pct_of_gemm", "pct_of_copy", "busy_pct"};
-    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; c++)
-        for (int i = 0; i < t->n_rows; i++)
-            if (!isnan(uf_table_value(t, &t->rows[i], candidates[c])))
-                return candidates[c];
-    return "busy_pct";
-}
-
 /* Step time of each variant (the first folder's) per folder, then its share of a ceiling:
  * two blocks "METRIC" "GPU1" "GPU2" ..., each at every folder's default point. */
 static int fig_across(const char *out, const char *name, const char **dirs, int n_dirs)
@@ -570,10 +438,10 @@ static int fig_across(const char *out, const char *name, const char **dirs, int 
     pd_int(&f, "ngpu", n_dirs);
     pd_str(&f, "raw", "step time (ms)");
     pd_names(&f, &t[0], "names");
-    const char *metric[2] = {"step_ms", auto_share(&t[0])};
+    const char *metric[2] = {"step_ms", tq_auto_share(&t[0])};
     pd_str(&f, "share_metric", metric[1]);
     uf_strbuf *b = pd_dat(&f, "data", "");
-    int n = pd_variants(&t[0], names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
     for (int block = 0; block < 2; block++) {
         uf_sb_printf(b, "%s\"%s\"", block ? "\n\n" : "", metric[block]);
         for (int d = 0; d < n_dirs; d++) {
@@ -586,7 +454,7 @@ static int fig_across(const char *out, const char *name, const char **dirs, int 
             for (int d = 0; d < n_dirs; d++) {
                 double point[UF_MAX_AXES];
                 const uf_row *r = pd_point(&t[d], NULL, point) == 0
-                                      ? pd_row_at(&t[d], names[v], point) : NULL;
+                                      ? tq_row_at(&t[d], names[v], point) : NULL;
                 double m = r ? pd_metric(&t[d], r, metric[block]) : NAN;
                 pd_put_num(b, m);
                 measured[block] += !isnan(m);

@@ -15,6 +15,7 @@
 #include "options.h"
 #include "results.h"
 #include "strbuf.h"
+#include "tablequery.h"
 
 /* argv after the command name: RESULTS_DIR OUT_DIR, or --across RESULTS_DIR... OUT_DIR
  * Returns the exit status: 0 written, 2 usage or unreadable input (a message says which). */
@@ -61,20 +62,11 @@ void pd_fig_free(pd_fig *f);
 /* A metric as the text tools print it: %.6g, so that values plotted here match them. */
 double pd_metric(const uf_table *t, const uf_row *r, const char *name);
 void pd_put_num(uf_strbuf *b, double v);                /* " %.6g" or " NaN" */
-int pd_axis_index(const uf_table *t, const char *name);
-int pd_variants(const uf_table *t, const char **names, int max);
-int pd_has_variant(const uf_table *t, const char *name);
-const uf_row *pd_row_at(const uf_table *t, const char *variant, const double *point);
-/* The point `where` names (NULL: the run's defaults); -1 with a message when malformed. */
+/* The point `where` names (tq_point); -1 with a message "underfed plotdata: W: reason". */
 int pd_point(const uf_table *t, const char *where, double *point);
-int pd_point_has_rows(const uf_table *t, const double *point, int free_axis);
 /* A ceiling of DIR/ceilings.csv by name: NaN when the file is absent; -1 when malformed. */
 int pd_ceiling(const char *dir, const char *name, double *v);
 
-/* The rows of `variant` at point but on axis ax (free), in increasing order of ax, into rows
- * (room for t->n_rows); returns how many. */
-int pd_sweep_rows(const uf_table *t, const char *variant, int ax, const double *point,
-                  const uf_row **rows);
 /* A sweep along axis ax at point (ax free), one block per variant (or only `variant`), as
  * `underfed points` prints it: "AXIS "variant" m1 m2 ..." then "x v1 v2 ..." lines, blocks
  * apart by two blank lines. count[c]: lines with a number in metric c, every block. */
@@ -85,6 +77,9 @@ void pd_points(uf_strbuf *b, const uf_table *t, int ax, const double *point, con
  * ""variant" v1 v2 ..." lines. count[c]: variants with a number in metric c. */
 void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
                const char *const *metrics, int n_metrics, int *count);
+/* pd_values without its "# variant" line (`underfed values` adds a line of headings). */
+void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
+                   const char *const *metrics, int n_metrics, int *count);
 
 /* The variants, space-separated, as variable `key`, and their number as `n`; returns it. */
 int pd_names(pd_fig *f, const uf_table *t, const char *key);

@@ -14,7 +14,7 @@ enum { GIB = 1073741824 };
 /* The first of two axis names the file has, or NULL. */
 static const char *axis_of(const uf_table *t, const char *name, const char *other)
 {
-    return pd_axis_index(t, name) >= 0 ? name : pd_axis_index(t, other) >= 0 ? other : NULL;
+    return tq_axis_index(t, name) >= 0 ? name : tq_axis_index(t, other) >= 0 ? other : NULL;
 }
 
 static void begin(pd_fig *f, const pd_source *s)
@@ -27,7 +27,7 @@ static void begin(pd_fig *f, const pd_source *s)
 static double metric_of(const pd_source *s, const double *point, const char *variant,
                         const char *metric)
 {
-    const uf_row *r = pd_row_at(s->t, variant, point);
+    const uf_row *r = tq_row_at(s->t, variant, point);
     return r ? pd_metric(s->t, r, metric) : NAN;
 }
 
@@ -36,11 +36,11 @@ static double metric_of(const pd_source *s, const double *point, const char *var
 static int fig_buckets(const pd_source *s, const double *point)
 {
     static const char *const cols[] = {"step_ms", "comm_exposed_ms"};
-    int count[2] = {0, 0}, ax = pd_axis_index(s->t, "bucket_mib");
+    int count[2] = {0, 0}, ax = tq_axis_index(s->t, "bucket_mib");
     pd_fig f;
     begin(&f, s);
     uf_strbuf *b = pd_dat(&f, "buck", "_buckets");
-    if (ax >= 0 && pd_has_variant(s->t, "bucketed"))
+    if (ax >= 0 && tq_has_variant(s->t, "bucketed"))
         pd_points(b, s->t, ax, point, "bucketed", cols, 2, count);
     pd_int(&f, "nstep", count[0]);
     pd_int(&f, "nexp", count[1]);
@@ -73,7 +73,7 @@ static int policies(const pd_source *s, const double *point, const char *mem, in
                     plane_point *p)
 {
     const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(s->t, names, UF_MAX_VARIANTS), k = 0;
+    int n = tq_variants(s->t, names, UF_MAX_VARIANTS), k = 0;
     for (int v = 0; v < n; v++) {
         double m = metric_of(s, point, names[v], mem);
         double y = metric_of(s, point, names[v], "step_ms");
@@ -90,7 +90,7 @@ static int every_k(const pd_source *s, const double *point, int kax, const char 
                    plane_point *p)
 {
     const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
-    int n = rows ? pd_sweep_rows(s->t, "every_k", kax, point, rows) : 0, k = 0;
+    int n = rows ? tq_sweep_rows(s->t, "every_k", kax, point, rows) : 0, k = 0;
     for (int i = 0; i < n && k < UF_MAX_SWEEP; i++) {
         double m = pd_metric(s->t, rows[i], mem), y = pd_metric(s->t, rows[i], "step_ms");
         if (isnan(m) || isnan(y))
@@ -122,8 +122,8 @@ static int fig_pareto(const pd_source *s, const double *point)
 {
     plane_point pol[UF_MAX_VARIANTS], all[UF_MAX_VARIANTS + UF_MAX_SWEEP];
     const char *kname = axis_of(s->t, "k", "every_k");
-    int sweep_k = kname && pd_has_variant(s->t, "every_k");
-    int kax = kname ? pd_axis_index(s->t, kname) : -1;
+    int sweep_k = kname && tq_has_variant(s->t, "every_k");
+    int kax = kname ? tq_axis_index(s->t, kname) : -1;
     const char *mem = policies(s, point, "act_peak_bytes", sweep_k, pol) > 0 ? "act_peak_bytes"
                                                                           : "peak_mem_bytes";
     int npol = policies(s, point, mem, sweep_k, pol);
@@ -166,11 +166,11 @@ static void roof_labels(uf_strbuf *b, const uf_table *t, int ax, const double *p
                         const uf_row **rows)
 {
     const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
         char key[64] = "", here[64], held[64] = "";
         double first = NAN, last = NAN, x = NAN, y = NAN;
-        int k = pd_sweep_rows(t, names[v], ax, point, rows);
+        int k = tq_sweep_rows(t, names[v], ax, point, rows);
         uf_sb_puts(b, v ? "\n\n" : "");
         for (int i = 0; i <= k; i++) {
             if (i < k)
@@ -202,7 +202,7 @@ static void chain_sweep(pd_fig *f, const pd_source *s, const char *nax, int on,
     static const char *const cols[] = {"step_ms", "gbs", "intensity_flop_per_byte",
                                        "executed_flops", "bytes_moved"};
     char key[16], suffix[32];
-    int count[5] = {0}, ax = nax ? pd_axis_index(s->t, nax) : -1;
+    int count[5] = {0}, ax = nax ? tq_axis_index(s->t, nax) : -1;
     double point[UF_MAX_AXES];
     snprintf(key, sizeof key, "dat%s", tag + 2);
     snprintf(suffix, sizeof suffix, "_%s", tag);
@@ -214,7 +214,7 @@ static void chain_sweep(pd_fig *f, const pd_source *s, const char *nax, int on,
     if (!rows)
         f->vars.failed = 1;
     else if (on && ax >= 0 && pd_point(s->t, where, point) == 0 &&
-             pd_point_has_rows(s->t, point, ax)) {
+             tq_point_has_rows(s->t, point, ax)) {
         pd_points(b, s->t, ax, point, NULL, cols, 5, count);
         roof_labels(labels, s->t, ax, point, rows);
     }
@@ -229,7 +229,7 @@ static void chain_sweep(pd_fig *f, const pd_source *s, const char *nax, int on,
 static int fig_chain(const pd_source *s, const double *point)
 {
     const char *nax = axis_of(s->t, "ops", "n");
-    int has_bits = pd_axis_index(s->t, "bits") >= 0, rc = 0;
+    int has_bits = tq_axis_index(s->t, "bits") >= 0, rc = 0;
     double copy, fp32, bf16;
     pd_fig f;
     (void)point;
@@ -255,9 +255,9 @@ static void sweep_levels(uf_strbuf *st, const uf_table *t, int ax, const double 
                          const char *metric, const uf_row **rows)
 {
     const char *names[UF_MAX_VARIANTS];
-    int n = pd_variants(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        int k = ax >= 0 ? pd_sweep_rows(t, names[v], ax, point, rows) : 0, measured = 0;
+        int k = ax >= 0 ? tq_sweep_rows(t, names[v], ax, point, rows) : 0, measured = 0;
         double last = NAN;
         for (int i = 0; i < k; i++) {
             double m = pd_metric(t, rows[i], metric);
@@ -276,7 +276,7 @@ static void sweep_levels(uf_strbuf *st, const uf_table *t, int ax, const double 
 static int fig_workers(const pd_source *s, const double *point)
 {
     static const char *const cols[] = {"busy_pct", "tokens_per_s"};
-    int count[2], ax = pd_axis_index(s->t, "workers");
+    int count[2], ax = tq_axis_index(s->t, "workers");
     const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
     pd_fig f;
     begin(&f, s);

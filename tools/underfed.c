@@ -19,12 +19,12 @@
 
 #include "compare.h"
 #include "crosscheck.h"
-#include "expect.h"
 #include "options.h"
 #include "plotdata.h"
 #include "readme.h"
 #include "fileutil.h"
 #include "results.h"
+#include "tablequery.h"
 
 enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
 
@@ -75,110 +75,21 @@ static void print_num(FILE *f, double v)
         fprintf(f, " %.6g", v);
 }
 
-/* The point W names, in the `where` grammar the harness's claims use (expect.h): unnamed axes
- * at the run's default (metadata default.AXIS, else the first row's value), max/min over the
- * values run. A named value is then replaced by the run's value it matches under the shared
- * tolerance, so that rows match it exactly. -1 (with the reason on stderr) when W is
- * malformed or names an unknown axis. */
+/* The point W names (NULL: the run's defaults; see tq_point); -1 (with the reason on stderr)
+ * when W is malformed or names an unknown axis. */
 static int resolve_point(const uf_table *t, const char *where, double *point)
 {
-    uf_where_axis axes[UF_MAX_AXES];
-    double *run_values = malloc((size_t)(t->n_rows ? t->n_rows : 1) * UF_MAX_AXES *
-                                sizeof *run_values);
     char err[UF_REASON_LEN];
-    int rc = -1;
-    if (!run_values) {
-        fprintf(stderr, "underfed: out of memory\n");
-        return -1;
-    }
-    for (int a = 0; a < t->n_axes; a++) {
-        char key[UF_NAME_LEN + 16];
-        double *values = run_values + (size_t)a * (size_t)(t->n_rows ? t->n_rows : 1);
-        for (int i = 0; i < t->n_rows; i++)
-            values[i] = t->rows[i].axis[a];
-        snprintf(key, sizeof key, "default.%s", t->axis_names[a]);
-        const char *def = uf_meta_get(&t->meta, key);
-        axes[a] = (uf_where_axis){.name = t->axis_names[a], .default_value = NAN,
-                                  .values = values, .n_values = t->n_rows};
-        if (def)
-            uf_parse_number(def, &axes[a].default_value);
-        else if (t->n_rows)
-            axes[a].default_value = t->rows[0].axis[a];
-    }
-    if (uf_where_parse(axes, t->n_axes, where, point, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "underfed: --where: %s\n", err);
-        goto out;
-    }
-    for (int a = 0; a < t->n_axes; a++)
-        for (int i = 0; i < t->n_rows; i++)
-            if (uf_axis_value_same(axes[a].values[i], point[a])) {
-                point[a] = axes[a].values[i];
-                break;
-            }
-    rc = 0;
-out:
-    free(run_values);
-    return rc;
-}
-
-/* Does the row sit at the point on every axis except `free_axis` (-1: none)? */
-static int at_point(const uf_table *t, const uf_row *r, const double *point, int free_axis)
-{
-    for (int a = 0; a < t->n_axes; a++)
-        if (a != free_axis && r->axis[a] != point[a])
-            return 0;
-    return 1;
-}
-
-/* The variants in order of first appearance; returns how many. */
-static int variants_of(const uf_table *t, const char **names, int max)
-{
-    int n = 0;
-    for (int i = 0; i < t->n_rows; i++) {
-        int seen = 0;
-        for (int k = 0; k < n; k++)
-            seen |= strcmp(names[k], t->rows[i].variant) == 0;
-        if (!seen && n < max)
-            names[n++] = t->rows[i].variant;
-    }
-    return n;
-}
-
-static const uf_row *row_at(const uf_table *t, const char *variant, const double *point)
-{
-    for (int i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].variant, variant) == 0 && at_point(t, &t->rows[i], point, -1))
-            return &t->rows[i];
-    return NULL;
+    if (tq_point(t, where, point, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "underfed: --where: %s\n", err);
+    return -1;
 }
 
 static int bad_where(const char *where)
 {
     fprintf(stderr, "underfed: bad --where \"%s\" (AXIS=VALUE,...)\n", where);
     return EXIT_BAD;
-}
-
-/* The distinct values of axis `ax` in row order; returns how many (at most max). */
-static int distinct_values(const uf_table *t, int ax, double *seen, int max)
-{
-    int n = 0;
-    for (int i = 0; i < t->n_rows; i++) {
-        int dup = 0;
-        for (int k = 0; k < n; k++)
-            dup |= seen[k] == t->rows[i].axis[ax];
-        if (!dup && n < max)
-            seen[n++] = t->rows[i].axis[ax];
-    }
-    return n;
-}
-
-/* Does any row sit at the point (every axis but free_axis, -1: none)? */
-static int point_has_rows(const uf_table *t, const double *point, int free_axis)
-{
-    for (int i = 0; i < t->n_rows; i++)
-        if (at_point(t, &t->rows[i], point, free_axis))
-            return 1;
-    return 0;
 }
 
 /* The point --where names (defaults elsewhere) into point; with --where given, it must hold
@@ -188,12 +99,12 @@ static int where_point(const args *a, const uf_table *t, const char *path, int f
 {
     if (resolve_point(t, a->where, point) != 0)
         return bad_where(a->where);
-    if (!a->where || point_has_rows(t, point, free_axis))
+    if (!a->where || tq_point_has_rows(t, point, free_axis))
         return 0;
     fprintf(stderr, "underfed %s: %s has no row at --where \"%s\" (", a->cmd, path, a->where);
     for (int ax = 0; ax < t->n_axes; ax++) {
         double seen[UF_MAX_SWEEP];
-        int n = distinct_values(t, ax, seen, UF_MAX_SWEEP);
+        int n = tq_distinct_values(t, ax, seen, UF_MAX_SWEEP);
         fprintf(stderr, "%s%s:", ax ? "; " : "", t->axis_names[ax]);
         for (int k = 0; k < n; k++)
             fprintf(stderr, "%s%.10g", k ? ", " : " ", seen[k]);
@@ -253,11 +164,33 @@ static int parse_columns(const args *a, const char *flag, const char *list, cons
     }
 }
 
+/* The names of a column list as the array the plot data writers take. */
+static void column_names(const column_list *cols, const char **names)
+{
+    for (int c = 0; c < cols->n; c++)
+        names[c] = cols->name[c];
+}
+
+/* Prints b (text the plot data writers made, as these commands print it) and frees it: 0,
+ * or 2 when it could not all be made. */
+static int print_buffer(const args *a, uf_strbuf *b)
+{
+    int rc = 0;
+    if (b->failed) {
+        fprintf(stderr, "underfed %s: out of memory\n", a->cmd);
+        rc = EXIT_BAD;
+    } else if (b->data) {
+        fputs(b->data, stdout);
+    }
+    free(b->data);
+    return rc;
+}
+
 /* --variant: a variant of the file, else an error listing them. */
 static int check_variant(const args *a, const uf_table *t, const char *path)
 {
     const char *names[UF_MAX_VARIANTS];
-    int n = variants_of(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++)
         if (strcmp(names[v], a->variant) == 0)
             return 0;
@@ -275,8 +208,10 @@ static int print_values(const args *a, const char *metric_list)
 {
     uf_table t;
     double point[UF_MAX_AXES];
-    const char *names[UF_MAX_VARIANTS];
     column_list cols;
+    const char *names[MAX_COLUMNS];
+    int count[MAX_COLUMNS];
+    uf_strbuf body = {0};
     const char *path = a->pos[0];
     if (load(&t, path) != 0)
         return EXIT_BAD;
@@ -299,16 +234,11 @@ static int print_values(const args *a, const char *metric_list)
         printf(" \"%s\"", m ? heading : cols.name[c]);
     }
     printf("\n");
-    int n = variants_of(&t, names, UF_MAX_VARIANTS);
-    for (int v = 0; v < n; v++) {
-        const uf_row *r = row_at(&t, names[v], point);
-        printf("\"%s\"", names[v]);
-        for (int c = 0; c < cols.n; c++)
-            print_num(stdout, r ? uf_table_value(&t, r, cols.name[c]) : NAN);
-        printf("\n");
-    }
+    column_names(&cols, names);
+    pd_value_rows(&body, &t, point, names, cols.n, count);
+    rc = print_buffer(a, &body);
     uf_table_free(&t);
-    return 0;
+    return rc;
 }
 
 static int cmd_ladder(const args *a)
@@ -360,43 +290,20 @@ static int cmd_ceiling(const args *a)
     return 0;
 }
 
-static int axis_index(const uf_table *t, const char *name)
-{
-    for (int a = 0; a < t->n_axes; a++)
-        if (strcmp(t->axis_names[a], name) == 0)
-            return a;
-    return -1;
-}
-
-/* Rows in increasing order of their value on axis ax (insertion sort: a sweep is short). */
-static void sort_by_axis(const uf_row **rows, int n, int ax)
-{
-    for (int i = 1; i < n; i++) {
-        const uf_row *r = rows[i];
-        int k = i;
-        for (; k > 0 && rows[k - 1]->axis[ax] > r->axis[ax]; k--)
-            rows[k] = rows[k - 1];
-        rows[k] = r;
-    }
-}
-
+/* A sweep along --x, a block per variant (pd_points: the plot data's sweeps are these). */
 static int cmd_points(const args *a)
 {
     uf_table t;
     double point[UF_MAX_AXES];
-    const char *names[UF_MAX_VARIANTS];
     column_list cols;
+    const char *names[MAX_COLUMNS];
+    int count[MAX_COLUMNS];
+    uf_strbuf body = {0};
     const char *path = a->pos[0];
     if (load(&t, path) != 0)
         return EXIT_BAD;
     int rc = 0;
-    int ax = axis_index(&t, a->x);
-    const uf_row **rows = malloc((size_t)(t.n_rows + 1) * sizeof *rows);
-    if (!rows) {
-        fprintf(stderr, "underfed points: out of memory\n");
-        rc = EXIT_BAD;
-        goto out;
-    }
+    int ax = tq_axis_index(&t, a->x);
     if (ax < 0) {
         fprintf(stderr, "underfed points: --x \"%s\": %s has no such axis (axes:", a->x, path);
         for (int k = 0; k < t.n_axes; k++)
@@ -413,29 +320,10 @@ static int cmd_points(const args *a)
         rc = where_point(a, &t, path, ax, point);
     if (rc != 0)
         goto out;
-    int n = variants_of(&t, names, UF_MAX_VARIANTS);
-    int block = 0;
-    for (int v = 0; v < n; v++) {
-        int k = 0;
-        if (a->variant && strcmp(a->variant, names[v]) != 0)
-            continue;
-        for (int i = 0; i < t.n_rows; i++)
-            if (strcmp(t.rows[i].variant, names[v]) == 0 && at_point(&t, &t.rows[i], point, ax))
-                rows[k++] = &t.rows[i];
-        sort_by_axis(rows, k, ax);
-        printf("%s%s \"%s\"", block++ ? "\n\n" : "", a->x, names[v]);
-        for (int c = 0; c < cols.n; c++)
-            printf(" %s", cols.name[c]);
-        printf("\n");
-        for (int i = 0; i < k; i++) {
-            printf("%.10g", rows[i]->axis[ax]);
-            for (int c = 0; c < cols.n; c++)
-                print_num(stdout, uf_table_value(&t, rows[i], cols.name[c]));
-            printf("\n");
-        }
-    }
+    column_names(&cols, names);
+    pd_points(&body, &t, ax, point, a->variant, names, cols.n, count);
+    rc = print_buffer(a, &body);
 out:
-    free(rows);
     uf_table_free(&t);
     return rc;
 }
@@ -469,9 +357,9 @@ static int cmd_series(const args *a)
     rc = where_point(a, &t, a->pos[0], -1, point);
     if (rc != 0)
         goto out;
-    int n = variants_of(&t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        const uf_row *r = row_at(&t, names[v], point);
+        const uf_row *r = tq_row_at(&t, names[v], point);
         printf("%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
                v ? "\n\n" : "", names[v]);
         if (!r || r->n_samples == 0) {
@@ -501,7 +389,7 @@ static int cmd_axes(const args *a)
         return EXIT_BAD;
     for (int ax = 0; ax < t.n_axes; ax++) {
         double seen[UF_MAX_SWEEP];
-        int n = distinct_values(&t, ax, seen, UF_MAX_SWEEP);
+        int n = tq_distinct_values(&t, ax, seen, UF_MAX_SWEEP);
         double lo = n ? seen[0] : NAN, hi = lo;
         for (int k = 1; k < n; k++) {
             lo = fmin(lo, seen[k]);
@@ -519,22 +407,11 @@ static int cmd_variants(const args *a)
     const char *names[UF_MAX_VARIANTS];
     if (load(&t, a->pos[0]) != 0)
         return EXIT_BAD;
-    int n = variants_of(&t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++)
         printf("%s\n", names[v]);
     uf_table_free(&t);
     return 0;
-}
-
-/* The share-of-ceiling column that says most about this scenario. */
-static const char *auto_share(const uf_table *t)
-{
-    static const char *const candidates[] = {"pct_of_gemm", "pct_of_copy", "busy_pct"};
-    for (size_t c = 0; c < sizeof candidates / sizeof candidates[0]; c++)
-        for (int i = 0; i < t->n_rows; i++)
-            if (!isnan(uf_table_value(t, &t->rows[i], candidates[c])))
-                return candidates[c];
-    return "busy_pct";
 }
 
 static int cmd_across(const args *a)
@@ -569,9 +446,9 @@ static int cmd_across(const args *a)
         }
     }
     const char *m_name = metric.name[0];
-    share = share ? share_col.name[0] : auto_share(&t[0]);
+    share = share ? share_col.name[0] : tq_auto_share(&t[0]);
     const char *names[UF_MAX_VARIANTS];
-    int n = variants_of(&t[0], names, UF_MAX_VARIANTS);
+    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
     for (int block = 0; block < 2; block++) {
         const char *m = block == 0 ? m_name : share;
         printf("%s\"%s\"", block ? "\n\n" : "", m);
@@ -585,7 +462,7 @@ static int cmd_across(const args *a)
             for (int d = 0; d < n_dirs; d++) {
                 double point[UF_MAX_AXES];
                 resolve_point(&t[d], NULL, point);
-                const uf_row *r = row_at(&t[d], names[v], point);
+                const uf_row *r = tq_row_at(&t[d], names[v], point);
                 print_num(stdout, r ? uf_table_value(&t[d], r, m) : NAN);
             }
             printf("\n");
@@ -914,7 +791,7 @@ static void report_power(FILE *f, const uf_table *t, const char *const *names, i
         return;
     int shown = 0;
     for (int v = 0; v < n; v++) {
-        const uf_row *r = row_at(t, names[v], point);
+        const uf_row *r = tq_row_at(t, names[v], point);
         if (!r || isnan(r->power_w))
             continue;
         fprintf(f, "%s%s %.0f %s", shown ? ", " : "\nBoard power, mean over each timing pass: ",
@@ -1032,9 +909,9 @@ static void report_scenario(FILE *f, const args *a, const char *name, const uf_t
     uf_ceilings ceil;
     int ceil_source = share_ceilings(a, t, &ceil);
     report_table_head(f);
-    int n = variants_of(t, names, UF_MAX_VARIANTS);
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
     for (int v = 0; v < n; v++) {
-        const uf_row *r = row_at(t, names[v], point);
+        const uf_row *r = tq_row_at(t, names[v], point);
         if (r)
             report_table_row(f, t, r, &ceil);
     }
