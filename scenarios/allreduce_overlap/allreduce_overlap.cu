@@ -81,23 +81,6 @@ enum {
 #define AR_THREADS 256
 
 #include "allreduce_overlap_state.cuh"
-/* dW_slot = dYᵀ · X for one layer, on the compute stream, through `handle` (rk->cublas, or
- * rk->cublas_overlap with its SM count target; both on the compute stream). Row-major dW (N × K)
- * is column-major K × N = Xᵀ(col-major K × T) · dY(col-major N × T)ᵀ, so cuBLAS sees C = A · Bᵀ. */
-static int rank_layer_gemm(ar_rank *rk, cublasHandle_t handle, int slot)
-{
-    const ar_shape *sh = &rk->st->shape;
-    const float alpha = 1.0f, beta = 0.0f;
-    int rc = UF_OK;
-    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, sh->cols, sh->rows,
-                                    sh->tokens, &alpha, rk->x + (size_t)slot * sh->x_elems,
-                                    CUDA_R_16BF, sh->cols, rk->dy + (size_t)slot * sh->dy_elems,
-                                    CUDA_R_16BF, sh->rows, &beta,
-                                    rk->grads + (size_t)slot * sh->layer_elems, CUDA_R_16BF,
-                                    sh->cols, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), out);
-out:
-    return rc;
-}
 
 /* The communicator of a variant's all-reduces: bucketed has its own, with comm_ctas CTAs, when
  * comm_ctas > 0; everything else uses NCCL's defaults. */
@@ -221,117 +204,9 @@ static int ar_run_step(uf_ctx *ctx, int variant)
     return enqueue_bracketed(ctx, (ar_state *)ctx->state, JOB_STEP, variant, 0, "run_step");
 }
 
-/* Fresh inputs from `seed`, the variant's full step, then: every rank's reduced gradients
- * bitwise equal (checksum max == min over ranks), and this process's first rank's equal to the
- * host fp32 sum of every rank's backward output, max_rel_err (verify.h) within AR_TOLERANCE per
- * gradient; sampled dW elements equal to the host's dYᵀ·X. */
-static int ar_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
-{
-    ar_state *st = (ar_state *)ctx->state;
-    ar_job fill = {.kind = JOB_FILL, .variant = 0, .target = -1, .seed = seed, .mark = 0};
-    ar_job checksum = {.kind = JOB_CHECKSUM, .variant = 0, .target = -1, .seed = 0, .mark = 0};
-    ar_job reference = {.kind = JOB_REFERENCE, .variant = 0, .target = 0, .seed = seed, .mark = 0};
-    const ar_check *ck;
-    int rc = UF_OK;
+#include "allreduce_overlap_verify.cuh"
 
-    *max_rel_err = NAN;
-    UF_STATUS_OR_GOTO(rc, run_job(ctx, st, fill, "filling the verify inputs"), out);
-    UF_STATUS_OR_GOTO(rc, enqueue_bracketed(ctx, st, JOB_STEP, variant, 0, "the verify step"), out);
-    UF_STATUS_OR_GOTO(rc, wait_ctx_stream(ctx, st, "the verify step"), out);
-    UF_STATUS_OR_GOTO(rc, run_job(ctx, st, checksum, "comparing the ranks' results"), out);
-    UF_STATUS_OR_GOTO(rc, run_job(ctx, st, reference, "the host reference"), out);
-
-    ck = &st->ranks[0].check;
-    *max_rel_err = ck->max_err;
-    for (int i = 0; i < st->n_local; i++) {
-        const ar_check *c = &st->ranks[i].check;
-        if (c->checksum_min != c->checksum_max)
-            return uf_fail(ctx, UF_ERR, "the ranks' reduced gradients differ (checksums from "
-                           "%016llx to %016llx over the %d ranks)", c->checksum_min,
-                           c->checksum_max, st->n_ranks);
-    }
-    if (ck->n_spot_bad)
-        return uf_fail(ctx, UF_ERR, "%zu of %d sampled dW elements differ from the host's "
-                       "dY^T X: the backward GEMM is wrong", ck->n_spot_bad,
-                       AR_SPOT_SAMPLES * st->shape.layers * st->n_ranks);
-    if (ck->n_nan)
-        return uf_fail(ctx, UF_ERR, "%zu reduced gradient elements are NaN (never written: "
-                       "still the poison)", ck->n_nan);
-    if (ck->n_bad)
-        return uf_fail(ctx, UF_ERR, "%zu of %d reduced gradients differ from the host sum: "
-                       "max_rel_err %.3g > %g; first: gradient %d, its largest difference at "
-                       "element %zu, got %g, want %g", ck->n_bad, st->shape.layers, ck->max_err,
-                       AR_TOLERANCE, ck->bad_slot, ck->bad_index, (double)ck->bad_got,
-                       (double)ck->bad_want);
-out:
-    return rc;
-}
-
-/* The row's setup figures, each on the variant's own communicator and cuBLAS handle, and what
- * those were made with (also on stderr, so that no run hides which settings it measured). */
-static int ar_describe(uf_ctx *ctx, int variant, uf_row *row)
-{
-    const ar_state *st = (const ar_state *)ctx->state;
-    const ar_shape *sh = &st->shape;
-    int bucketed = variant == VAR_BUCKETED;
-    double n = st->n_ranks;
-    double comm_ms = st->comm_ms[bucketed ? VAR_BUCKETED : VAR_SEQUENTIAL];
-    double busbw_gbs = (double)sh->grad_bytes / (comm_ms * 1e-3) * 2.0 * (n - 1.0) / n / 1e9;
-    double ceiling_gbs = ctx->ceilings ? ctx->ceilings->nccl_busbw_gbs : NAN;
-    double in_step_ms = st->in_step_ms[bucketed ? VAR_BUCKETED : VAR_SEQUENTIAL];
-    /* the same GEMMs inside sequential's steps: same step, nothing running beside them */
-    double base_ms = st->in_step_ms[VAR_SEQUENTIAL];
-    int nccl_ctas = bucketed ? st->comm_ctas : 0;
-    int sm_count = st->ranks[0].sm_count;
-    int sm_target = bucketed && st->sm_margin > 0 ? sm_count - st->sm_margin : 0;
-
-    row->useful_flops = 2.0 * sh->tokens * (double)sh->rows * sh->cols * sh->layers;
-    row->executed_flops = row->useful_flops;
-    row->peak_mem_bytes = st->held_bytes;
-    row->extra[EX_GRAD_BYTES] = (double)sh->grad_bytes;
-    row->extra[EX_COMPUTE_MS] = st->compute_ms;
-    row->extra[EX_COMM_MS] = comm_ms;
-    row->extra[EX_BUSBW_GBS] = busbw_gbs;
-    row->extra[EX_BUSBW_PCT] = isfinite(ceiling_gbs) && ceiling_gbs > 0
-                                   ? 100.0 * busbw_gbs / ceiling_gbs : NAN;
-    row->extra[EX_BUCKETS] = variant == VAR_SEQUENTIAL ? 1.0 : (double)sh->n_buckets;
-    row->extra[EX_RANKS] = n;
-    row->extra[EX_COMPUTE_IN_STEP_MS] = in_step_ms;
-    row->extra[EX_COMPUTE_SLOWDOWN_PCT] = base_ms > 0.0 ? 100.0 * (in_step_ms / base_ms - 1.0)
-                                                        : NAN;
-    row->extra[EX_NCCL_CTAS] = nccl_ctas;
-    row->extra[EX_GEMM_SM_TARGET] = sm_target;
-
-    fprintf(stderr, "[allreduce_overlap] %s: NCCL CTAs per all-reduce: ", bucketed ? "bucketed"
-                                                                                 : "sequential");
-    if (nccl_ctas > 0)
-        fprintf(stderr, "%d (minCTAs = maxCTAs, own communicator)", nccl_ctas);
-    else
-        fprintf(stderr, "NCCL's default");
-    if (!bucketed)
-        fprintf(stderr, "; GEMMs: cuBLAS's default, all %d SMs\n", sm_count);
-    else if (sm_target > 0)
-        fprintf(stderr, "; GEMMs after the first bucket: cuBLAS SM count target %d of %d SMs\n",
-                sm_target, sm_count);
-    else
-        fprintf(stderr, "; GEMMs: no cuBLAS SM count target (all %d SMs)\n", sm_count);
-    if (bucketed && st->broken_overlap) {
-        /* in the results too, after the notes already there: these rows are not the fix */
-        size_t used = strlen(row->skip_reason);
-        snprintf(row->skip_reason + used, sizeof row->skip_reason - used, "%s%s=1: the bucket "
-                 "all-reduces ran on the compute stream, overlap broken on purpose (not the "
-                 "fix)", used ? "; " : "", AR_BROKEN_OVERLAP_ENV);
-        fprintf(stderr, "[allreduce_overlap] bucketed: %s=1: its all-reduces run on the compute "
-                "stream (overlap broken on purpose)\n", AR_BROKEN_OVERLAP_ENV);
-    }
-    return UF_OK;
-}
-
-static void ar_teardown(uf_ctx *ctx)
-{
-    destroy_state(ctx, (ar_state *)ctx->state);
-    ctx->state = NULL;
-}
+#include "allreduce_overlap_describe.cuh"
 
 /* `metric` (per GPU: the trace's comm_exposed_ms) of a row on each of its GPUs: out[k] for rank
  * k, *n of them; the row's own value alone when it keeps no ranks (one GPU in this process).

@@ -1,7 +1,7 @@
 /* allreduce_overlap: the run's state (shape, jobs, ranks), the deterministic inputs and
- * their kernels, and a rank's fill and (watched) stream wait. Included once by
- * allreduce_overlap.cu, at this point of its text: the story keeps the schedule
- * (rank_enqueue_*), the claims and the tables. */
+ * their kernels, a rank's fill and (watched) stream wait, and the layer GEMM dW = dYᵀ·X both
+ * variants run. Included once by allreduce_overlap.cu, at this point of its text: the story
+ * keeps the schedule (rank_enqueue_*), the claims and the tables. */
 typedef struct ar_shape {
     int layers, rows, cols, tokens;     /* L, N, K, T */
     size_t layer_elems;                 /* N × K: one layer's gradient */
@@ -163,4 +163,22 @@ out:
 static int rank_wait(ar_rank *rk, cudaStream_t s, const char *what)
 {
     return uf_mg_wait(rk->mg, s, what);
+}
+
+/* dW_slot = dYᵀ · X for one layer, on the compute stream, through `handle` (rk->cublas, or
+ * rk->cublas_overlap with its SM count target; both on the compute stream). Row-major dW (N × K)
+ * is column-major K × N = Xᵀ(col-major K × T) · dY(col-major N × T)ᵀ, so cuBLAS sees C = A · Bᵀ. */
+static int rank_layer_gemm(ar_rank *rk, cublasHandle_t handle, int slot)
+{
+    const ar_shape *sh = &rk->st->shape;
+    const float alpha = 1.0f, beta = 0.0f;
+    int rc = UF_OK;
+    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, sh->cols, sh->rows,
+                                    sh->tokens, &alpha, rk->x + (size_t)slot * sh->x_elems,
+                                    CUDA_R_16BF, sh->cols, rk->dy + (size_t)slot * sh->dy_elems,
+                                    CUDA_R_16BF, sh->rows, &beta,
+                                    rk->grads + (size_t)slot * sh->layer_elems, CUDA_R_16BF,
+                                    sh->cols, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), out);
+out:
+    return rc;
 }
