@@ -14,82 +14,7 @@
 #include "underfed.h"
 #include "verify.h"
 
-/* ---- the ops: data, not branches ----------------------------------------------------------
- * Op k of a step is kind k % OP_KINDS with its own constant c_k (see build_op_table). All
- * variants evaluate the same apply_op with explicitly rounded intrinsics (no contraction the
- * compiler could choose differently per kernel), so eager, graph and fused are bitwise equal. */
-enum op_kind { OP_SCALE, OP_BIAS, OP_GELU, OP_SILU, OP_RESIDUAL, OP_CLAMP, OP_NORM, OP_KINDS };
-
-/* How c_k is derived from a = sign_k * amplitude * (1 + jitter_k / 4): offset + a, exp(a) (a
- * multiplicative scale whose passes cancel in log space), or expm1(a) (the same for x + c*x). */
-enum const_form { FORM_OFFSET, FORM_EXP, FORM_EXPM1 };
-
-typedef struct op_desc {
-    const char *name;
-    const char *formula;        /* what apply_op computes, for the reader */
-    int form;                   /* enum const_form */
-    double offset, amplitude;
-} op_desc;
-
-/* The table, in enum op_kind order. Amplitudes are small and the sign of every constant flips
- * on each pass over the table, so consecutive passes nearly undo each other: through 1000 ops
- * the values stay within +-2.3 (the clamp at +-4 is a safety net that never triggers), and every
- * output still depends on its own input (host simulation at K = 1000: d out / d in between
- * 0.12 and 1.33). Each op still moves the larger values by 0.75-6 %, far above the
- * verification tolerance. */
-static const op_desc op_descs[OP_KINDS] = {
-    {"scale", "y = c*x", FORM_EXP, 0.0, 0.05},
-    {"bias", "y = x + c", FORM_OFFSET, 0.0, 0.05},
-    {"gelu", "y = x + c*GELU_tanh(x)", FORM_OFFSET, 0.0, 0.02},
-    {"silu", "y = x + c*x/(1 + exp(-x))", FORM_OFFSET, 0.0, 0.02},
-    {"residual", "y = x + c*x", FORM_EXPM1, 0.0, 0.05},
-    {"clamp", "y = min(max(x, -c), c)", FORM_OFFSET, 4.0, 0.0},
-    {"norm", "y = x + c*x*(1 - x*x)  (square-root-free pull towards |x| = 1)", FORM_OFFSET, 0.0,
-     0.01},
-};
-
-typedef struct ls_op {
-    int kind;
-    float c;
-} ls_op;
-
-#define LS_GELU_K0 0.7978845608f    /* sqrt(2/pi), rounded to float */
-#define LS_GELU_K1 0.044715f
-#define LS_BLOCK 256                 /* threads per block, one element per thread */
-#define LS_TABLE_SEED 0x5eedull      /* the op constants are part of the program, not the data */
-#define LS_REF_WORK 16777216.0       /* host reference budget: elements checked x ops */
-#define LS_MAX_OPS 100000            /* beyond this one step is most of a second of launches */
-#define LS_MAX_ELEMS 68719476736.0   /* 2^36: keeps the grid within 2^31 blocks */
-
-/* One op on one value. Every rounding is explicit (__f*_rn), so the compiler cannot contract
- * differently in the per-op kernel and in the fused loop; tanhf and expf are the same calls. */
-__device__ __forceinline__ float apply_op(int kind, float x, float c)
-{
-    switch (kind) {
-    case OP_SCALE:
-        return __fmul_rn(c, x);
-    case OP_BIAS:
-        return __fadd_rn(x, c);
-    case OP_GELU: {
-        float x3 = __fmul_rn(__fmul_rn(x, x), x);
-        float inner = __fmul_rn(LS_GELU_K0, __fmaf_rn(LS_GELU_K1, x3, x));
-        float gelu = __fmul_rn(__fmul_rn(0.5f, x), __fadd_rn(1.0f, tanhf(inner)));
-        return __fmaf_rn(c, gelu, x);
-    }
-    case OP_SILU: {
-        float silu = __fdiv_rn(x, __fadd_rn(1.0f, expf(-x)));
-        return __fmaf_rn(c, silu, x);
-    }
-    case OP_RESIDUAL:
-        return __fmaf_rn(c, x, x);
-    case OP_CLAMP:
-        return fminf(fmaxf(x, -c), c);
-    case OP_NORM:
-        return __fmaf_rn(__fmul_rn(c, x), __fmaf_rn(-x, x, 1.0f), x);
-    default:
-        return __int_as_float(0x7fc00000); /* an unknown kind poisons the output: verify fails */
-    }
-}
+#include "launch_storm_ops.cuh"     /* the op kinds, their table, apply_op */
 
 /* One op over the tensor (eager and graph). `in` may equal `out`: op 0 reads the input, the
  * later ops work in place on the output, so every step is the same work and never drifts. */
@@ -114,77 +39,8 @@ __global__ void fused_kernel(const float *__restrict__ in, float *__restrict__ o
     out[i] = x;
 }
 
-/* The same op in double on the host: the reference. Same float constants, exact math. */
-static double reference_op(int kind, double x, double c)
-{
-    switch (kind) {
-    case OP_SCALE:
-        return c * x;
-    case OP_BIAS:
-        return x + c;
-    case OP_GELU: {
-        double inner = (double)LS_GELU_K0 * (x + (double)LS_GELU_K1 * x * x * x);
-        return x + c * (0.5 * x * (1.0 + tanh(inner)));
-    }
-    case OP_SILU:
-        return x + c * (x / (1.0 + exp(-x)));
-    case OP_RESIDUAL:
-        return x + c * x;
-    case OP_CLAMP:
-        return fmin(fmax(x, -c), c);
-    case OP_NORM:
-        return x + c * x * (1.0 - x * x);
-    default:
-        return NAN;
-    }
-}
-
-/* ---- host-side random numbers (counter-based: value i depends only on seed and i) -------- */
-
-/* Inputs uniform in [-2, 2): the range where GELU and SiLU are nonlinear. 24 bits, so that
- * 4u - 2 is exact in float. */
-static void fill_inputs(float *x, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; ++i)
-        x[i] = (float)(4.0 * uf_uniform_at(seed, i, 24) - 2.0);
-}
-
-/* Op k: kind k % OP_KINDS; constant with a sign that flips on every pass over the table and
- * a magnitude jittered by up to +-25 % per k. */
-static void build_op_table(ls_op *ops, int n_ops)
-{
-    for (int k = 0; k < n_ops; ++k) {
-        int kind = k % OP_KINDS;
-        const op_desc *d = &op_descs[kind];
-        double sign = (k / OP_KINDS) % 2 == 0 ? 1.0 : -1.0;
-        double jitter = 2.0 * uf_uniform_at(LS_TABLE_SEED, (uint64_t)k, 24) - 1.0;
-        double a = sign * d->amplitude * (1.0 + 0.25 * jitter);
-        double c = d->form == FORM_EXP     ? exp(a)
-                   : d->form == FORM_EXPM1 ? expm1(a)
-                                           : d->offset + a;
-        ops[k].kind = kind;
-        ops[k].c = (float)c;
-    }
-}
-
-/* ---- the scenario's state ----------------------------------------------------------------- */
-
-enum { V_EAGER, V_GRAPH, V_FUSED };
-
-typedef struct ls_state {
-    size_t n;                   /* tensor elements */
-    int n_ops;                  /* K: ops (kernels) per step */
-    float *x_in, *x_out;        /* device: the step's input (never written by a step), output */
-    ls_op *ops_dev;             /* device: the op table, read by the fused kernel */
-    ls_op *ops;                 /* host: the same table, read by eager launches and the reference */
-    cudaGraphExec_t graph_exec; /* graph variant, between begin_variant and end_variant */
-    size_t device_bytes;        /* everything allocated on the device */
-} ls_state;
-
-static unsigned grid_blocks(size_t n)
-{
-    return (unsigned)((n + LS_BLOCK - 1) / LS_BLOCK);
-}
+#include "launch_storm_host.cuh"    /* double reference op, inputs, op table */
+#include "launch_storm_state.cuh"   /* the state, the grid size */
 
 /* K launches: op 0 from x_in into x_out, ops 1..K-1 in place on x_out. */
 static int enqueue_eager(const ls_state *st, cudaStream_t stream)
@@ -234,84 +90,7 @@ out:
     return rc;
 }
 
-/* The point's axes (whole numbers in range: the harness checked them against ls_axes). */
-static int read_point(uf_ctx *ctx, size_t *n, int *n_ops)
-{
-    *n = (size_t)uf_axis(ctx, "elems");
-    *n_ops = (int)uf_axis(ctx, "ops");
-    return UF_OK;
-}
-
-/* Inputs from `seed` into host_in and x_in; waits for the copy. */
-static int upload_inputs(uf_ctx *ctx, ls_state *st, uint64_t seed, float *host_in)
-{
-    int rc = UF_OK;
-    fill_inputs(host_in, st->n, seed);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->x_in, host_in, st->n * sizeof(float),
-                                        cudaMemcpyHostToDevice, ctx->stream), out);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
-out:
-    return rc;
-}
-
-/* teardown cannot return a status: report a failed release and carry on. */
-static void free_device(void *p, const char *what)
-{
-    cudaError_t e = cudaFree(p);
-    if (e != cudaSuccess)
-        uf_report_failure(__FILE__, __LINE__, what, cudaGetErrorString(e));
-}
-
-static int ls_setup(uf_ctx *ctx)
-{
-    int rc = UF_OK;
-    size_t n = 0;
-    int n_ops = 0;
-    size_t tensor_bytes, table_bytes;
-    ls_state *st = NULL;
-    float *host_in = NULL;
-    UF_STATUS_OR_GOTO(rc, read_point(ctx, &n, &n_ops), out);
-    tensor_bytes = n * sizeof(float);
-    table_bytes = (size_t)n_ops * sizeof(ls_op);
-    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, 2 * tensor_bytes + table_bytes,
-                                        "input, output and op table"), out);
-
-    st = (ls_state *)calloc(1, sizeof *st);
-    host_in = (float *)malloc(tensor_bytes);
-    if (!st || !host_in || !(st->ops = (ls_op *)malloc(table_bytes))) {
-        rc = uf_fail(ctx, UF_ERR, "out of host memory for %zu elements and %d ops", n, n_ops);
-        goto out_free_host;
-    }
-    st->n = n;
-    st->n_ops = n_ops;
-    st->device_bytes = 2 * tensor_bytes + table_bytes;
-    build_op_table(st->ops, n_ops);
-
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->x_in, tensor_bytes), out_free_host);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->x_out, tensor_bytes), out_free_x_in);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->ops_dev, table_bytes), out_free_x_out);
-    /* From pageable memory: staged before the call returns, ordered before the kernels. */
-    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->ops_dev, st->ops, table_bytes,
-                                        cudaMemcpyHostToDevice, ctx->stream), out_free_ops_dev);
-    UF_STATUS_OR_GOTO(rc, upload_inputs(ctx, st, ctx->seed, host_in), out_free_ops_dev);
-    free(host_in);
-    ctx->state = st;
-    return UF_OK;
-
-out_free_ops_dev:
-    free_device(st->ops_dev, "cudaFree(ops_dev)");
-out_free_x_out:
-    free_device(st->x_out, "cudaFree(x_out)");
-out_free_x_in:
-    free_device(st->x_in, "cudaFree(x_in)");
-out_free_host:
-    if (st)
-        free(st->ops);
-    free(host_in);
-    free(st);
-out:
-    return rc;
-}
+#include "launch_storm_setup.cuh"   /* the axes read, inputs uploaded, setup */
 
 /* graph: capture the K launches of one eager step once, instantiate, upload. */
 static int capture_graph(uf_ctx *ctx, ls_state *st)

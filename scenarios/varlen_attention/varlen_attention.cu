@@ -239,85 +239,7 @@ static const uf_extra_desc va_extras[VA_N_EXTRAS] = {
 
 /* ---- callbacks --------------------------------------------------------------------------------- */
 
-/* Read the point's axes (in range: the harness checked them against va_axes). */
-static int va_read_axes(uf_ctx *ctx, va_state *st)
-{
-    const double dist = uf_axis(ctx, "dist"), batch = uf_axis(ctx, "batch");
-    const double heads = uf_axis(ctx, "heads"), causal = uf_axis(ctx, "causal");
-    st->dist = (int)dist;
-    st->n_seqs = st->dist == VA_DIST_FIXED ? ((int)batch + 1) / 2 : (int)batch;
-    st->heads = (int)heads;
-    st->causal = (int)causal;
-    return UF_OK;
-}
-
-/* Lengths, the packed offsets and the useful FLOPs (attention on real (query, key) pairs). */
-static int va_make_batch(uf_ctx *ctx, va_state *st)
-{
-    st->len = (int *)calloc((size_t)st->n_seqs, sizeof *st->len);
-    st->cu_real = (int *)calloc((size_t)st->n_seqs + 1, sizeof *st->cu_real);
-    if (!st->len || !st->cu_real)
-        return uf_fail(ctx, UF_ERR, "out of host memory for the lengths");
-    va_draw_lengths(st->dist, ctx->seed, st->n_seqs, st->len);
-    st->max_len = 0;
-    st->useful_flops = 0.0;
-    for (int b = 0; b < st->n_seqs; b++) {
-        const double n = st->len[b];
-        const double pairs = st->causal ? n * (n + 1) / 2 : n * n;
-        st->useful_flops += 4.0 * st->heads * VA_HEAD_DIM * pairs;
-        st->cu_real[b + 1] = st->cu_real[b] + st->len[b];
-        st->max_len = st->len[b] > st->max_len ? st->len[b] : st->max_len;
-    }
-    st->real_tokens = st->cu_real[st->n_seqs];
-    return UF_OK;
-}
-
-static int va_alloc_reference(uf_ctx *ctx, va_state *st)
-{
-    int rc = UF_OK;
-    const size_t ref_bytes = (size_t)st->real_tokens * st->heads * VA_HEAD_DIM * sizeof(float);
-    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, ref_bytes, "the fp32 reference output"), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_ref_out, ref_bytes), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_sums, 3 * sizeof(double)), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_cu_real, ((size_t)st->n_seqs + 1) * sizeof(int)), out);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_cu_real, st->cu_real, ((size_t)st->n_seqs + 1) * sizeof(int),
-                                   cudaMemcpyHostToDevice), out);
-out:
-    return rc; /* partial allocations are freed by teardown */
-}
-
-static void va_free_variant(va_state *st)
-{
-    cudaFree(st->d_q);
-    cudaFree(st->d_k);
-    cudaFree(st->d_v);
-    cudaFree(st->d_o);
-    cudaFree(st->d_seqs);
-    cudaFree(st->d_items);
-    st->d_q = st->d_k = st->d_v = st->d_o = NULL;
-    st->d_seqs = NULL;
-    st->d_items = NULL;
-    st->active = -1;
-}
-
-static void va_teardown(uf_ctx *ctx)
-{
-    va_state *st = (va_state *)ctx->state;
-    if (!st)
-        return;
-    va_free_variant(st);
-    cudaFree(st->d_ref_out);
-    cudaFree(st->d_sums);
-    cudaFree(st->d_cu_real);
-    for (int v = 0; v < VA_N_VARIANTS; v++) {
-        free(st->plan[v].seqs);
-        free(st->plan[v].items);
-    }
-    free(st->len);
-    free(st->cu_real);
-    free(st);
-    ctx->state = NULL;
-}
+#include "varlen_attention_batch.cuh" /* axes, lengths, reference buffers, teardown */
 
 /* The bucketing order: logical ids sorted by length, ascending. */
 static int va_order_by_length(uf_ctx *ctx, const va_state *st, int *by_length)
@@ -334,114 +256,7 @@ static int va_order_by_length(uf_ctx *ctx, const va_state *st, int *by_length)
     return UF_OK;
 }
 
-/* The kernel build: 32 rows per warp where a block may have its shared memory, else 16;
- * refused (skip) where the GPU cannot give a block even that. */
-static int va_prepare_kernel(uf_ctx *ctx, va_state *st)
-{
-    int rc = UF_OK, smem_optin = 0;
-    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                               ctx->device), out);
-    if (smem_optin < VA_SMEM_BYTES(16))
-        return uf_fail(ctx, UF_SKIP, "the kernel needs %d bytes of shared memory per block, the "
-                       "GPU allows %d", VA_SMEM_BYTES(16), smem_optin);
-    st->rows = smem_optin >= VA_SMEM_BYTES(32) ? 32 : 16;
-    if (st->rows == 32)
-        UF_CUDA_OR_GOTO(rc, va_kernel_attributes<32>(), out);
-    else
-        UF_CUDA_OR_GOTO(rc, va_kernel_attributes<16>(), out);
-out:
-    return rc;
-}
-
-static int va_setup(uf_ctx *ctx)
-{
-    int rc = UF_OK;
-    int *by_length = NULL;
-    va_state *st = (va_state *)calloc(1, sizeof *st);
-    if (!st)
-        return uf_fail(ctx, UF_ERR, "out of host memory for the state");
-    st->active = -1;
-    ctx->state = st;
-
-    UF_STATUS_OR_GOTO(rc, va_prepare_kernel(ctx, st), out_teardown);
-    UF_STATUS_OR_GOTO(rc, va_read_axes(ctx, st), out_teardown);
-    UF_STATUS_OR_GOTO(rc, va_make_batch(ctx, st), out_teardown);
-    st->scale_log2 = (float)(1.0 / sqrt((double)VA_HEAD_DIM) * VA_LOG2E);
-
-    by_length = (int *)calloc((size_t)st->n_seqs, sizeof *by_length);
-    if (!by_length) {
-        rc = uf_fail(ctx, UF_ERR, "out of host memory for the bucketing order");
-        goto out_teardown;
-    }
-    UF_STATUS_OR_GOTO(rc, va_order_by_length(ctx, st, by_length), out_free_order);
-    for (int v = 0; v < VA_N_VARIANTS; v++)
-        UF_STATUS_OR_GOTO(rc, va_build_plan(ctx, st, v, by_length), out_free_order);
-    UF_STATUS_OR_GOTO(rc, va_alloc_reference(ctx, st), out_free_order);
-    free(by_length);
-    return UF_OK;
-out_free_order:
-    free(by_length);
-out_teardown:
-    va_teardown(ctx); /* frees whatever was made; a second teardown by the harness is a no-op */
-    return rc;
-}
-
-/* Write fresh inputs (real and padding positions) into the active variant's Q, K, V. */
-static int va_fill_inputs(uf_ctx *ctx, va_state *st, int variant, uint64_t seed)
-{
-    int rc = UF_OK, max_computed = 0;
-    const va_plan *p = &st->plan[variant];
-    for (int s = 0; s < p->n_seqs; s++)
-        max_computed = p->seqs[s].computed_len > max_computed ? p->seqs[s].computed_len : max_computed;
-    const long long chunks = (long long)max_computed * st->heads * VA_CHUNKS_PER_ROW;
-    const dim3 grid((unsigned)((chunks + 255) / 256), (unsigned)p->n_seqs);
-    va_fill_kernel<<<grid, 256, 0, ctx->stream>>>(st->d_q, st->d_k, st->d_v, st->d_seqs, st->heads,
-                                                  seed);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-out:
-    return rc;
-}
-
-static int va_begin_variant(uf_ctx *ctx, int variant)
-{
-    int rc = UF_OK;
-    va_state *st = (va_state *)ctx->state;
-    const va_plan *p = &st->plan[variant];
-    const size_t tensor_bytes = (size_t)p->stored_tokens * st->heads * VA_HEAD_DIM * 2;
-    const size_t seqs_bytes = (size_t)p->n_seqs * sizeof(va_seq);
-    const size_t items_bytes = (size_t)p->n_items * sizeof(va_item);
-    va_free_variant(st);
-    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, 4 * tensor_bytes + seqs_bytes + items_bytes,
-                                        "Q, K, V and O of the variant"), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_q, tensor_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_k, tensor_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_v, tensor_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_o, tensor_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_seqs, seqs_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_items, items_bytes), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_seqs, p->seqs, seqs_bytes, cudaMemcpyHostToDevice,
-                                        ctx->stream), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_items, p->items, items_bytes, cudaMemcpyHostToDevice,
-                                        ctx->stream), out_free);
-    UF_STATUS_OR_GOTO(rc, va_fill_inputs(ctx, st, variant, ctx->seed), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_o, 0, tensor_bytes, ctx->stream), out_free);
-    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out_free);
-    st->active = variant;
-    st->variant_bytes = (double)(4 * tensor_bytes + seqs_bytes + items_bytes);
-    return UF_OK;
-out_free:
-    va_free_variant(st);
-out:
-    return rc;
-}
-
-static int va_end_variant(uf_ctx *ctx, int variant)
-{
-    va_state *st = (va_state *)ctx->state;
-    (void)variant;
-    va_free_variant(st);
-    return UF_OK;
-}
+#include "varlen_attention_setup.cuh" /* setup, input fill, begin/end_variant */
 
 /* One step: the attention forward of the whole batch, one launch. */
 static int va_run_step(uf_ctx *ctx, int variant)
@@ -466,27 +281,7 @@ out:
     return rc;
 }
 #include "varlen_attention_verify.cuh"
-
-static int va_describe(uf_ctx *ctx, int variant, uf_row *row)
-{
-    const va_state *st = (const va_state *)ctx->state;
-    const va_plan *p = &st->plan[variant];
-    row->useful_flops = st->useful_flops;
-    row->executed_flops = p->executed_flops;
-    /* At least Q, K, V of the real tokens read and O written once. */
-    row->min_bytes = 4.0 * (double)st->real_tokens * st->heads * VA_HEAD_DIM * 2;
-    row->peak_mem_bytes = st->variant_bytes;
-    row->extra[VA_X_PADDING] = 100.0 * (1.0 - st->useful_flops / p->executed_flops);
-    row->extra[VA_X_TOKEN_PADDING] =
-        100.0 * (1.0 - (double)st->real_tokens / (double)p->stored_tokens);
-    row->extra[VA_X_EXEC_RATIO] = p->executed_flops / st->useful_flops;
-    row->extra[VA_X_TFLOPS_EXEC] = p->executed_flops / (uf_step_ms(ctx, row) * 1e-3) / 1e12;
-    row->extra[VA_X_SEQS] = st->n_seqs;
-    row->extra[VA_X_REAL_TOKENS] = (double)st->real_tokens;
-    row->extra[VA_X_STORED_TOKENS] = (double)p->stored_tokens;
-    row->extra[VA_X_WARP_ROWS] = st->rows;
-    return UF_OK;
-}
+#include "varlen_attention_describe.cuh" /* FLOPs, bytes, padding extras */
 
 /* ---- the expectation ------------------------------------------------------------------------- */
 
