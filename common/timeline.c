@@ -234,29 +234,47 @@ static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counte
     return n;
 }
 
-/* Busy time and host-wait idle time over activities sorted by start. A gap [g0, g1) is host
- * wait when some activity starting at g1 was launched by a call that began after g0. */
+/* The next merged busy interval [*lo, *hi] of activities sorted by start, from *i on, and the
+ * idle gap after it (gap->end_ns == gap->start_ns when none follows). The gap is host wait
+ * when some activity starting at its end was launched by a call that had not returned when
+ * the gap began. Returns 0 when no activity is left. */
+static int next_busy(const counted_act *c, size_t n, size_t *i, uint64_t *lo, uint64_t *hi,
+                     uf_gap *gap)
+{
+    if (*i >= n)
+        return 0;
+    *lo = c[*i].start_ns;
+    *hi = c[*i].end_ns;
+    for ((*i)++; *i < n && c[*i].start_ns <= *hi; (*i)++)
+        if (c[*i].end_ns > *hi)
+            *hi = c[*i].end_ns;
+    memset(gap, 0, sizeof *gap);
+    gap->start_ns = gap->end_ns = *hi;
+    if (*i >= n)
+        return 1;
+    gap->end_ns = c[*i].start_ns;
+    for (size_t j = *i; j < n && c[j].start_ns == gap->end_ns; j++) {
+        if (c[j].has_api && (gap->next_launch_ns == 0 || c[j].api_start_ns < gap->next_launch_ns))
+            gap->next_launch_ns = c[j].api_start_ns;
+        if (c[j].has_api && c[j].api_end_ns > *hi)
+            gap->host_wait = 1;
+    }
+    return 1;
+}
+
+/* Busy time and host-wait idle time over activities sorted by start. */
 static void busy_and_host_wait(const counted_act *c, size_t n, uint64_t *busy_ns,
                                uint64_t *host_ns)
 {
     *busy_ns = 0;
     *host_ns = 0;
     size_t i = 0;
-    while (i < n) {
-        uint64_t lo = c[i].start_ns, hi = c[i].end_ns;
-        for (i++; i < n && c[i].start_ns <= hi; i++)
-            if (c[i].end_ns > hi)
-                hi = c[i].end_ns;
+    uint64_t lo, hi;
+    uf_gap gap;
+    while (next_busy(c, n, &i, &lo, &hi, &gap)) {
         *busy_ns += hi - lo;
-        if (i >= n)
-            break;
-        uint64_t gap_end = c[i].start_ns;
-        int host_wait = 0;
-        for (size_t j = i; j < n && c[j].start_ns == gap_end; j++)
-            if (c[j].has_api && c[j].api_end_ns > hi)
-                host_wait = 1;
-        if (host_wait)
-            *host_ns += gap_end - hi;
+        if (gap.host_wait)
+            *host_ns += gap.end_ns - gap.start_ns;
     }
 }
 
@@ -470,6 +488,55 @@ out_free_index:
         out->n_activities = counted;
     }
     return rc;
+}
+
+int uf_timeline_idle_gaps(const uf_timeline *tl, uf_gap **gaps, size_t *n_gaps)
+{
+    *gaps = NULL;
+    *n_gaps = 0;
+    if (tl == NULL || tl->acts == NULL || tl->n_acts == 0)
+        return 0;
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    int rc = -1;
+    counted_act *c = malloc(tl->n_acts * sizeof *c);
+    uf_gap *out = malloc(tl->n_acts * sizeof *out);  /* at most one gap per activity */
+    if (c == NULL || out == NULL)
+        goto out_free;
+    size_t n = collect_counted(tl, &ix, c), k = 0, i = 0;
+    qsort(c, n, sizeof *c, cmp_counted_start);
+    uint64_t lo, hi;
+    uf_gap gap;
+    while (next_busy(c, n, &i, &lo, &hi, &gap))
+        if (gap.end_ns > gap.start_ns)
+            out[k++] = gap;
+    if (k > 0) {
+        *gaps = out;
+        *n_gaps = k;
+        out = NULL;
+    }
+    rc = 0;
+out_free:
+    free(out);
+    free(c);
+    free(ix.keys);
+    return rc;
+}
+
+int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
+                             uint64_t *launch_end_ns)
+{
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    for (size_t i = 0; i < tl->n_acts; i++) {
+        const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
+        launch_start_ns[i] = k != NULL ? k->start_ns : tl->acts[i].start_ns;
+        launch_end_ns[i] = k != NULL ? k->end_ns : 0;
+    }
+    free(ix.keys);
+    return 0;
 }
 
 int uf_timeline_step_index(const uint64_t *step_begin_ns, int n_steps, uint64_t t_ns)

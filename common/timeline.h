@@ -16,6 +16,11 @@ extern "C" {
 
 typedef enum { UF_ACT_KERNEL = 0, UF_ACT_MEMCPY = 1, UF_ACT_MEMSET = 2 } uf_act_kind;
 
+/* A memcpy's direction (CUPTI's copyKind folded to what the doctor asks). */
+typedef enum {
+    UF_COPY_OTHER = 0, UF_COPY_HTOD = 1, UF_COPY_DTOH = 2, UF_COPY_DTOD = 3
+} uf_copy_kind;
+
 /* One interval of device work (kernel, memcpy or memset), CUPTI timestamps in ns. */
 typedef struct uf_activity {
     uint64_t start_ns, end_ns;
@@ -27,7 +32,37 @@ typedef struct uf_activity {
     uint32_t blocks;            /* kernel: thread blocks in its grid (gridX·gridY·gridZ,
                                  * saturated at UINT32_MAX); 0 unknown, and 0 for memcpy/memset */
     const char *name;           /* kernel name (owned by the trace session), may be NULL */
+    uint8_t copy_kind;          /* memcpy: uf_copy_kind; 0 otherwise */
+    uint8_t pageable;           /* memcpy: host side is pageable memory (staged, synchronous) */
+    uint64_t bytes;             /* memcpy/memset: bytes moved; 0 unknown */
 } uf_activity;
+
+/* What a host synchronization waited for (CUPTI's synchronization record types). */
+typedef enum {
+    UF_SYNC_OTHER = 0, UF_SYNC_EVENT = 1, UF_SYNC_STREAM_WAIT_EVENT = 2, UF_SYNC_STREAM = 3,
+    UF_SYNC_CONTEXT = 4
+} uf_sync_kind;
+
+/* One host synchronization call (cudaStreamSynchronize, cudaEventSynchronize, ...): the host
+ * blocked from start_ns to end_ns. CUPTI timestamps in ns. */
+typedef struct uf_sync_call {
+    uint64_t start_ns, end_ns;
+    uint32_t correlation_id;    /* the API call's */
+    uint8_t kind;               /* uf_sync_kind */
+} uf_sync_call;
+
+/* One NVTX range on the host (push/pop or start/end), CUPTI timestamps in ns. */
+typedef struct uf_range {
+    uint64_t start_ns, end_ns;
+    const char *name;           /* owned by whoever owns the records; may be NULL */
+} uf_range;
+
+/* An idle gap of the device between merged busy intervals (uf_timeline_idle_gaps). */
+typedef struct uf_gap {
+    uint64_t start_ns, end_ns;
+    uint64_t next_launch_ns;    /* launch call start of the activity that ends the gap; 0 none */
+    uint8_t host_wait;          /* that call had not returned when the gap began */
+} uf_gap;
 
 /* One host API call (runtime or driver), CUPTI timestamps in ns. */
 typedef struct uf_api_call {
@@ -94,6 +129,18 @@ typedef struct uf_timeline_metrics {
  * blocks per device: with device_id -1 each device is swept on its own, and the comm time of
  * every device weighs in. Returns 0, or -1 when no activity counts (the metrics are then NaN). */
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
+
+/* The idle gaps of the activities uf_timeline_analyze counts (same selection, same host-wait
+ * rule: see timeline.c), in time order, into *gaps (malloc'ed, caller frees; NULL when none).
+ * Returns 0, or -1 when out of memory. */
+int uf_timeline_idle_gaps(const uf_timeline *tl, uf_gap **gaps, size_t *n_gaps);
+
+/* For each activity of tl->acts (in its order), the start and end of its launching call
+ * (runtime record preferred, as everywhere here) into launch_start_ns[i] / launch_end_ns[i];
+ * an activity with no matching call gets its own start and end 0. Returns 0, or -1 when out
+ * of memory. */
+int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
+                             uint64_t *launch_end_ns);
 
 /* Index of the step whose begin time is the last one <= t_ns (step_begin_ns ascending), or -1
  * when t_ns is before the first step. */

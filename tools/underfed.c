@@ -19,6 +19,7 @@
 
 #include "compare.h"
 #include "crosscheck.h"
+#include "doctor_cmd.h"
 #include "options.h"
 #include "plotdata.h"
 #include "readme.h"
@@ -1111,6 +1112,8 @@ static const command commands[] = {
      "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
     {"crosscheck", "plan | judge DIR", 0, 0, "",
      "counters vs ncu, busy vs events, busbw vs ceilings", NULL, uf_cmd_crosscheck},
+    {"doctor", "--from DIR | -- CMD...", 0, 0, "",
+     "diagnoses a CUDA program: idle causes, share at stake, fix", NULL, uf_cmd_doctor},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -1289,7 +1292,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "; underfed --help)\n");
         return EXIT_BAD;
     }
-    for (int i = 2; i < argc; i++)
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)   /* not COMMAND's own */
         if (is_help(argv[i])) {
             print_command_help(stdout, c);
             return 0;

@@ -1,0 +1,903 @@
+/* underfed doctor's analysis and rules (doctor.h says what each step does). */
+#include "doctor.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "stats.h"
+
+/* ---- the rule table -------------------------------------------------------------------- */
+
+const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
+    [UF_RULE_LAUNCH_BOUND] = {
+        "launch_bound", "launch storm: the GPU finishes each kernel before the host has launched the next",
+        "device idle inside steps while the next launch call was still running", 3.0, 15.0, "", NAN,
+        "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
+        "launch_storm", "issue #20: launch-bound share >= 3 % moderate, >= 15 % high"},
+    [UF_RULE_HOST_SYNC] = {
+        "host_sync", "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
+        "device idle after a sync that waited for the device drained", 3.0, 10.0, "", NAN,
+        "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
+        "examples/pytorch (.item() every step)", "same scale as launch_bound: a stall of 10 % of every step is high"},
+    [UF_RULE_STARVED_INPUT] = {
+        "starved_input", "starved input: the step waits for the host to prepare and copy its batch",
+        "device idle before each step's first work + host-to-device copy time not under a kernel", 5.0, 20.0,
+        "", NAN, "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
+        "starved_input", "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
+    [UF_RULE_COMM_EXPOSED] = {
+        "comm_exposed", "unoverlapped all-reduce: communication runs after the compute instead of under it",
+        "communication (NCCL kernels) not overlapped by compute", 5.0, 20.0,
+        "communication >= 10 % of the step and overlapped < 50 %", 50.0,
+        "bucketed all-reduce launched during backward (DDP bucket_cap_mb), on its own stream",
+        "allreduce_overlap", "issue #20: communication > 10 % of the step and < 50 % overlapped"},
+    [UF_RULE_ELEMENTWISE_CHAIN] = {
+        "elementwise_chain", "bandwidth-bound elementwise chain: each op re-reads and re-writes the tensor",
+        "kernel time in runs of >= 3 consecutive elementwise kernels", 20.0, 40.0, "", NAN,
+        "fuse the chain (torch.compile, a fused kernel): one read and one write per tensor",
+        "elementwise_chain", "elementwise_chain's README: 5 unfused ops move 11 tensors where 3 suffice"},
+    [UF_RULE_LOW_SM_FILL] = {
+        "low_sm_fill", "small batch: kernels too small to fill the GPU (NVML says 100 %, SMs idle)",
+        "kernel time x share of SMs its grid leaves empty (counters: busy x (100 - SM active))", 10.0, 30.0,
+        "with counters: NVML utilization >= 90 %", 90.0,
+        "larger batch or micro-batch, fused kernels, more tokens per step",
+        "launch_storm (its kernels fill a few SMs)", "issue #20: SM active < 50 % while NVML >= 90 %"},
+    [UF_RULE_SIMT_GEMM] = {
+        "simt_gemm", "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
+        "GEMM kernel time whose kernel name shows no tensor-core path", 10.0, 30.0, "", NAN,
+        "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
+        "", "the GEMM peak of benches/ceilings: a SIMT GEMM runs at a fraction of it"},
+    [UF_RULE_PADDING] = {
+        "padding", "padding: attention and GEMMs on pad tokens",
+        "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
+        NAN, NAN, "", NAN, "pack sequences (varlen attention), bucket by length",
+        "varlen_attention", "a trace has no token counts"},
+    [UF_RULE_RECOMPUTE] = {
+        "recompute", "activation recompute: forward kernels run again during backward",
+        "cannot tell: a re-run kernel is ordinary work in a trace; only the FLOP count per step shows it",
+        NAN, NAN, "", NAN, "selective checkpointing: keep cheap-to-store activations",
+        "checkpoint_recompute", "a trace has no model FLOP count"},
+};
+
+const char *uf_doctor_verdict_name(uf_verdict v)
+{
+    static const char *const names[] = {"none", "moderate", "high", "cannot tell"};
+    return (unsigned)v < 4 ? names[v] : "?";
+}
+
+uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
+{
+    const uf_doctor_rule *rule = &uf_doctor_rules[r];
+    if (isnan(rule->moderate_pct))
+        return UF_VERDICT_CANNOT_TELL;
+    if (!gate_holds || isnan(share_pct))
+        return UF_VERDICT_NONE;
+    if (share_pct >= rule->high_pct)
+        return UF_VERDICT_HIGH;
+    return share_pct >= rule->moderate_pct ? UF_VERDICT_MODERATE : UF_VERDICT_NONE;
+}
+
+/* ---- kernel-name classes --------------------------------------------------------------- */
+
+static int matches_any(const char *name, const char *const *patterns)
+{
+    for (int i = 0; name != NULL && patterns[i] != NULL; i++)
+        if (strstr(name, patterns[i]) != NULL)
+            return 1;
+    return 0;
+}
+
+/* PyTorch's eager elementwise kernels, and the suite's own unfused chain. */
+static const char *const elementwise_names[] = {
+    "elementwise_kernel", "vectorized_elementwise", "unrolled_elementwise", "ew_chain", NULL};
+/* cuBLAS/CUTLASS/nvjet GEMM kernels. */
+static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmul", NULL};
+/* Their tensor-core paths: HMMA/XMMA/GMMA instructions, CUTLASS tensorop, Hopper nvjet. */
+static const char *const tensor_core_names[] = {
+    "xmma", "hmma", "gmma", "tensorop", "16816", "1688", "nvjet", "wmma", NULL};
+
+int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
+int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
+int uf_doctor_is_tensor_core(const char *name) { return matches_any(name, tensor_core_names); }
+
+/* ---- the records in launch order --------------------------------------------------------- */
+
+/* One record of device work or a host wait, at its launch time: the sequence steps repeat. */
+typedef struct token {
+    uint64_t t_ns;              /* launch call start (activities), call start (syncs) */
+    uint64_t key;               /* what it is: kind and name, hashed */
+    size_t seq;                 /* position in launch order */
+} token;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t activity_key(const uf_activity *a)
+{
+    uint64_t h = fnv1a(14695981039346656037ull, &a->kind, 1);
+    if (a->kind == UF_ACT_MEMCPY)
+        h = fnv1a(h, &a->copy_kind, 1);
+    if (a->kind == UF_ACT_KERNEL && a->name != NULL)
+        h = fnv1a(h, a->name, strlen(a->name));
+    return h;
+}
+
+static int cmp_token_time(const void *pa, const void *pb)
+{
+    const token *a = pa, *b = pb;
+    return (a->t_ns > b->t_ns) - (a->t_ns < b->t_ns);
+}
+
+static int cmp_token_key(const void *pa, const void *pb)
+{
+    const token *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* The analysis's working state: the trace as a uf_timeline and its launch times. */
+typedef struct work {
+    const uf_dtrace *t;
+    uf_timeline tl;
+    uint64_t *launch_ns;        /* per activity: launch call start (or its own start) */
+    uint64_t *launch_end_ns;    /* per activity: launch call end (0 none) */
+    uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
+    int n_steps;
+    uint64_t first_ns, last_ns; /* first and last record of the process */
+} work;
+
+/* The best run of one token key: occurrences whose spacing in the sequence is constant. */
+typedef struct step_run {
+    size_t first, n_steps, period;  /* index into the key-sorted tokens, steps, tokens per step */
+    double host_gap_ns;             /* mean host time before an occurrence: prefer the token
+                                     * that follows the pause (data loading, a sync) */
+} step_run;
+
+/* Scores one run [j0, j1] of a key's occurrences (k sorted by key, then sequence). */
+static void consider_run(const token *k, const token *by_seq, size_t j0, size_t j1,
+                         size_t period, step_run *best)
+{
+    size_t steps = j1 - j0;
+    if (steps < UF_DOCTOR_MIN_STEPS || period < 2)
+        return;
+    double gap = 0.0;
+    for (size_t j = j0; j <= j1; j++)
+        if (k[j].seq > 0)
+            gap += (double)(k[j].t_ns - by_seq[k[j].seq - 1].t_ns);
+    gap /= (double)(steps + 1);
+    size_t coverage = steps * period, best_cov = best->n_steps * best->period;
+    if (coverage > best_cov || (coverage == best_cov && gap > best->host_gap_ns)) {
+        best->first = j0;
+        best->n_steps = steps;
+        best->period = period;
+        best->host_gap_ns = gap;
+    }
+}
+
+/* Steps from the repeating sequence: for each kind of record, the longest run of occurrences
+ * at a constant spacing; the run covering the most records wins (ties: the one after the
+ * longest host pause, so that a step starts after its data loading or its sync). */
+static int detect_steps(work *w, token *seq, size_t n, char *source, size_t source_len)
+{
+    token *k = malloc(n * sizeof *k);
+    if (k == NULL)
+        return -1;
+    memcpy(k, seq, n * sizeof *k);
+    qsort(k, n, sizeof *k, cmp_token_key);
+    step_run best = {0, 0, 0, 0.0};
+    for (size_t i = 0; i < n;) {
+        size_t end = i;
+        while (end < n && k[end].key == k[i].key)
+            end++;
+        size_t j0 = i;
+        for (size_t j = i + 1; j < end; j++) {
+            size_t period = k[j].seq - k[j - 1].seq;
+            if (j - 1 > j0 && period != k[j - 1].seq - k[j - 2].seq) {
+                consider_run(k, seq, j0, j - 1, k[j - 1].seq - k[j - 2].seq, &best);
+                j0 = j - 1;
+            }
+            if (j + 1 == end)
+                consider_run(k, seq, j0, j, period, &best);
+        }
+        i = end;
+    }
+    int rc = 0;
+    if (best.n_steps > 0) {
+        w->bounds = malloc((best.n_steps + 1) * sizeof *w->bounds);
+        if (w->bounds == NULL) {
+            rc = -1;
+        } else {
+            for (size_t s = 0; s <= best.n_steps; s++)
+                w->bounds[s] = k[best.first + s].t_ns;
+            w->n_steps = (int)best.n_steps;
+            snprintf(source, source_len, "detected: a sequence of %zu records repeating",
+                     best.period);
+        }
+    }
+    free(k);
+    return rc;
+}
+
+/* ---- steps from NVTX --------------------------------------------------------------------- */
+
+static int cmp_range_name(const void *pa, const void *pb)
+{
+    const uf_range *a = *(const uf_range *const *)pa, *b = *(const uf_range *const *)pb;
+    int c = strcmp(a->name, b->name);
+    if (c != 0)
+        return c;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* Steps from the most frequent NVTX range name (ties: the longer total time), at least
+ * UF_DOCTOR_MIN_STEPS of them: step k runs from range k's start to range k+1's, the last to
+ * its own end. 0 (w->n_steps 0 when none qualifies) or -1 out of memory. */
+static int nvtx_steps(work *w, char *source, size_t source_len)
+{
+    const uf_dtrace *t = w->t;
+    size_t n = 0;
+    const uf_range **r = malloc((t->n_ranges > 0 ? t->n_ranges : 1) * sizeof *r);
+    if (r == NULL)
+        return -1;
+    for (size_t i = 0; i < t->n_ranges; i++)
+        if (t->ranges[i].name != NULL && t->ranges[i].end_ns > t->ranges[i].start_ns)
+            r[n++] = &t->ranges[i];
+    qsort(r, n, sizeof *r, cmp_range_name);
+    size_t best = 0, best_n = 0;
+    uint64_t best_total = 0;
+    for (size_t i = 0; i < n;) {
+        size_t end = i;
+        uint64_t total = 0;
+        for (; end < n && strcmp(r[end]->name, r[i]->name) == 0; end++)
+            total += r[end]->end_ns - r[end]->start_ns;
+        if (end - i > best_n || (end - i == best_n && total > best_total)) {
+            best = i;
+            best_n = end - i;
+            best_total = total;
+        }
+        i = end;
+    }
+    int rc = 0;
+    if (best_n >= UF_DOCTOR_MIN_STEPS) {
+        w->bounds = malloc((best_n + 1) * sizeof *w->bounds);
+        if (w->bounds == NULL) {
+            rc = -1;
+        } else {
+            for (size_t s = 0; s < best_n; s++)
+                w->bounds[s] = r[best + s]->start_ns;
+            w->bounds[best_n] = r[best + best_n - 1]->end_ns;
+            w->n_steps = (int)best_n;
+            snprintf(source, source_len, "nvtx \"%.100s\"", r[best]->name);
+        }
+    }
+    free(r);
+    return rc;
+}
+
+/* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
+ * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. */
+static int trim_slow_steps(work *w, int *left_out)
+{
+    int n = w->n_steps;
+    double *len = malloc((size_t)n * sizeof *len);
+    if (len == NULL)
+        return -1;
+    for (int s = 0; s < n; s++)
+        len[s] = (double)(w->bounds[s + 1] - w->bounds[s]);
+    double med = uf_median(len, n);
+    int lo = 0, hi = n;     /* kept: [lo, hi) */
+    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[lo] > UF_DOCTOR_SLOW_STEP * med)
+        lo++;
+    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
+        hi--;
+    free(len);
+    memmove(w->bounds, w->bounds + lo, (size_t)(hi - lo + 1) * sizeof *w->bounds);
+    w->n_steps = hi - lo;
+    *left_out = n - w->n_steps;
+    return 0;
+}
+
+/* ---- setting up ---------------------------------------------------------------------------- */
+
+/* The first and last timestamps of any record of the process. */
+static void record_span(const uf_dtrace *t, uint64_t *first, uint64_t *last)
+{
+    *first = UINT64_MAX;
+    *last = 0;
+#define SPAN(arr, n)                                                  \
+    for (size_t i = 0; i < (n); i++) {                                \
+        if ((arr)[i].start_ns < *first) *first = (arr)[i].start_ns;   \
+        if ((arr)[i].end_ns > *last) *last = (arr)[i].end_ns;         \
+    }
+    SPAN(t->acts, t->n_acts)
+    SPAN(t->apis, t->n_apis)
+    SPAN(t->syncs, t->n_syncs)
+#undef SPAN
+}
+
+/* The launch-ordered sequence of device work and host waits. */
+static token *make_sequence(const work *w, size_t *n)
+{
+    const uf_dtrace *t = w->t;
+    token *seq = malloc((t->n_acts + t->n_syncs + 1) * sizeof *seq);
+    if (seq == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_acts; i++)
+        seq[k++] = (token){w->launch_ns[i], activity_key(&t->acts[i]), 0};
+    for (size_t i = 0; i < t->n_syncs; i++) {
+        uint64_t key = fnv1a(0x5157ull, &t->syncs[i].kind, 1);
+        seq[k++] = (token){t->syncs[i].start_ns, key, 0};
+    }
+    qsort(seq, k, sizeof *seq, cmp_token_time);
+    for (size_t i = 0; i < k; i++)
+        seq[i].seq = i;
+    *n = k;
+    return seq;
+}
+
+/* Steps: NVTX, else detected, else the whole run as one step. */
+static int find_steps(work *w, uf_diagnosis *d)
+{
+    if (nvtx_steps(w, d->step_source, sizeof d->step_source) != 0)
+        return -1;
+    if (w->n_steps == 0) {
+        size_t n;
+        token *seq = make_sequence(w, &n);
+        if (seq == NULL)
+            return -1;
+        int rc = detect_steps(w, seq, n, d->step_source, sizeof d->step_source);
+        free(seq);
+        if (rc != 0)
+            return -1;
+    }
+    if (w->n_steps == 0) {
+        w->bounds = malloc(2 * sizeof *w->bounds);
+        if (w->bounds == NULL)
+            return -1;
+        w->bounds[0] = w->first_ns;
+        w->bounds[1] = w->last_ns + 1;
+        w->n_steps = 1;
+        snprintf(d->step_source, sizeof d->step_source,
+                 "none found (fewer than %d repeats): the whole run is one step",
+                 UF_DOCTOR_MIN_STEPS);
+        return 0;
+    }
+    return trim_slow_steps(w, &d->steps_left_out);
+}
+
+/* ---- per-step figures ---------------------------------------------------------------------- */
+
+static int in_window(const work *w, uint64_t t_ns)
+{
+    return t_ns >= w->bounds[0] && t_ns < w->bounds[w->n_steps];
+}
+
+/* A host wait: a sync call, or a device-to-host copy whose call returned after the copy. */
+typedef struct host_wait {
+    uint64_t start_ns, end_ns;
+} host_wait;
+
+static int cmp_wait_end(const void *pa, const void *pb)
+{
+    const host_wait *a = pa, *b = pb;
+    return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
+}
+
+static host_wait *collect_waits(const work *w, size_t *n)
+{
+    const uf_dtrace *t = w->t;
+    host_wait *hw = malloc((t->n_syncs + t->n_acts + 1) * sizeof *hw);
+    if (hw == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_syncs; i++)
+        hw[k++] = (host_wait){t->syncs[i].start_ns, t->syncs[i].end_ns};
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const uf_activity *a = &t->acts[i];
+        if (a->kind == UF_ACT_MEMCPY && a->copy_kind == UF_COPY_DTOH &&
+            w->launch_end_ns[i] >= a->end_ns)
+            hw[k++] = (host_wait){w->launch_ns[i], w->launch_end_ns[i]};
+    }
+    qsort(hw, k, sizeof *hw, cmp_wait_end);
+    *n = k;
+    return hw;
+}
+
+/* Syncs per step (a wait belongs to the step it began in), and their mean position in
+ * their step: where the wait returned, i.e. where the host got its value (a sync is entered
+ * early when the host runs ahead; what the step pays for is when it comes back). */
+static void sync_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagnosis *d)
+{
+    size_t n = 0;
+    double pos = 0.0;
+    for (size_t i = 0; i < n_hw; i++) {
+        if (!in_window(w, hw[i].start_ns))
+            continue;
+        int s = uf_timeline_step_index(w->bounds, w->n_steps, hw[i].start_ns);
+        double len = (double)(w->bounds[s + 1] - w->bounds[s]);
+        double at = (double)(hw[i].end_ns - w->bounds[s]) / len * 100.0;
+        pos += at < 100.0 ? at : 100.0;
+        n++;
+    }
+    d->syncs_per_step = (double)n / w->n_steps;
+    d->sync_pos_pct = n > 0 ? pos / (double)n : NAN;
+}
+
+/* Did a host wait return inside gap g, having started before the device ran dry? */
+static int gap_follows_wait(const host_wait *hw, size_t n_hw, const uf_gap *g)
+{
+    size_t lo = 0, hi = n_hw;   /* first wait ending at or after the gap's start */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hw[mid].end_ns < g->start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < n_hw && hw[i].end_ns <= g->end_ns; i++)
+        if (hw[i].start_ns <= g->start_ns)
+            return 1;
+    return 0;
+}
+
+/* Each step's first launch (UINT64_MAX when the step launched nothing). */
+static uint64_t *first_launches(const work *w)
+{
+    uint64_t *first = malloc((size_t)w->n_steps * sizeof *first);
+    if (first == NULL)
+        return NULL;
+    for (int s = 0; s < w->n_steps; s++)
+        first[s] = UINT64_MAX;
+    for (size_t i = 0; i < w->t->n_acts; i++) {
+        if (!in_window(w, w->launch_ns[i]))
+            continue;
+        int s = uf_timeline_step_index(w->bounds, w->n_steps, w->launch_ns[i]);
+        if (w->launch_ns[i] < first[s])
+            first[s] = w->launch_ns[i];
+    }
+    return first;
+}
+
+/* The host-wait idle gaps split by cause: after a wait, before a step's first work, between
+ * launches. */
+static int gap_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagnosis *d)
+{
+    uf_gap *gaps;
+    size_t n_gaps;
+    if (uf_timeline_idle_gaps(&w->tl, &gaps, &n_gaps) != 0)
+        return -1;
+    uint64_t *first = first_launches(w);
+    if (first == NULL) {
+        free(gaps);
+        return -1;
+    }
+    double sync_ns = 0, input_ns = 0, launch_ns = 0;
+    int boundaries = w->n_steps > 1;
+    for (size_t i = 0; i < n_gaps; i++) {
+        const uf_gap *g = &gaps[i];
+        double len = (double)(g->end_ns - g->start_ns);
+        if (!g->host_wait)
+            continue;
+        int s = uf_timeline_step_index(w->bounds, w->n_steps, g->next_launch_ns);
+        if (gap_follows_wait(hw, n_hw, g))
+            sync_ns += len;
+        else if (boundaries && s >= 0 && g->next_launch_ns == first[s])
+            input_ns += len;
+        else
+            launch_ns += len;
+    }
+    double window_ns = d->tl.window_ms * 1e6;
+    d->sync_gap_pct = sync_ns / window_ns * 100.0;
+    d->input_gap_pct = input_ns / window_ns * 100.0;
+    d->launch_gap_pct = launch_ns / window_ns * 100.0;
+    free(first);
+    free(gaps);
+    return 0;
+}
+
+/* Copies, elementwise chains, SIMT GEMMs and under-filled grids in the window, per step. */
+static int work_figures(const work *w, uf_diagnosis *d)
+{
+    const uf_dtrace *t = w->t;
+    size_t n = t->n_acts;
+    uf_interval *h2d = malloc((n + 1) * sizeof *h2d), *kern = malloc((n + 1) * sizeof *kern);
+    size_t *order = malloc((n + 1) * sizeof *order);
+    if (h2d == NULL || kern == NULL || order == NULL) {
+        free(h2d);
+        free(kern);
+        free(order);
+        return -1;
+    }
+    size_t n_h2d = 0, n_kern = 0, n_order = 0, pageable = 0;
+    double simt_ns = 0, under_ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uf_activity *a = &t->acts[i];
+        if (!in_window(w, w->launch_ns[i]))
+            continue;
+        uf_interval iv = {a->start_ns, a->end_ns};
+        double dur = a->end_ns > a->start_ns ? (double)(a->end_ns - a->start_ns) : 0.0;
+        if (a->kind == UF_ACT_MEMCPY) {
+            pageable += a->pageable != 0;
+            if (a->copy_kind == UF_COPY_HTOD)
+                h2d[n_h2d++] = iv;
+        }
+        if (a->kind != UF_ACT_KERNEL)
+            continue;
+        kern[n_kern++] = iv;
+        order[n_order++] = i;
+        if (uf_doctor_is_gemm(a->name) && !uf_doctor_is_tensor_core(a->name))
+            simt_ns += dur;
+        if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
+            under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
+    }
+    /* Elementwise chains: runs of consecutive elementwise kernels in launch order (the
+     * window's kernels are in trace order; sort them by launch). */
+    for (size_t i = 1; i < n_order; i++)
+        for (size_t j = i; j > 0 && w->launch_ns[order[j - 1]] > w->launch_ns[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    double chain_ns = 0, run_ns = 0;
+    size_t run = 0;
+    for (size_t i = 0; i <= n_order; i++) {
+        const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
+        if (a != NULL && uf_doctor_is_elementwise(a->name)) {
+            run++;
+            run_ns += (double)(a->end_ns - a->start_ns);
+            continue;
+        }
+        if (run >= UF_DOCTOR_CHAIN_MIN)
+            chain_ns += run_ns;
+        run = 0;
+        run_ns = 0;
+    }
+    double steps = w->n_steps;
+    uint64_t h2d_ns = uf_interval_union_ns(h2d, n_h2d);
+    uint64_t hidden_ns = uf_interval_overlap_ns(h2d, n_h2d, kern, n_kern);
+    d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
+    d->pageable_per_step = (double)pageable / steps;
+    d->elementwise_ms = chain_ns / 1e6 / steps;
+    d->simt_gemm_ms = simt_ns / 1e6 / steps;
+    d->underfilled_ms = under_ns / 1e6 / steps;
+    free(h2d);
+    free(kern);
+    free(order);
+    return 0;
+}
+
+/* ---- the rules ----------------------------------------------------------------------------- */
+
+static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+
+static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
+                        ...)
+{
+    uf_finding *f = &d->findings[r];
+    f->rule = r;
+    f->share_pct = isnan(uf_doctor_rules[r].moderate_pct) ? NAN : share;
+    f->verdict = uf_doctor_verdict(r, share, gate);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->evidence, sizeof f->evidence, fmt, ap);
+    va_end(ap);
+}
+
+/* A value for the evidence text: "n/a" where it was not measured. */
+typedef struct num_text {
+    char s[32];
+} num_text;
+
+static num_text num(double v, int decimals)
+{
+    num_text n;
+    if (isnan(v))
+        snprintf(n.s, sizeof n.s, "n/a");
+    else
+        snprintf(n.s, sizeof n.s, "%.*f", decimals, v);
+    return n;
+}
+
+static void apply_rules(const uf_dtrace *t, uf_diagnosis *d)
+{
+    double step = d->window_ms / d->n_steps;
+    const uf_timeline_metrics *m = &d->tl;
+    set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
+                "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
+                "launch %s us; busy %.1f %%", d->launch_gap_pct, m->kernels_per_step,
+                num(m->kernel_us_mean, 1).s, num(m->launch_us, 1).s, m->busy_pct);
+    set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
+                "%.1f %% of the step idle after syncs; %.2f syncs/step returning at %s %% of the step",
+                d->sync_gap_pct, d->syncs_per_step, num(d->sync_pos_pct, 0).s);
+    double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
+    set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
+                "%.1f %% of the step idle before its first work; %.3f ms/step of host-to-device "
+                "copies exposed; %.1f pageable copies/step", d->input_gap_pct, d->h2d_exposed_ms,
+                d->pageable_per_step);
+    double comm_share = m->comm_ms_per_step / step * 100.0;
+    double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
+    int comm_gate = comm_share >= 10.0 &&
+                    !(m->comm_overlap_pct >= uf_doctor_rules[UF_RULE_COMM_EXPOSED].gate_value);
+    set_finding(d, UF_RULE_COMM_EXPOSED, exposed, comm_gate,
+                "communication %.1f %% of the step, %s %% overlapped, %s ms/step exposed",
+                comm_share, num(m->comm_overlap_pct, 0).s, num(m->comm_exposed_ms, 3).s);
+    set_finding(d, UF_RULE_ELEMENTWISE_CHAIN, d->elementwise_ms / step * 100.0, 1,
+                "%.3f ms/step in elementwise chains; DRAM %s %%", d->elementwise_ms,
+                num(t->dram_pct, 0).s);
+    int counters = !isnan(t->sm_active_pct) && !isnan(t->nvml_util_pct);
+    double fill = counters ? m->busy_pct * (100.0 - t->sm_active_pct) / 100.0
+                           : d->underfilled_ms / step * 100.0;
+    int fill_gate = !counters || t->nvml_util_pct >= uf_doctor_rules[UF_RULE_LOW_SM_FILL].gate_value;
+    if (counters)
+        set_finding(d, UF_RULE_LOW_SM_FILL, fill, fill_gate,
+                    "SM active %.0f %% while NVML says %.0f %%; busy %.1f %%", t->sm_active_pct,
+                    t->nvml_util_pct, m->busy_pct);
+    else
+        set_finding(d, UF_RULE_LOW_SM_FILL, fill, fill_gate,
+                    "%.3f ms/step of SM time left empty by grids smaller than the %d SMs (from "
+                    "grid sizes: no counters)", d->underfilled_ms, t->sm_count);
+    set_finding(d, UF_RULE_SIMT_GEMM, d->simt_gemm_ms / step * 100.0, 1,
+                "%.3f ms/step in GEMM kernels without a tensor-core name; tensor active %s %%",
+                d->simt_gemm_ms, num(t->tensor_active_pct, 0).s);
+    set_finding(d, UF_RULE_PADDING, NAN, 1, "%s", uf_doctor_rules[UF_RULE_PADDING].share);
+    set_finding(d, UF_RULE_RECOMPUTE, NAN, 1, "%s", uf_doctor_rules[UF_RULE_RECOMPUTE].share);
+}
+
+/* Rank: high before moderate before none before cannot tell; larger share first. */
+static int rank_of(const uf_finding *f)
+{
+    return f->verdict == UF_VERDICT_CANNOT_TELL ? -1 : (int)f->verdict;
+}
+
+static void order_findings(uf_diagnosis *d)
+{
+    for (int i = 0; i < UF_N_RULES; i++)
+        d->order[i] = i;
+    for (int i = 1; i < UF_N_RULES; i++)
+        for (int j = i; j > 0; j--) {
+            const uf_finding *a = &d->findings[d->order[j - 1]], *b = &d->findings[d->order[j]];
+            int ra = rank_of(a), rb = rank_of(b);
+            double sa = isnan(a->share_pct) ? -1 : a->share_pct;
+            double sb = isnan(b->share_pct) ? -1 : b->share_pct;
+            if (ra > rb || (ra == rb && sa >= sb))
+                break;
+            int tmp = d->order[j];
+            d->order[j] = d->order[j - 1];
+            d->order[j - 1] = tmp;
+        }
+}
+
+/* ---- the analysis -------------------------------------------------------------------------- */
+
+/* The median step on the device: from the start of a step's first device work to the next
+ * step's (host-time steps are the host's pace, which runs ahead of the device's when the host
+ * is not the bottleneck). The mean over the window when fewer than two steps have work. */
+static double median_step_ms(const work *w, double window_ms)
+{
+    int n = w->n_steps;
+    uint64_t *first = malloc((size_t)n * sizeof *first);
+    double *len = malloc((size_t)n * sizeof *len);
+    double med = NAN;
+    if (first == NULL || len == NULL)
+        goto out_free;
+    for (int s = 0; s < n; s++)
+        first[s] = UINT64_MAX;
+    for (size_t i = 0; i < w->t->n_acts; i++) {
+        if (!in_window(w, w->launch_ns[i]))
+            continue;
+        int s = uf_timeline_step_index(w->bounds, n, w->launch_ns[i]);
+        if (w->t->acts[i].start_ns < first[s])
+            first[s] = w->t->acts[i].start_ns;
+    }
+    int m = 0;
+    for (int s = 0; s + 1 < n; s++)
+        if (first[s] != UINT64_MAX && first[s + 1] != UINT64_MAX && first[s + 1] > first[s])
+            len[m++] = (double)(first[s + 1] - first[s]) / 1e6;
+    med = m >= 1 ? uf_median(len, m) : window_ms / n;
+out_free:
+    free(first);
+    free(len);
+    return med;
+}
+
+int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    d->pid = t->pid;
+    uf_copy_str(d->note, sizeof d->note, t->note);
+    if (t->n_acts == 0)
+        return uf_set_err(err, errlen, "pid %d: no device activity recorded%s%s", t->pid,
+                          t->note[0] ? ": " : "", t->note);
+    int rc = -1;
+    host_wait *hw = NULL;
+    work w = {.t = t};
+    w.tl = (uf_timeline){.acts = t->acts, .n_acts = t->n_acts, .apis = t->apis,
+                         .n_apis = t->n_apis, .device_id = -1, .sm_count = t->sm_count};
+    w.launch_ns = malloc(t->n_acts * sizeof *w.launch_ns);
+    w.launch_end_ns = malloc(t->n_acts * sizeof *w.launch_end_ns);
+    if (w.launch_ns == NULL || w.launch_end_ns == NULL ||
+        uf_timeline_launch_calls(&w.tl, w.launch_ns, w.launch_end_ns) != 0)
+        goto out_oom;
+    record_span(t, &w.first_ns, &w.last_ns);
+    if (find_steps(&w, d) != 0)
+        goto out_oom;
+    d->n_steps = w.n_steps;
+    w.tl.measure_begin_ns = w.bounds[0];
+    w.tl.measure_end_ns = w.bounds[w.n_steps] - 1;
+    w.tl.n_steps = w.n_steps;
+    if (uf_timeline_analyze(&w.tl, &d->tl) != 0 || !(d->tl.window_ms > 0.0)) {
+        rc = uf_set_err(err, errlen, "pid %d: no device work launched inside the steady window",
+                        t->pid);
+        goto out_free;
+    }
+    /* The steady window on the device: the harness's window over the steps' work. */
+    d->window_ms = d->tl.window_ms;
+    uint64_t dev_begin = UINT64_MAX, dev_end = 0;
+    for (size_t i = 0; i < t->n_acts; i++)
+        if (in_window(&w, w.launch_ns[i])) {
+            dev_begin = t->acts[i].start_ns < dev_begin ? t->acts[i].start_ns : dev_begin;
+            dev_end = t->acts[i].end_ns > dev_end ? t->acts[i].end_ns : dev_end;
+        }
+    d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
+    d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
+    d->step_ms = median_step_ms(&w, d->window_ms);
+    size_t n_hw;
+    hw = collect_waits(&w, &n_hw);
+    if (hw == NULL || gap_figures(&w, hw, n_hw, d) != 0 || work_figures(&w, d) != 0)
+        goto out_oom;
+    sync_figures(&w, hw, n_hw, d);
+    apply_rules(t, d);
+    order_findings(d);
+    rc = 0;
+    goto out_free;
+out_oom:
+    rc = uf_set_err(err, errlen, "pid %d: out of memory", t->pid);
+out_free:
+    free(hw);
+    free(w.bounds);
+    free(w.launch_ns);
+    free(w.launch_end_ns);
+    return rc;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static void print_finding(FILE *f, const uf_finding *x)
+{
+    const uf_doctor_rule *r = &uf_doctor_rules[x->rule];
+    if (x->verdict == UF_VERDICT_CANNOT_TELL)
+        fprintf(f, "  %-18s cannot tell  %s\n", r->id, r->share);
+    else
+        fprintf(f, "  %-18s %-11s %5.1f %% of step  %s\n", r->id, uf_doctor_verdict_name(x->verdict),
+                x->share_pct, x->evidence);
+    if (x->verdict == UF_VERDICT_MODERATE || x->verdict == UF_VERDICT_HIGH) {
+        fprintf(f, "      fix: %s\n", r->fix);
+        if (r->scenario[0])
+            fprintf(f, "      reproduced by: %s\n", r->scenario);
+    }
+}
+
+void uf_doctor_print(FILE *f, const uf_diagnosis *d)
+{
+    const uf_finding *top = &d->findings[d->order[0]];
+    fprintf(f, "pid %d: ", d->pid);
+    if (top->verdict == UF_VERDICT_HIGH || top->verdict == UF_VERDICT_MODERATE)
+        fprintf(f, "%s (%s, %.1f %% of each step at stake)\n",
+                uf_doctor_rules[top->rule].failure, uf_doctor_verdict_name(top->verdict), top->share_pct);
+    else
+        fprintf(f, "no failure mode found above its threshold\n");
+    if (d->note[0])
+        fprintf(f, "  note: %s\n", d->note);
+    fprintf(f, "  steps: %d (%s), %d slow ones left out; step %.3f ms (median)\n", d->n_steps,
+            d->step_source, d->steps_left_out, d->step_ms);
+    fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
+               " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->window_ms);
+    fprintf(f, "  per step: busy %.1f %%, idle waiting for the host %.1f %% (launches %.1f, "
+               "input %.1f, syncs %.1f), %.1f kernels of %s us, launch %s us, %.2f syncs "
+               "returning at %s %% of the step, %.1f pageable copies\n", d->tl.busy_pct,
+            d->tl.idle_host_pct, d->launch_gap_pct, d->input_gap_pct, d->sync_gap_pct,
+            d->tl.kernels_per_step, num(d->tl.kernel_us_mean, 1).s, num(d->tl.launch_us, 1).s,
+            d->syncs_per_step, num(d->sync_pos_pct, 0).s, d->pageable_per_step);
+    fprintf(f, "  findings:\n");
+    for (int i = 0; i < UF_N_RULES; i++)
+        print_finding(f, &d->findings[d->order[i]]);
+}
+
+static void json_num(uf_strbuf *b, const char *key, double v)
+{
+    uf_sb_item(b, ", ");
+    uf_sb_printf(b, "\"%s\": ", key);
+    if (isnan(v) || isinf(v))
+        uf_sb_puts(b, "null");
+    else
+        uf_sb_printf(b, "%.6g", v);
+}
+
+static void json_str(uf_strbuf *b, const char *key, const char *s)
+{
+    uf_sb_item(b, ", ");
+    uf_sb_printf(b, "\"%s\": ", key);
+    uf_sb_json_string(b, s);
+}
+
+void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
+{
+    size_t outer = b->n_items;
+    b->n_items = 0;
+    uf_sb_puts(b, "{");
+    json_num(b, "pid", d->pid);
+    json_str(b, "top_finding", uf_doctor_rules[d->findings[d->order[0]].rule].id);
+    json_str(b, "step_source", d->step_source);
+    json_str(b, "note", d->note);
+    json_num(b, "steps", d->n_steps);
+    json_num(b, "steps_left_out", d->steps_left_out);
+    json_num(b, "startup_ms", d->startup_ms);
+    json_num(b, "tail_ms", d->tail_ms);
+    json_num(b, "window_ms", d->window_ms);
+    json_num(b, "step_ms", d->step_ms);
+    json_num(b, "busy_pct", d->tl.busy_pct);
+    json_num(b, "idle_host_pct", d->tl.idle_host_pct);
+    json_num(b, "launch_gap_pct", d->launch_gap_pct);
+    json_num(b, "input_gap_pct", d->input_gap_pct);
+    json_num(b, "sync_gap_pct", d->sync_gap_pct);
+    json_num(b, "kernels_per_step", d->tl.kernels_per_step);
+    json_num(b, "kernel_us_mean", d->tl.kernel_us_mean);
+    json_num(b, "launch_us", d->tl.launch_us);
+    json_num(b, "comm_ms_per_step", d->tl.comm_ms_per_step);
+    json_num(b, "comm_overlap_pct", d->tl.comm_overlap_pct);
+    json_num(b, "comm_exposed_ms", d->tl.comm_exposed_ms);
+    json_num(b, "copy_overlap_pct", d->tl.copy_overlap_pct);
+    json_num(b, "syncs_per_step", d->syncs_per_step);
+    json_num(b, "sync_pos_pct", d->sync_pos_pct);
+    json_num(b, "pageable_per_step", d->pageable_per_step);
+    json_num(b, "h2d_exposed_ms", d->h2d_exposed_ms);
+    uf_sb_item(b, ", ");
+    uf_sb_puts(b, "\"findings\": [");
+    for (int i = 0; i < UF_N_RULES; i++) {
+        const uf_finding *f = &d->findings[d->order[i]];
+        const uf_doctor_rule *r = &uf_doctor_rules[f->rule];
+        uf_sb_puts(b, i ? ", {" : "{");
+        b->n_items = 0;
+        json_str(b, "rule", r->id);
+        json_str(b, "verdict", uf_doctor_verdict_name(f->verdict));
+        json_num(b, "share_pct", f->share_pct);
+        json_str(b, "evidence", f->evidence);
+        json_str(b, "fix", r->fix);
+        json_str(b, "scenario", r->scenario);
+        uf_sb_puts(b, "}");
+    }
+    uf_sb_puts(b, "]}");
+    b->n_items = outer;
+}
+
+static void md_threshold(uf_strbuf *b, double v)
+{
+    if (isnan(v))
+        uf_sb_puts(b, " cannot tell |");
+    else
+        uf_sb_printf(b, " %g %% |", v);
+}
+
+void uf_doctor_rules_markdown(uf_strbuf *b)
+{
+    uf_sb_puts(b, "| rule | failure | share of step at stake | moderate | high | also needs | "
+                  "reproduced by | source |\n|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < UF_N_RULES; i++) {
+        const uf_doctor_rule *r = &uf_doctor_rules[i];
+        uf_sb_printf(b, "| `%s` | %s | %s |", r->id, r->failure, r->share);
+        md_threshold(b, r->moderate_pct);
+        md_threshold(b, r->high_pct);
+        uf_sb_printf(b, " %s | %s | %s |\n", r->gate, r->scenario[0] ? r->scenario : "none yet",
+                     r->source);
+    }
+}

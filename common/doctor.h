@@ -1,0 +1,147 @@
+/* underfed doctor: the diagnosis of one process's trace (any CUDA program, recorded by
+ * libunderfed_inject.so or made by hand in a test). Plain C, no CUDA.
+ *
+ * 1. The steady state: steps from NVTX ranges (the most frequent range name), else from the
+ *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs)
+ *    in launch order; leading and trailing steps much slower than the median (warm-up, a
+ *    compiling first step) are left out. What precedes the steps (start-up, compilation,
+ *    warm-up) and follows them (the tail) is measured and reported, not analysed.
+ * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
+ *    plus the idle gaps split by cause (after a sync that waited for the device, at a step
+ *    boundary, between launches inside a step), syncs per step and where in the step they
+ *    fall, pageable and exposed host-to-device copies.
+ * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that the README's
+ *    table is tested against): verdict none / moderate / high from the share of step time at
+ *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
+ *    leave no trace in a timeline: those rules say "cannot tell" and why. */
+#ifndef UF_DOCTOR_H
+#define UF_DOCTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "strbuf.h"
+#include "timeline.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One process's records (one file per pid: doctor_trace.h). Counter means are NaN when not
+ * recorded. */
+typedef struct uf_dtrace {
+    uf_activity *acts;
+    size_t n_acts;
+    uf_api_call *apis;
+    size_t n_apis;
+    uf_sync_call *syncs;
+    size_t n_syncs;
+    uf_range *ranges;
+    size_t n_ranges;
+    int pid;
+    int sm_count;               /* SMs of the device; 0 unknown */
+    double sm_active_pct;       /* counters over the run (PM sampling), NaN when absent */
+    double tensor_active_pct;
+    double dram_pct;
+    double nvml_util_pct;       /* NVML "gpu" utilization mean, NaN when absent */
+    uint64_t dropped;           /* records CUPTI dropped */
+    char note[256];             /* what the recorder could not see (another CUPTI client, ...) */
+} uf_dtrace;
+
+typedef enum {
+    UF_VERDICT_NONE = 0, UF_VERDICT_MODERATE = 1, UF_VERDICT_HIGH = 2, UF_VERDICT_CANNOT_TELL = 3
+} uf_verdict;
+
+/* The rules, one per failure mode. */
+typedef enum {
+    UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_COMM_EXPOSED,
+    UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_PADDING,
+    UF_RULE_RECOMPUTE, UF_N_RULES
+} uf_rule_id;
+
+/* One row of the rule table: the share of step time at stake (a percentage) is moderate from
+ * `moderate_pct` and high from `high_pct`; `gate_*` is the rule's extra condition (see its
+ * text). Rules that a trace cannot decide have NaN thresholds and say why in `fix`. */
+typedef struct uf_doctor_rule {
+    const char *id;             /* "launch_bound" */
+    const char *failure;        /* the failure mode, one line */
+    const char *share;          /* what the share at stake measures */
+    double moderate_pct, high_pct;
+    const char *gate;           /* the extra condition, in words ("" none) */
+    double gate_value;          /* its number (NaN none) */
+    const char *fix;
+    const char *scenario;       /* the suite's reproduction (build/scenarios/NAME --explain),
+                                 * or the example; "" none yet */
+    const char *source;         /* where the thresholds come from */
+} uf_doctor_rule;
+
+extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
+
+/* Thresholds the analysis itself uses (steady state, step detection). */
+#define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
+#define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
+#define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
+
+typedef struct uf_finding {
+    uf_rule_id rule;
+    uf_verdict verdict;
+    double share_pct;           /* share of step time at stake (NaN: cannot tell) */
+    char evidence[384];         /* the measured figures behind the verdict */
+} uf_finding;
+
+/* The diagnosis of one process. Times in ms; shares in % of the steady window (device time),
+ * which is the share of the mean step. */
+typedef struct uf_diagnosis {
+    int pid;
+    char step_source[160];      /* "nvtx \"train_step\"" or "detected: every 12 records" or
+                                 * "none: whole run" */
+    int n_steps;                /* steps in the steady window */
+    int steps_left_out;         /* slow leading/trailing steps left out (warm-up, tail) */
+    double startup_ms;          /* first record → the window's first device work (start-up,
+                                 * compilation, warm-up) */
+    double tail_ms;             /* the window's last device work → last record */
+    double window_ms;           /* the steady window on the device: first → last device work
+                                 * launched inside the steps (uf_timeline_metrics.window_ms) */
+    double step_ms;             /* median step on the device: a step's first work to the next's */
+    uf_timeline_metrics tl;     /* the harness's metrics over the window */
+    double launch_gap_pct;      /* host-wait idle between launches inside a step, % of window */
+    double input_gap_pct;       /* host-wait idle before a step's first work, % of window */
+    double sync_gap_pct;        /* idle after a sync that waited for the device, % of window */
+    double syncs_per_step;      /* host waits (sync calls, blocking device-to-host copies) */
+    double sync_pos_pct;        /* mean position in their step where those waits returned
+                                 * (0 start, 100 end); NaN with none */
+    double pageable_per_step;   /* pageable memcpys per step */
+    double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
+    double elementwise_ms;      /* kernel time per step in elementwise chains */
+    double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
+    double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
+    uf_finding findings[UF_N_RULES];   /* in rule order */
+    int order[UF_N_RULES];      /* findings by verdict, then share: order[0] is the top finding */
+    char note[256];             /* the recorder's note */
+} uf_diagnosis;
+
+/* Diagnose one process's trace. 0, or -1 with err (no device activity, out of memory). */
+int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t errlen);
+
+/* The verdict of rule r for a share (and its gate: 1 holds, 0 not). */
+uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds);
+
+const char *uf_doctor_verdict_name(uf_verdict v);
+
+/* The diagnosis as text (what a person reads), and as a JSON object. */
+void uf_doctor_print(FILE *f, const uf_diagnosis *d);
+void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
+/* The rule table as Markdown (the README's table is this output). */
+void uf_doctor_rules_markdown(uf_strbuf *b);
+
+/* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that
+ * use tensor cores. Substring matches, case-sensitive, against tables in doctor.c. */
+int uf_doctor_is_elementwise(const char *name);
+int uf_doctor_is_gemm(const char *name);
+int uf_doctor_is_tensor_core(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,480 @@
+/* The doctor's trace files (doctor_trace.h has the format). */
+#include "doctor_trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "fileutil.h"
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+/* A name as the rest of a line: control characters become spaces, NULL or "" becomes "?". */
+static void put_name(uf_strbuf *b, const char *name)
+{
+    if (name == NULL || name[0] == '\0') {
+        uf_sb_puts(b, "?\n");
+        return;
+    }
+    for (const char *p = name; *p; p++) {
+        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
+        uf_sb_putn(b, &c, 1);
+    }
+    uf_sb_puts(b, "\n");
+}
+
+static void put_pct(uf_strbuf *b, double v)
+{
+    if (isnan(v))
+        uf_sb_puts(b, " nan");
+    else
+        uf_sb_printf(b, " %.6g", v);
+}
+
+static void put_activity(uf_strbuf *b, const uf_activity *a)
+{
+    char kind = a->kind == UF_ACT_KERNEL ? 'K' : a->kind == UF_ACT_MEMCPY ? 'C' : 'M';
+    uf_sb_printf(b, "%c %" PRIu64 " %" PRIu64 " %" PRIu32 " %" PRIu32 " %" PRIu32, kind,
+                 a->start_ns, a->end_ns, a->correlation_id, a->device_id, a->stream_id);
+    if (a->kind == UF_ACT_KERNEL) {
+        uf_sb_printf(b, " %" PRIu32 " %" PRIu32 " %d ", a->blocks, a->graph_id, a->is_comm ? 1 : 0);
+        put_name(b, a->name);
+    } else if (a->kind == UF_ACT_MEMCPY) {
+        uf_sb_printf(b, " %d %d %" PRIu64 "\n", a->copy_kind, a->pageable ? 1 : 0, a->bytes);
+    } else {
+        uf_sb_printf(b, " %" PRIu64 "\n", a->bytes);
+    }
+}
+
+void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
+{
+    uf_sb_printf(b, "%s\npid %d\nsm_count %d\ncounters", UF_TRACE_MAGIC, t->pid, t->sm_count);
+    put_pct(b, t->sm_active_pct);
+    put_pct(b, t->tensor_active_pct);
+    put_pct(b, t->dram_pct);
+    put_pct(b, t->nvml_util_pct);
+    uf_sb_printf(b, "\ndropped %" PRIu64 "\nnote ", t->dropped);
+    for (const char *p = t->note; *p; p++) {
+        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
+        uf_sb_putn(b, &c, 1);
+    }
+    uf_sb_puts(b, "\n");
+    for (size_t i = 0; i < t->n_acts; i++)
+        put_activity(b, &t->acts[i]);
+    for (size_t i = 0; i < t->n_apis; i++) {
+        const uf_api_call *a = &t->apis[i];
+        uf_sb_printf(b, "A %" PRIu64 " %" PRIu64 " %" PRIu32 " %d ", a->start_ns, a->end_ns,
+                     a->correlation_id, a->is_runtime ? 1 : 0);
+        put_name(b, a->name);
+    }
+    for (size_t i = 0; i < t->n_syncs; i++) {
+        const uf_sync_call *s = &t->syncs[i];
+        uf_sb_printf(b, "S %" PRIu64 " %" PRIu64 " %" PRIu32 " %d\n", s->start_ns, s->end_ns,
+                     s->correlation_id, s->kind);
+    }
+    for (size_t i = 0; i < t->n_ranges; i++) {
+        uf_sb_printf(b, "R %" PRIu64 " %" PRIu64 " ", t->ranges[i].start_ns, t->ranges[i].end_ns);
+        put_name(b, t->ranges[i].name);
+    }
+    uf_sb_printf(b, "end %zu\n", t->n_acts + t->n_apis + t->n_syncs + t->n_ranges);
+}
+
+int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen)
+{
+    char path[1024];
+    int n = snprintf(path, sizeof path, "%s/%s%d%s", dir, UF_TRACE_PREFIX, t->pid, UF_TRACE_SUFFIX);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return uf_set_err(err, errlen, "%s: path too long", dir);
+    uf_strbuf b = {0};
+    uf_trace_format(&b, t);
+    return uf_sb_commit(&b, path, err, errlen);
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+typedef struct cursor {
+    char *p;                    /* the rest of the current line */
+    const char *path;
+    int line;
+    char *err;
+    size_t errlen;
+} cursor;
+
+static int bad(const cursor *c, const char *what)
+{
+    return uf_set_err(c->err, c->errlen, "%s:%d: %s", c->path, c->line, what);
+}
+
+/* One decimal field followed by a space (or the end of the line when last). */
+static int field_u64(cursor *c, uint64_t *v, int last, const char *what)
+{
+    char msg[128];
+    if (*c->p < '0' || *c->p > '9') {
+        snprintf(msg, sizeof msg, "%s: expected a decimal number", what);
+        return bad(c, msg);
+    }
+    errno = 0;
+    char *end;
+    unsigned long long x = strtoull(c->p, &end, 10);
+    if (errno != 0 || (last ? *end != '\0' : *end != ' ')) {
+        snprintf(msg, sizeof msg, "%s: %s", what,
+                 errno ? "out of range" : last ? "trailing characters" : "expected a space after it");
+        return bad(c, msg);
+    }
+    *v = x;
+    c->p = last ? end : end + 1;
+    return 0;
+}
+
+static int field_u32(cursor *c, uint32_t *v, int last, const char *what)
+{
+    uint64_t x = 0;
+    if (field_u64(c, &x, last, what) != 0)
+        return -1;
+    if (x > UINT32_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: out of range", what);
+        return bad(c, msg);
+    }
+    *v = (uint32_t)x;
+    return 0;
+}
+
+/* A 0/1 flag or a small enum (0..max). */
+static int field_small(cursor *c, uint8_t *v, unsigned max, int last, const char *what)
+{
+    uint64_t x = 0;
+    if (field_u64(c, &x, last, what) != 0)
+        return -1;
+    if (x > max) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s: %" PRIu64 " is not 0..%u", what, x, max);
+        return bad(c, msg);
+    }
+    *v = (uint8_t)x;
+    return 0;
+}
+
+/* The rest of the line as a name (non-empty). */
+static int field_name(cursor *c, const char **name)
+{
+    if (*c->p == '\0')
+        return bad(c, "missing name");
+    *name = c->p;
+    return 0;
+}
+
+/* START END with END >= START. */
+static int field_times(cursor *c, uint64_t *start, uint64_t *end, int last)
+{
+    if (field_u64(c, start, 0, "start") != 0 || field_u64(c, end, last, "end") != 0)
+        return -1;
+    return *end < *start ? bad(c, "end before start") : 0;
+}
+
+static int parse_activity(cursor *c, char kind, uf_activity *a)
+{
+    memset(a, 0, sizeof *a);
+    a->kind = kind == 'K' ? UF_ACT_KERNEL : kind == 'C' ? UF_ACT_MEMCPY : UF_ACT_MEMSET;
+    if (field_times(c, &a->start_ns, &a->end_ns, 0) != 0 ||
+        field_u32(c, &a->correlation_id, 0, "correlation id") != 0 ||
+        field_u32(c, &a->device_id, 0, "device") != 0 ||
+        field_u32(c, &a->stream_id, 0, "stream") != 0)
+        return -1;
+    if (kind == 'K')
+        return field_u32(c, &a->blocks, 0, "blocks") != 0 ||
+                       field_u32(c, &a->graph_id, 0, "graph id") != 0 ||
+                       field_small(c, &a->is_comm, 1, 0, "comm") != 0 ||
+                       field_name(c, &a->name) != 0
+                   ? -1 : 0;
+    if (kind == 'C')
+        return field_small(c, &a->copy_kind, UF_COPY_DTOD, 0, "copy kind") != 0 ||
+                       field_small(c, &a->pageable, 1, 0, "pageable") != 0 ||
+                       field_u64(c, &a->bytes, 1, "bytes") != 0
+                   ? -1 : 0;
+    return field_u64(c, &a->bytes, 1, "bytes");
+}
+
+/* "counters SM TENSOR DRAM NVML": each a percentage 0..100 or "nan". */
+static int parse_counters(cursor *c, uf_dtrace *t)
+{
+    double *out[4] = {&t->sm_active_pct, &t->tensor_active_pct, &t->dram_pct, &t->nvml_util_pct};
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        if (strncmp(c->p, "nan", 3) == 0) {
+            *out[i] = NAN;
+            end = c->p + 3;
+        } else {
+            errno = 0;
+            *out[i] = strtod(c->p, &end);
+            if (end == c->p || errno != 0 || !(*out[i] >= 0.0 && *out[i] <= 100.0))
+                return bad(c, "counters: expected a percentage 0..100 or nan");
+        }
+        if (*end != (i == 3 ? '\0' : ' '))
+            return bad(c, "counters: expected four values separated by one space");
+        c->p = i == 3 ? end : end + 1;
+    }
+    return 0;
+}
+
+/* The header lines, in order. */
+static const char *const header_keys[] = {"pid", "sm_count", "counters", "dropped", "note"};
+enum { N_HEADER = 5 };
+
+static int parse_header(cursor *c, int k, uf_dtrace *t)
+{
+    uint64_t v;
+    switch (k) {
+    case 0:
+        if (field_u64(c, &v, 1, "pid") != 0)
+            return -1;
+        if (v > INT32_MAX)
+            return bad(c, "pid: out of range");
+        t->pid = (int)v;
+        return 0;
+    case 1:
+        if (field_u64(c, &v, 1, "sm_count") != 0)
+            return -1;
+        if (v > 100000)
+            return bad(c, "sm_count: out of range");
+        t->sm_count = (int)v;
+        return 0;
+    case 2:
+        return parse_counters(c, t);
+    case 3:
+        return field_u64(c, &t->dropped, 1, "dropped");
+    default:
+        uf_copy_str(t->note, sizeof t->note, c->p);
+        return 0;
+    }
+}
+
+/* How many records of each kind the text holds (lines starting "K ", "C ", ...). */
+static void count_records(const char *text, size_t *acts, size_t *apis, size_t *syncs,
+                          size_t *ranges)
+{
+    *acts = *apis = *syncs = *ranges = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (p[0] == '\0' || p[1] != ' ')
+            continue;
+        *acts += p[0] == 'K' || p[0] == 'C' || p[0] == 'M';
+        *apis += p[0] == 'A';
+        *syncs += p[0] == 'S';
+        *ranges += p[0] == 'R';
+    }
+}
+
+/* One record line (c->p after "X "). */
+static int parse_record(cursor *c, char kind, uf_dtrace *t)
+{
+    switch (kind) {
+    case 'K': case 'C': case 'M':
+        return parse_activity(c, kind, &t->acts[t->n_acts++]);
+    case 'A': {
+        uf_api_call *a = &t->apis[t->n_apis++];
+        memset(a, 0, sizeof *a);
+        return field_times(c, &a->start_ns, &a->end_ns, 0) != 0 ||
+                       field_u32(c, &a->correlation_id, 0, "correlation id") != 0 ||
+                       field_small(c, &a->is_runtime, 1, 0, "runtime") != 0 ||
+                       field_name(c, &a->name) != 0 ? -1 : 0;
+    }
+    case 'S': {
+        uf_sync_call *s = &t->syncs[t->n_syncs++];
+        memset(s, 0, sizeof *s);
+        return field_times(c, &s->start_ns, &s->end_ns, 0) != 0 ||
+                       field_u32(c, &s->correlation_id, 0, "correlation id") != 0 ||
+                       field_small(c, &s->kind, UF_SYNC_CONTEXT, 1, "sync kind") != 0 ? -1 : 0;
+    }
+    case 'R': {
+        uf_range *r = &t->ranges[t->n_ranges++];
+        return field_times(c, &r->start_ns, &r->end_ns, 0) != 0 || field_name(c, &r->name) != 0
+                   ? -1 : 0;
+    }
+    default:
+        return bad(c, "unknown record (expected K, C, M, A, S, R or end)");
+    }
+}
+
+static int alloc_records(uf_dtrace *t, const char *text)
+{
+    size_t acts, apis, syncs, ranges;
+    count_records(text, &acts, &apis, &syncs, &ranges);
+    t->acts = calloc(acts + 1, sizeof *t->acts);
+    t->apis = calloc(apis + 1, sizeof *t->apis);
+    t->syncs = calloc(syncs + 1, sizeof *t->syncs);
+    t->ranges = calloc(ranges + 1, sizeof *t->ranges);
+    return t->acts && t->apis && t->syncs && t->ranges ? 0 : -1;
+}
+
+/* The lines of text, in place: header, records, "end N", nothing after. */
+static int parse_lines(char *text, cursor *c, uf_dtrace *t)
+{
+    int header = 0, ended = 0;
+    for (char *line = text; *line != '\0';) {
+        char *nl = strchr(line, '\n');
+        if (nl == NULL)
+            return bad(c, "last line not terminated (a truncated file?)");
+        *nl = '\0';
+        c->line++;
+        c->p = line;
+        if (ended)
+            return bad(c, "text after the end line");
+        if (c->line == 1) {
+            if (strcmp(line, UF_TRACE_MAGIC) != 0)
+                return bad(c, "not an underfed doctor trace (expected \"" UF_TRACE_MAGIC "\")");
+        } else if (header < N_HEADER) {
+            size_t klen = strlen(header_keys[header]);
+            if (strncmp(line, header_keys[header], klen) != 0 || line[klen] != ' ') {
+                char msg[96];
+                snprintf(msg, sizeof msg, "expected the header line \"%s ...\"", header_keys[header]);
+                return bad(c, msg);
+            }
+            c->p = line + klen + 1;
+            if (parse_header(c, header++, t) != 0)
+                return -1;
+        } else if (strncmp(line, "end ", 4) == 0) {
+            uint64_t n;
+            c->p = line + 4;
+            if (field_u64(c, &n, 1, "end") != 0)
+                return -1;
+            if (n != t->n_acts + t->n_apis + t->n_syncs + t->n_ranges)
+                return bad(c, "end: the record count does not match the records (a damaged file?)");
+            ended = 1;
+        } else {
+            if (line[0] == '\0' || line[1] != ' ')
+                return bad(c, "unknown record (expected K, C, M, A, S, R or end)");
+            c->p = line + 2;
+            if (parse_record(c, line[0], t) != 0)
+                return -1;
+        }
+        line = nl + 1;
+    }
+    if (!ended)
+        return bad(c, "no end line (a truncated file?)");
+    return 0;
+}
+
+void uf_trace_free(uf_trace_file *f)
+{
+    free(f->t.acts);
+    free(f->t.apis);
+    free(f->t.syncs);
+    free(f->t.ranges);
+    free(f->text);
+    memset(f, 0, sizeof *f);
+}
+
+int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->text = text;
+    uf_copy_str(f->path, sizeof f->path, path);
+    cursor c = {text, path, 0, err, errlen};
+    if (alloc_records(&f->t, text) != 0) {
+        uf_trace_free(f);
+        return uf_set_err(err, errlen, "%s: out of memory", path);
+    }
+    if (parse_lines(text, &c, &f->t) != 0) {
+        uf_trace_free(f);
+        return -1;
+    }
+    return 0;
+}
+
+int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen)
+{
+    char *text;
+    size_t len;
+    memset(f, 0, sizeof *f);
+    if (uf_read_file(path, &text, &len, err, errlen) != 0)
+        return -1;
+    if (strlen(text) != len) {
+        free(text);
+        return uf_set_err(err, errlen, "%s: a NUL byte inside (not a text trace)", path);
+    }
+    return uf_trace_parse(text, path, f, err, errlen);
+}
+
+/* ---- a folder of traces ------------------------------------------------------------------ */
+
+static int is_trace_name(const char *name)
+{
+    size_t n = strlen(name), lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
+    return n > lp + ls && strncmp(name, UF_TRACE_PREFIX, lp) == 0 &&
+           strcmp(name + n - ls, UF_TRACE_SUFFIX) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void uf_trace_free_all(uf_trace_file *files, int n)
+{
+    for (int i = 0; files != NULL && i < n; i++)
+        uf_trace_free(&files[i]);
+    free(files);
+}
+
+/* The trace file names of dir, sorted, into *names (malloc'ed each). */
+static int list_traces(const char *dir, char ***names, int *n, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return uf_set_err(err, errlen, "%s: cannot open: %s", dir, strerror(errno));
+    int cap = 0, rc = 0;
+    *names = NULL;
+    *n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (!is_trace_name(e->d_name))
+            continue;
+        char **grown = uf_grow(*names, &cap, *n + 1, sizeof **names, 16);
+        char *copy = grown != NULL ? strdup(e->d_name) : NULL;
+        if (grown != NULL)
+            *names = grown;
+        if (copy == NULL) {
+            rc = uf_set_err(err, errlen, "%s: out of memory", dir);
+            break;
+        }
+        (*names)[(*n)++] = copy;
+    }
+    closedir(d);
+    if (*n > 0)
+        qsort(*names, (size_t)*n, sizeof **names, cmp_str);
+    return rc;
+}
+
+int uf_trace_read_dir(const char *dir, uf_trace_file **files, int *n, char *err, size_t errlen)
+{
+    char **names = NULL;
+    int n_names = 0;
+    *files = NULL;
+    *n = 0;
+    int rc = list_traces(dir, &names, &n_names, err, errlen);
+    if (rc == 0 && n_names == 0)
+        rc = uf_set_err(err, errlen, "%s: no %sPID%s files (did the program use CUDA?)", dir,
+                        UF_TRACE_PREFIX, UF_TRACE_SUFFIX);
+    if (rc == 0 && (*files = calloc((size_t)n_names, sizeof **files)) == NULL)
+        rc = uf_set_err(err, errlen, "%s: out of memory", dir);
+    for (int i = 0; rc == 0 && i < n_names; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = uf_trace_read(path, &(*files)[i], err, errlen);
+        if (rc == 0)
+            (*n)++;
+    }
+    for (int i = 0; i < n_names; i++)
+        free(names[i]);
+    free(names);
+    if (rc != 0) {
+        uf_trace_free_all(*files, *n);
+        *files = NULL;
+        *n = 0;
+    }
+    return rc;
+}

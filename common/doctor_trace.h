@@ -1,0 +1,66 @@
+/* The file libunderfed_inject.so writes for the doctor: one process's records, one file per
+ * pid (DIR/underfed-trace.PID.txt), written atomically at exit (temporary name, rename), read
+ * strictly: a malformed line is an error naming file and line. Plain C, no CUDA.
+ *
+ * Text, one record a line, fields separated by one space, integers in decimal, times in ns
+ * (CUPTI's timebase). The header lines come first, each at most once, in this order; the last
+ * line counts the records, so that a truncated file is an error, not a shorter run:
+ *
+ *   underfed-doctor-trace 1
+ *   pid PID
+ *   sm_count N                        SMs of the device (0 unknown)
+ *   counters SM TENSOR DRAM NVML      run means in %, "nan" where not measured
+ *   dropped N                         records CUPTI dropped
+ *   note TEXT                         what the recorder could not see (may be empty)
+ *   K START END CORR DEVICE STREAM BLOCKS GRAPH COMM NAME   kernel (COMM 1: NCCL)
+ *   C START END CORR DEVICE STREAM KIND PAGEABLE BYTES     memcpy (KIND uf_copy_kind)
+ *   M START END CORR DEVICE STREAM BYTES                   memset
+ *   A START END CORR RUNTIME NAME                          API call (RUNTIME 1, driver 0)
+ *   S START END CORR KIND                                  sync (KIND uf_sync_kind)
+ *   R START END NAME                                       NVTX range
+ *   end N                                                  N = records above
+ *
+ * NAME is the rest of the line (kernel names have spaces); the writer turns control
+ * characters into spaces and writes "?" for a missing name. */
+#ifndef UF_DOCTOR_TRACE_H
+#define UF_DOCTOR_TRACE_H
+
+#include <stddef.h>
+
+#include "doctor.h"
+#include "strbuf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UF_TRACE_MAGIC "underfed-doctor-trace 1"
+#define UF_TRACE_PREFIX "underfed-trace."
+#define UF_TRACE_SUFFIX ".txt"
+
+/* A trace read from a file: the records point into `text`, which the file owns. */
+typedef struct uf_trace_file {
+    uf_dtrace t;
+    char *text;
+    char path[512];
+} uf_trace_file;
+
+/* The trace as the file's text, into b. */
+void uf_trace_format(uf_strbuf *b, const uf_dtrace *t);
+/* DIR/underfed-trace.PID.txt, atomically. 0, or -1 with err. */
+int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen);
+/* Read and check one file. 0, or -1 with err "PATH:LINE: what is wrong". */
+int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen);
+/* Parse text (the file's content, modified in place and then owned by f). Same errors. */
+int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, size_t errlen);
+void uf_trace_free(uf_trace_file *f);
+
+/* Every DIR/underfed-trace.*.txt, sorted by name, into *files (malloc'ed, *n of them).
+ * 0, or -1 with err (a bad file, or none at all). */
+int uf_trace_read_dir(const char *dir, uf_trace_file **files, int *n, char *err, size_t errlen);
+void uf_trace_free_all(uf_trace_file *files, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `underfed doctor` through the tool, without a GPU: the recorded fixtures of tests/data/doctor
+# (made by tests/test_doctor.c's simulator: pid 42 reads the loss with a sync every step, pid 43
+# tokenizes on the step's thread) are diagnosed and written as JSON; damaged records, bad usage
+# and a missing recorder are exit 2 with a message; a run passes the injection variables to
+# the command (the recorder itself needs a GPU, so that run has no records: exit 2, said).
+#   tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+tool=$build/tools/underfed
+data=$src/tests/data/doctor
+work=$build/doctor-cli-test
+failures=0
+[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect STATUS MESSAGE WHAT COMMAND...: the exit status, and MESSAGE (a fixed string) in the
+# output (stdout and stderr together).
+expect() {
+  local want=$1 message=$2 what=$3; shift 3
+  "$@" > "$work/out.txt" 2>&1
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    fail "$what: exit $got, expected $want"; cat "$work/out.txt" >&2
+  elif [ -n "$message" ] && ! grep -qF -- "$message" "$work/out.txt"; then
+    fail "$what: no '$message' in:"; cat "$work/out.txt" >&2
+  else
+    echo "ok: $what: exit $got"
+  fi
+}
+
+rm -rf "$work"
+mkdir -p "$work" || exit 1
+
+expect 0 "pid 42: host synchronization inside the step" "the .item() loop" \
+  "$tool" doctor --from "$data" --json "$work/d.json"
+grep -qF "pid 43: starved input" "$work/out.txt" || fail "pid 43 not diagnosed as starved input"
+grep -qF '"top_finding": "host_sync"' "$work/d.json" || fail "JSON lacks pid 42's top finding"
+grep -qF '"top_finding": "starved_input"' "$work/d.json" || fail "JSON lacks pid 43's top finding"
+if command -v python3 > /dev/null; then
+  python3 -m json.tool "$work/d.json" > /dev/null || fail "d.json is not JSON"
+fi
+
+mkdir -p "$work/damaged"
+sed 's/^K 1004000 /K x /' "$data/underfed-trace.42.txt" > "$work/damaged/underfed-trace.42.txt"
+expect 2 "underfed-trace.42.txt:7: start: expected a decimal number" "a damaged record" \
+  "$tool" doctor --from "$work/damaged"
+head -c 3000 "$data/underfed-trace.42.txt" > "$work/damaged/underfed-trace.42.txt"
+expect 2 "underfed-trace.42.txt:" "a truncated file" "$tool" doctor --from "$work/damaged"
+mkdir -p "$work/empty"
+expect 2 "no underfed-trace.PID.txt files" "a folder without traces" \
+  "$tool" doctor --from "$work/empty"
+expect 2 "cannot open" "a missing folder" "$tool" doctor --from "$work/missing"
+
+expect 2 "nothing to do" "no arguments" "$tool" doctor
+expect 2 "give one of" "two modes" "$tool" doctor --from "$data" --rules
+expect 2 "nothing to run after --" "-- without a command" "$tool" doctor --
+expect 2 "unknown argument" "an unknown option" "$tool" doctor --frobnicate
+expect 2 "apply to a run" "--light without a run" "$tool" doctor --from "$data" --light
+expect 0 "| \`launch_bound\` |" "--rules" "$tool" doctor --rules
+expect 0 "usage: underfed doctor" "--help" "$tool" doctor --help
+
+expect 2 "the recorder $work/none.so" "a missing recorder" \
+  "$tool" doctor --inject "$work/none.so" --out "$work/run" -- true
+# Any file stands in for the recorder here: the command sees the variables, records nothing.
+touch "$work/fake_inject.so"
+expect 2 "no underfed-trace.PID.txt files" "a run without records" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" --light -- \
+  sh -c 'echo "$CUDA_INJECTION64_PATH $NVTX_INJECTION64_PATH $UNDERFED_DOCTOR_OUT $UNDERFED_DOCTOR_LIGHT" > "$0/env.txt"' "$work"
+[ "$(cat "$work/env.txt" 2>/dev/null)" = "$work/fake_inject.so $work/fake_inject.so $work/run 1" ] ||
+  fail "the command saw: $(cat "$work/env.txt" 2>/dev/null)"
+expect 1 "exited with status 3" "a failing command" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'exit 3'
+expect 1 "--help" "COMMAND's own --help is COMMAND's" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'echo "$1"; exit 4' sh --help
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
+echo "all doctor CLI cases passed"

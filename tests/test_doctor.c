@@ -1,0 +1,651 @@
+/* Unit tests of the doctor (doctor.c, doctor_trace.c) on hand-made timelines: a small
+ * simulator of a host that launches work onto streams (launch cost, launch latency, blocking
+ * copies, syncs) makes each failure mode's trace; each rule must fire on its own case and on
+ * no other. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "doctor.h"
+#include "doctor_trace.h"
+#include "fileutil.h"
+
+enum { MAX_RECORDS = 20000, SM_COUNT = 132 };
+
+#define US 1000ull
+#define MS 1000000ull
+#define LAUNCH_COST_NS (6 * US)     /* host time of one launch call */
+#define LAUNCH_LAT_NS (4 * US)      /* earliest kernel start after the call began */
+
+typedef struct sim {
+    uf_activity acts[MAX_RECORDS];
+    uf_api_call apis[MAX_RECORDS];
+    uf_sync_call syncs[MAX_RECORDS];
+    uf_range ranges[MAX_RECORDS];
+    size_t n_acts, n_apis, n_syncs, n_ranges;
+    uint64_t host_ns;
+    uint64_t stream_free_ns[4];
+    uint32_t corr;
+    uf_dtrace t;
+} sim;
+
+static sim *sim_new(void)
+{
+    sim *s = calloc(1, sizeof *s);
+    cr_assert_not_null(s);
+    s->host_ns = 1 * MS;
+    return s;
+}
+
+/* The records as a trace (no counters). */
+static const uf_dtrace *sim_trace(sim *s)
+{
+    s->t = (uf_dtrace){.acts = s->acts, .n_acts = s->n_acts, .apis = s->apis,
+                       .n_apis = s->n_apis, .syncs = s->syncs, .n_syncs = s->n_syncs,
+                       .ranges = s->ranges, .n_ranges = s->n_ranges, .pid = 42,
+                       .sm_count = SM_COUNT, .sm_active_pct = NAN, .tensor_active_pct = NAN,
+                       .dram_pct = NAN, .nvml_util_pct = NAN};
+    return &s->t;
+}
+
+static void sim_host(sim *s, uint64_t ns) { s->host_ns += ns; }
+
+static uf_api_call *sim_api(sim *s, const char *name, uint64_t end_ns)
+{
+    uf_api_call *a = &s->apis[s->n_apis++];
+    *a = (uf_api_call){.start_ns = s->host_ns, .end_ns = end_ns, .correlation_id = ++s->corr,
+                       .is_runtime = 1, .name = name};
+    return a;
+}
+
+/* Device work on a stream: starts when the stream is free and the launch has arrived. */
+static uf_activity *sim_work(sim *s, int stream, uf_act_kind kind, uint64_t dur_ns)
+{
+    uint64_t arrive = s->host_ns + LAUNCH_LAT_NS;
+    uint64_t start = s->stream_free_ns[stream] > arrive ? s->stream_free_ns[stream] : arrive;
+    uf_activity *a = &s->acts[s->n_acts++];
+    *a = (uf_activity){.start_ns = start, .end_ns = start + dur_ns, .correlation_id = s->corr,
+                       .stream_id = (uint32_t)stream, .kind = (uint8_t)kind};
+    s->stream_free_ns[stream] = a->end_ns;
+    return a;
+}
+
+static void sim_kernel(sim *s, int stream, const char *name, uint64_t dur_ns, uint32_t blocks,
+                       int comm)
+{
+    sim_api(s, "cudaLaunchKernel_v7000", s->host_ns + LAUNCH_COST_NS);
+    uf_activity *k = sim_work(s, stream, UF_ACT_KERNEL, dur_ns);
+    k->name = name;
+    k->blocks = blocks;
+    k->is_comm = (uint8_t)comm;
+    s->host_ns += LAUNCH_COST_NS;
+}
+
+/* A copy; a blocking one returns to the host after the copy ends. */
+static void sim_copy(sim *s, int stream, uf_copy_kind kind, int pageable, uint64_t dur_ns,
+                     int blocking)
+{
+    uf_api_call *a = sim_api(s, "cudaMemcpyAsync_v3020", 0);
+    uf_activity *c = sim_work(s, stream, UF_ACT_MEMCPY, dur_ns);
+    c->copy_kind = (uint8_t)kind;
+    c->pageable = (uint8_t)pageable;
+    c->bytes = 4096;
+    a->end_ns = blocking ? c->end_ns + 2 * US : s->host_ns + LAUNCH_COST_NS;
+    s->host_ns = a->end_ns;
+}
+
+/* cudaStreamSynchronize(stream): the host blocks until the stream is drained. */
+static void sim_sync(sim *s, int stream)
+{
+    uint64_t done = s->stream_free_ns[stream] > s->host_ns ? s->stream_free_ns[stream] : s->host_ns;
+    uf_api_call *a = sim_api(s, "cudaStreamSynchronize_v3020", done + 2 * US);
+    s->syncs[s->n_syncs++] = (uf_sync_call){.start_ns = a->start_ns, .end_ns = a->end_ns,
+                                             .correlation_id = a->correlation_id,
+                                             .kind = UF_SYNC_STREAM};
+    s->host_ns = a->end_ns;
+}
+
+static void sim_range(sim *s, const char *name, uint64_t start_ns)
+{
+    s->ranges[s->n_ranges++] = (uf_range){.start_ns = start_ns, .end_ns = s->host_ns, .name = name};
+}
+
+/* ---- the cases: one failure mode each, and a healthy step ---------------------------------- */
+
+enum { STEPS = 12 };
+
+static const char *const storm_ops[] = {"op_add", "op_mul", "op_gelu", "op_scale"};
+
+/* 200 tiny kernels a step: each 2 us, each launch 6 us of host time. */
+static void storm_step(sim *s)
+{
+    for (int k = 0; k < 200; k++)
+        sim_kernel(s, 0, storm_ops[k % 4], 2 * US, SM_COUNT, 0);
+    sim_kernel(s, 0, "loss_kernel", 2 * US, SM_COUNT, 0);
+}
+
+/* Forward, backward and optimizer: big tensor-core kernels, the host far ahead. */
+static void train_kernels(sim *s)
+{
+    sim_kernel(s, 0, "sm90_xmma_gemm_fwd", 400 * US, SM_COUNT, 0);
+    sim_kernel(s, 0, "sm90_xmma_gemm_bwd", 800 * US, SM_COUNT, 0);
+    sim_kernel(s, 0, "multi_tensor_apply_adam", 300 * US, SM_COUNT, 0);
+}
+
+static void case_launch_storm(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        storm_step(s);
+}
+
+/* loss.item() every step: a read-back and a sync at the step's end, then the host's own work
+ * (logging, the next batch's Python) with the device idle. */
+static void case_item_every_step(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 0);
+        sim_sync(s, 0);
+        sim_host(s, 300 * US);
+    }
+}
+
+/* The same loop keeping the losses on the device and reading them all after the loop: as
+ * many copies and syncs, none inside a step. */
+static void case_item_after_loop(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_host(s, 300 * US);
+    }
+    for (int i = 0; i < STEPS; i++) {
+        sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 0);
+        sim_sync(s, 0);
+    }
+}
+
+/* Tokenize on the host (3 ms), a blocking pageable copy, then a short step. */
+static void case_starved_input(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_host(s, 3 * MS);
+        sim_copy(s, 0, UF_COPY_HTOD, 1, 300 * US, 1);
+        train_kernels(s);
+    }
+}
+
+/* The all-reduce after the backward, on the compute stream: nothing overlaps it. */
+static void case_comm_sequential(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_kernel(s, 0, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1500 * US, 16, 1);
+    }
+}
+
+/* Bucketed: the all-reduce runs on its own stream under the backward. */
+static void case_comm_overlapped(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "sm90_xmma_gemm_fwd", 400 * US, SM_COUNT, 0);
+        sim_kernel(s, 1, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 600 * US, 16, 1);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bwd", 800 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "multi_tensor_apply_adam", 300 * US, SM_COUNT, 0);
+    }
+}
+
+/* A GEMM, then five unfused elementwise ops over the activation. */
+static void case_elementwise(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "sm90_xmma_gemm_fwd", 1 * MS, SM_COUNT, 0);
+        for (int k = 0; k < 5; k++)
+            sim_kernel(s, 0, "void at::native::vectorized_elementwise_kernel<4, gelu>", 300 * US,
+                       SM_COUNT, 0);
+    }
+}
+
+/* Grids of 8 blocks on a 132-SM GPU. */
+static void case_small_batch(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        for (int k = 0; k < 3; k++)
+            sim_kernel(s, 0, k == 1 ? "small_mlp_bwd" : "small_mlp_fwd", 1 * MS, 8, 0);
+}
+
+/* fp32 GEMMs on the CUDA cores. */
+static void case_simt_gemm(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
+    }
+}
+
+static void case_healthy(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        train_kernels(s);
+}
+
+typedef struct doctor_case {
+    const char *name;
+    void (*make)(sim *s);
+    int rule;                   /* the rule that must be high; -1: none may fire */
+} doctor_case;
+
+static const doctor_case cases[] = {
+    {"launch storm", case_launch_storm, UF_RULE_LAUNCH_BOUND},
+    {".item() every step", case_item_every_step, UF_RULE_HOST_SYNC},
+    {".item() after the loop", case_item_after_loop, -1},
+    {"starved input", case_starved_input, UF_RULE_STARVED_INPUT},
+    {"sequential all-reduce", case_comm_sequential, UF_RULE_COMM_EXPOSED},
+    {"bucketed all-reduce", case_comm_overlapped, -1},
+    {"elementwise chain", case_elementwise, UF_RULE_ELEMENTWISE_CHAIN},
+    {"small batch", case_small_batch, UF_RULE_LOW_SM_FILL},
+    {"fp32 SIMT GEMM", case_simt_gemm, UF_RULE_SIMT_GEMM},
+    {"healthy", case_healthy, -1},
+};
+enum { N_CASES = sizeof cases / sizeof cases[0] };
+
+static void diagnose(const doctor_case *c, uf_diagnosis *d)
+{
+    sim *s = sim_new();
+    c->make(s);
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), d, err, sizeof err), 0, "%s: %s", c->name, err);
+    free(s);
+}
+
+static void print_diagnosis(const char *name, const uf_diagnosis *d)
+{
+    fprintf(stderr, "---- %s\n", name);
+    uf_doctor_print(stderr, d);
+}
+
+Test(doctor, each_rule_fires_on_its_case_and_on_no_other)
+{
+    for (int c = 0; c < N_CASES; c++) {
+        uf_diagnosis d;
+        diagnose(&cases[c], &d);
+        for (int r = 0; r < UF_N_RULES; r++) {
+            uf_verdict v = d.findings[r].verdict;
+            if (r == UF_RULE_PADDING || r == UF_RULE_RECOMPUTE) {
+                cr_expect_eq(v, UF_VERDICT_CANNOT_TELL, "%s: %s", cases[c].name,
+                             uf_doctor_rules[r].id);
+                continue;
+            }
+            uf_verdict want = r == cases[c].rule ? UF_VERDICT_HIGH : UF_VERDICT_NONE;
+            if (v != want || (r == 0 && getenv("UF_DOCTOR_TEST_PRINT") != NULL))
+                print_diagnosis(cases[c].name, &d);
+            cr_expect_eq(v, want, "%s: rule %s is %s (share %.1f %%), expected %s",
+                         cases[c].name, uf_doctor_rules[r].id, uf_doctor_verdict_name(v),
+                         d.findings[r].share_pct, uf_doctor_verdict_name(want));
+        }
+        if (cases[c].rule >= 0)
+            cr_expect_eq(d.order[0], cases[c].rule, "%s: top finding %s", cases[c].name,
+                         uf_doctor_rules[d.order[0]].id);
+    }
+}
+
+/* The issue's case: the same number of syncs and copies; only the loop that reads the loss
+ * inside every step stalls every step. */
+Test(doctor, item_every_step_against_after_the_loop)
+{
+    uf_diagnosis every, after;
+    diagnose(&cases[1], &every);
+    diagnose(&cases[2], &after);
+    sim *a = sim_new(), *b = sim_new();
+    case_item_every_step(a);
+    case_item_after_loop(b);
+    cr_assert_eq(a->n_syncs, b->n_syncs, "same number of syncs");
+    free(a);
+    free(b);
+    cr_expect_float_eq(every.syncs_per_step, 1.0, 1e-9, "a sync in every step: %g",
+                       every.syncs_per_step);
+    cr_expect_gt(every.sync_pos_pct, 50.0, "it returns late in the step: %g", every.sync_pos_pct);
+    cr_expect_gt(every.sync_gap_pct, 10.0, "%g", every.sync_gap_pct);
+    cr_expect_float_eq(after.syncs_per_step, 0.0, 1e-9, "none inside the steps: %g",
+                       after.syncs_per_step);
+    cr_expect(isnan(after.sync_pos_pct));
+    cr_expect_gt(after.tail_ms, 0.0, "the reads after the loop are the tail");
+    cr_expect_lt(every.step_ms / after.step_ms, 1.5, "steps of similar length");
+    cr_expect_gt(every.step_ms, after.step_ms, "the stalling loop is slower");
+}
+
+/* Steps are detected from the repeating kernel sequence: the storm's step is its 201 kernels
+ * (the loss kernel once per step), not the 4-kernel cycle of its ops. */
+Test(doctor, steps_detected_from_the_repeating_sequence)
+{
+    uf_diagnosis d;
+    diagnose(&cases[0], &d);
+    cr_expect_eq(d.n_steps, STEPS - 1, "the last repeat only closes a step: %d", d.n_steps);
+    cr_expect(strstr(d.step_source, "201") != NULL, "%s", d.step_source);
+    cr_expect_float_eq(d.tl.kernels_per_step, 201.0, 1e-9, "%g", d.tl.kernels_per_step);
+    cr_expect_float_eq(d.step_ms, 201 * 6e-3, 1e-6, "201 launches of 6 us: %g", d.step_ms);
+}
+
+/* The starved step starts at its copy (it follows the host's pause), so the pause is input. */
+Test(doctor, starved_step_starts_after_the_pause)
+{
+    uf_diagnosis d;
+    diagnose(&cases[3], &d);
+    /* 3 ms of tokenizing a step, 1.5 ms of it under the previous step's kernels. */
+    cr_expect_gt(d.input_gap_pct, 35.0, "%g", d.input_gap_pct);
+    cr_expect_float_eq(d.pageable_per_step, 1.0, 1e-9, "%g", d.pageable_per_step);
+    cr_expect_float_eq(d.h2d_exposed_ms, 0.3, 1e-9, "%g", d.h2d_exposed_ms);
+}
+
+/* NVTX ranges make the steps when present: start-up and tail are measured outside them. */
+Test(doctor, nvtx_steps_startup_and_tail)
+{
+    sim *s = sim_new();
+    sim_kernel(s, 0, "init_weights", 50 * US, SM_COUNT, 0);
+    sim_sync(s, 0);
+    sim_host(s, 100 * MS);      /* start-up: imports, compilation */
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t t0 = s->host_ns;
+        storm_step(s);
+        sim_range(s, "train_step", t0);
+        sim_range(s, "other", t0);
+        s->ranges[s->n_ranges - 1].end_ns = t0 + 1;
+        if (i % 2 == 0)         /* less frequent than the steps */
+            s->n_ranges--;
+    }
+    sim_host(s, 20 * MS);
+    sim_kernel(s, 0, "save_checkpoint", 30 * US, SM_COUNT, 0);
+    sim_sync(s, 0);
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_str_eq(d.step_source, "nvtx \"train_step\"");
+    cr_expect_eq(d.n_steps, STEPS);
+    cr_expect_gt(d.startup_ms, 100.0, "%g", d.startup_ms);
+    cr_expect_gt(d.tail_ms, 20.0, "%g", d.tail_ms);
+    cr_expect_lt(d.tail_ms, 21.0, "%g", d.tail_ms);
+    cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
+}
+
+/* Slow first steps (compilation, autotuning) are left out of the steady window. */
+Test(doctor, warmup_steps_left_out)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "sm90_xmma_gemm_fwd", (i < 2 ? 20 : 1) * MS, SM_COUNT, 0);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bwd", 1 * MS, SM_COUNT, 0);
+        sim_sync(s, 0);
+        sim_host(s, 10 * US);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_eq(d.steps_left_out, 2, "%d", d.steps_left_out);
+    cr_expect_gt(d.startup_ms, 40.0, "%g", d.startup_ms);
+    cr_expect_lt(d.step_ms, 2.1, "%g", d.step_ms);
+}
+
+/* With counters, low SM fill needs NVML's high reading (the disguise it names). */
+Test(doctor, low_sm_fill_with_counters)
+{
+    sim *s = sim_new();
+    case_healthy(s);
+    const uf_dtrace *t = sim_trace(s);
+    s->t.sm_active_pct = 20.0;
+    s->t.nvml_util_pct = 100.0;
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.findings[UF_RULE_LOW_SM_FILL].verdict, UF_VERDICT_HIGH);
+    s->t.nvml_util_pct = 60.0;
+    cr_assert_eq(uf_doctor_analyze(t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.findings[UF_RULE_LOW_SM_FILL].verdict, UF_VERDICT_NONE);
+    free(s);
+}
+
+Test(doctor, too_few_steps_analyses_the_whole_run)
+{
+    sim *s = sim_new();
+    sim_kernel(s, 0, "a", 1 * MS, SM_COUNT, 0);
+    sim_kernel(s, 0, "b", 1 * MS, SM_COUNT, 0);
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.n_steps, 1);
+    cr_expect(strstr(d.step_source, "whole run") != NULL, "%s", d.step_source);
+    free(s);
+}
+
+Test(doctor, no_activity_is_an_error)
+{
+    uf_dtrace t = {.pid = 7, .note = "another CUPTI client"};
+    uf_diagnosis d;
+    char err[256];
+    cr_expect_eq(uf_doctor_analyze(&t, &d, err, sizeof err), -1);
+    cr_expect(strstr(err, "another CUPTI client") != NULL, "%s", err);
+}
+
+/* ---- the rule table -------------------------------------------------------------------------- */
+
+Test(doctor_rules, verdict_thresholds)
+{
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_LAUNCH_BOUND, 2.99, 1), UF_VERDICT_NONE);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_LAUNCH_BOUND, 3.0, 1), UF_VERDICT_MODERATE);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_LAUNCH_BOUND, 15.0, 1), UF_VERDICT_HIGH);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_COMM_EXPOSED, 50.0, 0), UF_VERDICT_NONE, "gate");
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_PADDING, 50.0, 1), UF_VERDICT_CANNOT_TELL);
+    for (int r = 0; r < UF_N_RULES; r++) {
+        const uf_doctor_rule *x = &uf_doctor_rules[r];
+        cr_expect_not_null(x->id, "rule %d has a row", r);
+        if (!isnan(x->moderate_pct))
+            cr_expect_lt(x->moderate_pct, x->high_pct, "%s", x->id);
+    }
+}
+
+Test(doctor_rules, kernel_name_classes)
+{
+    cr_expect(uf_doctor_is_elementwise("void at::native::vectorized_elementwise_kernel<4>"));
+    cr_expect(!uf_doctor_is_elementwise("triton_poi_fused_add_gelu_0"));
+    cr_expect(uf_doctor_is_gemm("ampere_sgemm_128x64_nn"));
+    cr_expect(!uf_doctor_is_tensor_core("ampere_sgemm_128x64_nn"));
+    cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128"));
+    cr_expect(uf_doctor_is_tensor_core("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
+    cr_expect(uf_doctor_is_tensor_core("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
+}
+
+/* The README's rule table is the table in doctor.c, word for word. */
+Test(doctor_rules, readme_table_is_the_code_table)
+{
+    uf_strbuf b = {0};
+    uf_doctor_rules_markdown(&b);
+    cr_assert(!b.failed);
+    char *readme;
+    size_t len;
+    char err[256];
+    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../README.md", &readme, &len, err, sizeof err),
+                 0, "%s", err);
+    cr_expect(strstr(readme, b.data) != NULL,
+              "README.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
+              b.data);
+    free(readme);
+    free(b.data);
+}
+
+Test(doctor_rules, json_names_every_rule)
+{
+    uf_diagnosis d;
+    diagnose(&cases[0], &d);
+    uf_strbuf b = {0};
+    uf_doctor_json(&b, &d);
+    cr_assert(!b.failed);
+    cr_expect(strstr(b.data, "\"top_finding\": \"launch_bound\"") != NULL, "%s", b.data);
+    for (int r = 0; r < UF_N_RULES; r++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"rule\": \"%s\"", uf_doctor_rules[r].id);
+        cr_expect(strstr(b.data, key) != NULL, "%s", key);
+    }
+    cr_expect(strstr(b.data, "nan") == NULL && strstr(b.data, "NaN") == NULL, "no NaN in JSON");
+    free(b.data);
+}
+
+/* ---- the trace file -------------------------------------------------------------------------- */
+
+static char *format_case(void (*make)(sim *s))
+{
+    sim *s = sim_new();
+    make(s);
+    uint64_t t0 = s->host_ns;
+    sim_host(s, 5);
+    sim_range(s, "a range with spaces", t0);
+    sim_work(s, 0, UF_ACT_MEMSET, 10)->bytes = 64;
+    uf_strbuf b = {0};
+    const uf_dtrace *t = sim_trace(s);
+    s->t.sm_active_pct = 12.5;
+    uf_copy_str(s->t.note, sizeof s->t.note, "a note");
+    uf_trace_format(&b, t);
+    free(s);
+    cr_assert(!b.failed);
+    return b.data;
+}
+
+Test(doctor_trace, round_trip)
+{
+    sim *s = sim_new();
+    case_item_every_step(s);
+    const uf_dtrace *t = sim_trace(s);
+    uf_strbuf b = {0};
+    uf_trace_format(&b, t);
+    uf_trace_file f;
+    char err[256];
+    cr_assert_eq(uf_trace_parse(b.data, "mem", &f, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(f.t.pid, 42);
+    cr_expect_eq(f.t.sm_count, SM_COUNT);
+    cr_expect(isnan(f.t.nvml_util_pct));
+    cr_assert_eq(f.t.n_acts, t->n_acts);
+    cr_assert_eq(f.t.n_apis, t->n_apis);
+    cr_assert_eq(f.t.n_syncs, t->n_syncs);
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const uf_activity *x = &t->acts[i], *y = &f.t.acts[i];
+        cr_expect(x->start_ns == y->start_ns && x->end_ns == y->end_ns &&
+                  x->correlation_id == y->correlation_id && x->kind == y->kind &&
+                  x->blocks == y->blocks && x->copy_kind == y->copy_kind &&
+                  x->pageable == y->pageable && x->is_comm == y->is_comm, "activity %zu", i);
+        if (x->kind == UF_ACT_KERNEL)
+            cr_expect_str_eq(y->name, x->name);
+    }
+    uf_diagnosis d1, d2;
+    cr_assert_eq(uf_doctor_analyze(t, &d1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(uf_doctor_analyze(&f.t, &d2, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d1.order[0], d2.order[0]);
+    cr_expect_float_eq(d1.sync_gap_pct, d2.sync_gap_pct, 1e-12);
+    uf_trace_free(&f);
+    free(s);
+}
+
+Test(doctor_trace, names_ranges_counters_and_memsets)
+{
+    char *text = format_case(case_healthy);
+    uf_trace_file f;
+    char err[256];
+    cr_assert_eq(uf_trace_parse(text, "mem", &f, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(f.t.n_ranges, 1);
+    cr_expect_str_eq(f.t.ranges[0].name, "a range with spaces");
+    cr_expect_float_eq(f.t.sm_active_pct, 12.5, 1e-12);
+    cr_expect_str_eq(f.t.note, "a note");
+    cr_expect_eq(f.t.acts[f.t.n_acts - 1].kind, UF_ACT_MEMSET);
+    cr_expect_eq(f.t.acts[f.t.n_acts - 1].bytes, 64);
+    uf_trace_free(&f);
+}
+
+/* Replace the first occurrence of `from` in a formatted trace with `to`; parse it; the error
+ * must name the line and say `what`. */
+static void expect_bad(const char *from, const char *to, int line, const char *what)
+{
+    char *text = format_case(case_healthy);
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "%s", from);
+    size_t len = strlen(text), nf = strlen(from), nt = strlen(to);
+    char *edited = malloc(len - nf + nt + 1);
+    memcpy(edited, text, (size_t)(at - text));
+    memcpy(edited + (at - text), to, nt);
+    strcpy(edited + (at - text) + nt, at + nf);
+    free(text);
+    uf_trace_file f;
+    char err[256], where[64];
+    cr_expect_eq(uf_trace_parse(edited, "t.txt", &f, err, sizeof err), -1, "%s -> %s", from, to);
+    snprintf(where, sizeof where, "t.txt:%d: ", line);
+    cr_expect(strstr(err, where) == err, "%s: expected %s", err, where);
+    cr_expect(strstr(err, what) != NULL, "%s: expected \"%s\"", err, what);
+}
+
+Test(doctor_trace, strict_errors_name_file_and_line)
+{
+    expect_bad("underfed-doctor-trace 1", "underfed-doctor-trace 2", 1, "not an underfed");
+    expect_bad("pid 42\n", "pid x\n", 2, "pid: expected a decimal");
+    expect_bad("sm_count", "sm_cnt", 3, "expected the header line \"sm_count");
+    expect_bad("counters 12.5", "counters 120", 4, "percentage");
+    expect_bad("\nK ", "\nK -", 7, "start: expected a decimal");
+    expect_bad("\nK ", "\nQ ", 7, "unknown record");
+    expect_bad(" 132 0 0 sm90", " 132 0 2 sm90", 7, "comm: 2 is not 0..1");
+}
+
+Test(doctor_trace, truncated_and_damaged_files)
+{
+    char *text = format_case(case_healthy);
+    uf_trace_file f;
+    char err[256];
+    size_t len = strlen(text);
+    char *cut = strdup(text);
+    cut[len - 1] = '\0';        /* the last newline gone */
+    cr_expect_eq(uf_trace_parse(cut, "t.txt", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "not terminated") != NULL, "%s", err);
+    char *no_end = strdup(text);
+    *strstr(no_end, "\nend ") = '\0';
+    strcat(no_end, "\n");
+    cr_expect_eq(uf_trace_parse(no_end, "t.txt", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "no end line") != NULL, "%s", err);
+    char *miscount = text;
+    char *end = strstr(miscount, "\nend ");
+    end[5] = end[5] == '9' ? '8' : '9';
+    cr_expect_eq(uf_trace_parse(miscount, "t.txt", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "record count") != NULL, "%s", err);
+}
+
+Test(doctor_trace, a_folder_of_traces)
+{
+    char dir[] = "/tmp/uf_doctor_test_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    uf_trace_file *files;
+    int n;
+    char err[256];
+    cr_expect_eq(uf_trace_read_dir(dir, &files, &n, err, sizeof err), -1);
+    cr_expect(strstr(err, "no underfed-trace.") != NULL, "%s", err);
+    sim *s = sim_new();
+    case_launch_storm(s);
+    const uf_dtrace *t = sim_trace(s);
+    cr_assert_eq(uf_trace_write(dir, t, err, sizeof err), 0, "%s", err);
+    s->t.pid = 43;
+    cr_assert_eq(uf_trace_write(dir, t, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_assert_eq(uf_trace_read_dir(dir, &files, &n, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(n, 2);
+    cr_expect_eq(files[0].t.pid, 42);
+    cr_expect_eq(files[1].t.pid, 43);
+    uf_trace_free_all(files, n);
+    char path[128];
+    snprintf(path, sizeof path, "%s/underfed-trace.44.txt", dir);
+    cr_assert_eq(uf_write_file_atomic(path, "underfed-doctor-trace 1\npid 44\n", 31, err, sizeof err), 0);
+    cr_expect_eq(uf_trace_read_dir(dir, &files, &n, err, sizeof err), -1);
+    cr_expect(strstr(err, "underfed-trace.44.txt:3: ") != NULL ||
+              strstr(err, "underfed-trace.44.txt:2: ") != NULL, "%s", err);
+    for (int pid = 42; pid <= 44; pid++) {
+        snprintf(path, sizeof path, "%s/underfed-trace.%d.txt", dir, pid);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+

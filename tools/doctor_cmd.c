@@ -1,0 +1,293 @@
+/* `underfed doctor` (doctor_cmd.h):
+ *
+ *   underfed doctor --from DIR [--json FILE]
+ *       analyse DIR/underfed-trace.PID.txt (one per process) and print the diagnosis;
+ *   underfed doctor [--out DIR] [--json FILE] [--light] [--inject LIB] -- COMMAND [ARGS...]
+ *       run COMMAND with CUDA_INJECTION64_PATH=libunderfed_inject.so (the recorder writes one
+ *       file per process into DIR at exit), then analyse DIR;
+ *   underfed doctor --rules
+ *       the rule table as Markdown (README.md's table is this output).
+ *
+ * The JSON (default DIR/doctor.json) holds one diagnosis per process. */
+#define _XOPEN_SOURCE 700     /* realpath */
+#include "doctor_cmd.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "doctor.h"
+#include "doctor_trace.h"
+#include "fileutil.h"
+#include "strbuf.h"
+
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2 };
+
+#define INJECT_NAME "libunderfed_inject.so"
+
+typedef struct doctor_args {
+    const char *from;           /* --from DIR */
+    const char *out;            /* --out DIR (for a run) */
+    const char *json;           /* --json FILE */
+    const char *inject;         /* --inject LIB */
+    int light, rules;
+    char **command;             /* after "--", NULL-terminated */
+} doctor_args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: underfed doctor --from DIR [--json FILE]\n"
+            "       underfed doctor [--out DIR] [--json FILE] [--light] [--inject LIB] -- COMMAND [ARGS...]\n"
+            "       underfed doctor --rules\n"
+            "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
+            "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
+            "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
+            "none / moderate / high with the share of each step at stake, the fix and the scenario\n"
+            "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
+            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: kernels, copies\n"
+            "and syncs only (less overhead); --inject: the recorder (default: next to underfed).\n"
+            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records.\n");
+}
+
+static int bad_usage(const char *what, const char *arg)
+{
+    fprintf(stderr, "underfed doctor: %s%s%s\n", what, arg ? " " : "", arg ? arg : "");
+    usage(stderr);
+    return EXIT_BAD;
+}
+
+/* The value of option argv[*i] (next argument). */
+static int take_value(int argc, char **argv, int *i, const char **slot)
+{
+    if (*slot != NULL)
+        return bad_usage("given twice:", argv[*i]);
+    if (*i + 1 >= argc || argv[*i + 1][0] == '\0' || strncmp(argv[*i + 1], "--", 2) == 0)
+        return bad_usage("needs a value:", argv[*i]);
+    *slot = argv[++*i];
+    return 0;
+}
+
+static int parse(int argc, char **argv, doctor_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        int rc = 0;
+        if (strcmp(s, "--") == 0) {
+            if (i + 1 >= argc)
+                return bad_usage("nothing to run after --", NULL);
+            a->command = argv + i + 1;
+            break;
+        } else if (strcmp(s, "--from") == 0) {
+            rc = take_value(argc, argv, &i, &a->from);
+        } else if (strcmp(s, "--out") == 0) {
+            rc = take_value(argc, argv, &i, &a->out);
+        } else if (strcmp(s, "--json") == 0) {
+            rc = take_value(argc, argv, &i, &a->json);
+        } else if (strcmp(s, "--inject") == 0) {
+            rc = take_value(argc, argv, &i, &a->inject);
+        } else if (strcmp(s, "--light") == 0) {
+            a->light = 1;
+        } else if (strcmp(s, "--rules") == 0) {
+            a->rules = 1;
+        } else {
+            return bad_usage("unknown argument", s);
+        }
+        if (rc != 0)
+            return rc;
+    }
+    int modes = (a->from != NULL) + (a->command != NULL) + a->rules;
+    if (modes != 1)
+        return bad_usage(modes ? "give one of --from DIR, --rules, -- COMMAND"
+                               : "nothing to do: --from DIR, --rules or -- COMMAND", NULL);
+    if (a->from && (a->out || a->light || a->inject))
+        return bad_usage("--out, --light and --inject apply to a run (-- COMMAND)", NULL);
+    if (a->rules && (a->out || a->light || a->inject || a->json))
+        return bad_usage("--rules takes no other option", NULL);
+    return 0;
+}
+
+/* ---- analysing a folder ------------------------------------------------------------------ */
+
+static int diagnose_dir(const char *dir, const char *json)
+{
+    uf_trace_file *files;
+    int n;
+    char err[512], json_path[PATH_MAX];
+    if (uf_trace_read_dir(dir, &files, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed doctor: %s\n", err);
+        return EXIT_BAD;
+    }
+    uf_strbuf b = {0};
+    uf_sb_puts(&b, "{\"processes\": [");
+    int diagnosed = 0;
+    for (int i = 0; i < n; i++) {
+        uf_diagnosis d;
+        if (files[i].t.note[0])
+            fprintf(stderr, "underfed doctor: pid %d: %s\n", files[i].t.pid, files[i].t.note);
+        if (uf_doctor_analyze(&files[i].t, &d, err, sizeof err) != 0) {
+            fprintf(stderr, "underfed doctor: %s: %s\n", files[i].path, err);
+            continue;
+        }
+        uf_doctor_print(stdout, &d);
+        uf_sb_puts(&b, diagnosed++ ? ",\n" : "\n");
+        uf_doctor_json(&b, &d);
+    }
+    uf_sb_puts(&b, "\n]}\n");
+    uf_trace_free_all(files, n);
+    if (json == NULL) {
+        snprintf(json_path, sizeof json_path, "%s/doctor.json", dir);
+        json = json_path;
+    }
+    if (uf_sb_commit(&b, json, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed doctor: %s\n", err);
+        return EXIT_BAD;
+    }
+    printf("diagnosis of %d process%s: %s\n", diagnosed, diagnosed == 1 ? "" : "es", json);
+    return diagnosed > 0 ? EXIT_OK : EXIT_BAD;
+}
+
+/* ---- running a command under the recorder ------------------------------------------------ */
+
+/* The recorder: --inject, else $UNDERFED_INJECT, else next to this program. Absolute. */
+static int find_injector(const char *given, char *out, size_t len)
+{
+    const char *env = getenv("UNDERFED_INJECT");
+    char self[PATH_MAX], candidate[PATH_MAX + sizeof INJECT_NAME + 1];
+    if (given == NULL && env != NULL && env[0])
+        given = env;
+    if (given == NULL) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+            return -1;
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash == NULL)
+            return -1;
+        *slash = '\0';
+        snprintf(candidate, sizeof candidate, "%s/%s", self, INJECT_NAME);
+        given = candidate;
+    }
+    if (realpath(given, out) == NULL || strlen(out) >= len) {
+        fprintf(stderr, "underfed doctor: the recorder %s: %s (build it: cmake --build build "
+                        "--target underfed_inject; or --inject LIB)\n", given, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Remove DIR's trace files of an earlier run, so that they are not merged with this one. */
+static int clear_traces(const char *dir)
+{
+    uf_trace_file *files;
+    int n;
+    char err[512];
+    if (uf_trace_read_dir(dir, &files, &n, err, sizeof err) != 0)
+        return 0;   /* none, or unreadable: the names are removed below either way */
+    for (int i = 0; i < n; i++)
+        if (unlink(files[i].path) != 0) {
+            fprintf(stderr, "underfed doctor: cannot remove %s: %s\n", files[i].path,
+                    strerror(errno));
+            uf_trace_free_all(files, n);
+            return -1;
+        }
+    uf_trace_free_all(files, n);
+    return 0;
+}
+
+/* Another profiler's injection already set: say so; the command still runs. */
+static void warn_other_clients(void)
+{
+    const char *vars[] = {"CUDA_INJECTION64_PATH", "NSYS_PROFILING_SESSION_ID", "NV_NSIGHT_INJECTION_PORT_BASE", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]) != NULL)
+            fprintf(stderr, "underfed doctor: %s is set: another profiler may be attached; CUPTI "
+                            "allows one activity client per process, so one of them will see "
+                            "nothing (the recorder says which)\n", vars[i]);
+}
+
+static int run_command(char **command, const char *inject, const char *dir, int light)
+{
+    warn_other_clients();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "underfed doctor: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        setenv("CUDA_INJECTION64_PATH", inject, 1);
+        /* NVTX ranges reach CUPTI through its NVTX injection entry point, which the recorder
+         * re-exports (dlsym on it finds libcupti's InitializeInjectionNvtx2). */
+        setenv("NVTX_INJECTION64_PATH", inject, 1);
+        setenv("UNDERFED_DOCTOR_OUT", dir, 1);
+        if (light)
+            setenv("UNDERFED_DOCTOR_LIGHT", "1", 1);
+        execvp(command[0], command);
+        fprintf(stderr, "underfed doctor: cannot run %s: %s\n", command[0], strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "underfed doctor: waitpid: %s\n", strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) != 0)
+            fprintf(stderr, "underfed doctor: %s exited with status %d\n", command[0],
+                    WEXITSTATUS(status));
+        return WEXITSTATUS(status);
+    }
+    fprintf(stderr, "underfed doctor: %s was killed by signal %d\n", command[0],
+            WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+static int doctor_run(const doctor_args *a)
+{
+    char inject[PATH_MAX], dir[PATH_MAX], err[512];
+    const char *out = a->out ? a->out : "underfed-doctor";
+    if (find_injector(a->inject, inject, sizeof inject) != 0)
+        return EXIT_BAD;
+    if (uf_mkdirs(out, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed doctor: %s\n", err);
+        return EXIT_BAD;
+    }
+    if (realpath(out, dir) == NULL) {
+        fprintf(stderr, "underfed doctor: %s: %s\n", out, strerror(errno));
+        return EXIT_BAD;
+    }
+    if (clear_traces(dir) != 0)
+        return EXIT_BAD;
+    int status = run_command(a->command, inject, dir, a->light);
+    if (status < 0)
+        return EXIT_BAD;
+    int rc = diagnose_dir(dir, a->json);
+    return status != 0 ? EXIT_FAILED : rc;
+}
+
+int uf_cmd_doctor(int argc, char **argv)
+{
+    doctor_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != 0)
+        return rc;
+    if (a.rules) {
+        uf_strbuf b = {0};
+        uf_doctor_rules_markdown(&b);
+        if (b.failed)
+            return EXIT_BAD;
+        fputs(b.data, stdout);
+        free(b.data);
+        return EXIT_OK;
+    }
+    if (a.from)
+        return diagnose_dir(a.from, a.json);
+    return doctor_run(&a);
+}
