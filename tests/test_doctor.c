@@ -339,6 +339,29 @@ Test(doctor, starved_step_starts_after_the_pause)
     cr_expect_float_eq(d.h2d_exposed_ms, 0.3, 1e-9, "%g", d.h2d_exposed_ms);
 }
 
+/* Whatever the records are called, a detected step starts after the host's pause (the
+ * tie between records that all repeat once a step goes to the one after the longest pause). */
+Test(doctor, detected_step_starts_after_the_pause_whatever_the_names)
+{
+    static const char *const names[] = {"embedding_fwd", "layernorm_fwd", "flash_attn_fwd",
+                                        "mlp_up_gemm", "mlp_down_gemm", "softmax_fwd",
+                                        "adam_step", "cross_entropy", "rmsnorm", "rope"};
+    for (int shift = 0; shift < 8; shift++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 3 * MS);
+            for (int k = 0; k < 3; k++)
+                sim_kernel(s, 0, names[shift + k], 500 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        cr_expect_gt(d.input_gap_pct, 35.0, "names %s..: input %g, launch %g", names[shift],
+                     d.input_gap_pct, d.launch_gap_pct);
+    }
+}
+
 /* NVTX ranges make the steps when present: start-up and tail are measured outside them. */
 Test(doctor, nvtx_steps_startup_and_tail)
 {
