@@ -187,6 +187,8 @@ static void consider_run(const token *k, const token *by_seq, size_t j0, size_t 
  * longest host pause, so that a step starts after its data loading or its sync). */
 static int detect_steps(work *w, token *seq, size_t n, char *source, size_t source_len)
 {
+    if (n == 0 || n > SIZE_MAX / 2 / sizeof(token))
+        return 0;
     token *k = malloc(n * sizeof *k);
     if (k == NULL)
         return -1;
@@ -381,7 +383,8 @@ static int in_window(const work *w, uint64_t t_ns)
     return t_ns >= w->bounds[0] && t_ns < w->bounds[w->n_steps];
 }
 
-/* A host wait: a sync call, or a device-to-host copy whose call returned after the copy. */
+/* A host wait: a sync call (not cudaStreamWaitEvent: the device waits there, not the host), or
+ * a device-to-host copy whose call returned after the copy. */
 typedef struct host_wait {
     uint64_t start_ns, end_ns;
 } host_wait;
@@ -399,8 +402,9 @@ static host_wait *collect_waits(const work *w, size_t *n)
     if (hw == NULL)
         return NULL;
     size_t k = 0;
-    for (size_t i = 0; i < t->n_syncs; i++)
-        hw[k++] = (host_wait){t->syncs[i].start_ns, t->syncs[i].end_ns};
+    for (size_t i = 0; i < t->n_syncs; i++)     /* cudaStreamWaitEvent makes the device wait */
+        if (t->syncs[i].kind != UF_SYNC_STREAM_WAIT_EVENT)
+            hw[k++] = (host_wait){t->syncs[i].start_ns, t->syncs[i].end_ns};
     for (size_t i = 0; i < t->n_acts; i++) {
         const uf_activity *a = &t->acts[i];
         if (a->kind == UF_ACT_MEMCPY && a->copy_kind == UF_COPY_DTOH &&
@@ -539,8 +543,9 @@ static int work_figures(const work *w, uf_diagnosis *d)
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
-    /* Elementwise chains: runs of consecutive elementwise kernels in launch order (the
-     * window's kernels are in trace order; sort them by launch). */
+    /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
+     * step (a fused kernel once a step is no chain, however many steps follow each other). The
+     * window's kernels are in trace order: sort them by launch. */
     for (size_t i = 1; i < n_order; i++)
         for (size_t j = i; j > 0 && w->launch_ns[order[j - 1]] > w->launch_ns[order[j]]; j--) {
             size_t tmp = order[j];
@@ -549,9 +554,13 @@ static int work_figures(const work *w, uf_diagnosis *d)
         }
     double chain_ns = 0, run_ns = 0;
     size_t run = 0;
+    int run_step = -1;
     for (size_t i = 0; i <= n_order; i++) {
         const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
-        if (a != NULL && uf_doctor_is_elementwise(a->name)) {
+        int step = a != NULL ? uf_timeline_step_index(w->bounds, w->n_steps,
+                                                      w->launch_ns[order[i]]) : -1;
+        if (a != NULL && uf_doctor_is_elementwise(a->name) && (run == 0 || step == run_step)) {
+            run_step = step;
             run++;
             run_ns += (double)(a->end_ns - a->start_ns);
             continue;
@@ -560,6 +569,11 @@ static int work_figures(const work *w, uf_diagnosis *d)
             chain_ns += run_ns;
         run = 0;
         run_ns = 0;
+        if (a != NULL && uf_doctor_is_elementwise(a->name)) {   /* the first of the next step */
+            run = 1;
+            run_ns = (double)(a->end_ns - a->start_ns);
+            run_step = step;
+        }
     }
     double steps = w->n_steps;
     uint64_t h2d_ns = uf_interval_union_ns(h2d, n_h2d);

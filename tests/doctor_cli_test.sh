@@ -77,5 +77,18 @@ expect 1 "exited with status 3" "a failing command" \
 expect 1 "--help" "COMMAND's own --help is COMMAND's" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'echo "$1"; exit 4' sh --help
 
+# The recorder itself, loaded as the driver would load it, where it was built (not in a
+# host-only build): without a GPU CUPTI refuses and the file says so; with one, CUPTI records
+# nothing outside CUDA. Either way a valid file with no device activity.
+if [ -x "$build/tests/inject_loader" ] && [ -f "$build/tools/libunderfed_inject.so" ]; then
+  mkdir -p "$work/inject"
+  expect 0 "inject_loader: initialized" "the recorder loads and initializes" \
+    env UNDERFED_DOCTOR_OUT="$work/inject" "$build/tests/inject_loader" "$build/tools/libunderfed_inject.so"
+  grep -qF -- "-> $work/inject/underfed-trace." "$work/out.txt" || fail "the recorder wrote no file"
+  expect 2 "no device activity recorded" "its empty records" "$tool" doctor --from "$work/inject"
+else
+  echo "skip: the recorder is not built here (host-only build)"
+fi
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
 echo "all doctor CLI cases passed"

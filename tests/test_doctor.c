@@ -208,6 +208,17 @@ static void case_elementwise(sim *s)
     }
 }
 
+/* Two elementwise kernels a step, no chain; but the steps follow each other with nothing
+ * between, so a run that ignored step boundaries would see one long chain. */
+static void case_elementwise_short(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "ew_chain_f32", 300 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "void at::native::vectorized_elementwise_kernel<4, add>", 300 * US,
+                   SM_COUNT, 0);
+    }
+}
+
 /* Grids of 8 blocks on a 132-SM GPU. */
 static void case_small_batch(sim *s)
 {
@@ -245,6 +256,7 @@ static const doctor_case cases[] = {
     {"sequential all-reduce", case_comm_sequential, UF_RULE_COMM_EXPOSED},
     {"bucketed all-reduce", case_comm_overlapped, -1},
     {"elementwise chain", case_elementwise, UF_RULE_ELEMENTWISE_CHAIN},
+    {"two elementwise ops a step", case_elementwise_short, -1},
     {"small batch", case_small_batch, UF_RULE_LOW_SM_FILL},
     {"fp32 SIMT GEMM", case_simt_gemm, UF_RULE_SIMT_GEMM},
     {"healthy", case_healthy, -1},
@@ -360,6 +372,21 @@ Test(doctor, detected_step_starts_after_the_pause_whatever_the_names)
         cr_expect_gt(d.input_gap_pct, 35.0, "names %s..: input %g, launch %g", names[shift],
                      d.input_gap_pct, d.launch_gap_pct);
     }
+}
+
+/* cudaStreamWaitEvent is a device-side wait: the host does not stall on it. */
+Test(doctor, stream_wait_event_is_not_a_host_sync)
+{
+    sim *s = sim_new();
+    case_item_every_step(s);
+    for (size_t i = 0; i < s->n_syncs; i++)
+        s->syncs[i].kind = UF_SYNC_STREAM_WAIT_EVENT;
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_float_eq(d.syncs_per_step, 0.0, 1e-9, "%g", d.syncs_per_step);
+    cr_expect_float_eq(d.sync_gap_pct, 0.0, 1e-9, "%g", d.sync_gap_pct);
 }
 
 /* NVTX ranges make the steps when present: start-up and tail are measured outside them. */

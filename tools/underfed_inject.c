@@ -1,0 +1,504 @@
+/* libunderfed_inject.so: the doctor's recorder, loaded into an unmodified CUDA program by the
+ * driver (CUDA_INJECTION64_PATH; `underfed doctor -- COMMAND` sets it). At CUDA initialization
+ * InitializeInjection() enables CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMSET,
+ * RUNTIME, DRIVER, SYNCHRONIZATION, DEVICE, MARKER for NVTX); at exit it flushes them and
+ * writes UNDERFED_DOCTOR_OUT/underfed-trace.PID.txt (common/doctor_trace.h) atomically.
+ *
+ * CUPTI allows one activity client per process (/work/shared/CUPTI.md): under nsys, ncu or
+ * with torch.profiler running, one of the clients gets nothing. The recorder says so in the
+ * file's note and on stderr: when CUPTI refuses its subscription or an activity kind, and when
+ * it received fewer kernels than the program launched (counted by an API callback, which a
+ * later client's buffer registration does not take away).
+ *
+ * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records (less overhead; NCCL's
+ * driver launches then have no launch call to correlate). NVTX ranges reach CUPTI when
+ * NVTX_INJECTION64_PATH names this library: NVTX's dlsym of InitializeInjectionNvtx2 on it
+ * finds libcupti's, a dependency (not yet checked on a GPU).
+ *
+ * The callbacks have no user context (InitializeInjection takes none), so the records live in
+ * one static recorder, guarded by its lock: CUPTI may complete buffers on its own thread. */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_result.h>
+#include <cupti_runtime_cbid.h>
+
+#include "doctor_trace.h"
+#include "errors.h"
+#include "strbuf.h"
+
+#define BUFFER_BYTES ((size_t)8 << 20)
+#define TAG "[underfed doctor] "
+
+/* A failed CUPTI call: reported with expression, file and line; evaluates to the result. */
+#define INJ_CUPTI(call) inj_check((call), #call, __FILE__, __LINE__)
+
+typedef struct marker {
+    uint64_t t_ns;
+    uint32_t id;
+    uint8_t is_start;
+    const char *name;
+} marker;
+
+typedef struct recorder {
+    pthread_mutex_t lock;
+    uf_activity *acts;
+    uf_api_call *apis;
+    uf_sync_call *syncs;
+    marker *markers;
+    int n_acts, cap_acts, n_apis, cap_apis, n_syncs, cap_syncs, n_markers, cap_markers;
+    char **names;               /* interned names: an open-addressing set, n_names of cap */
+    size_t n_names, cap_names;
+    uint64_t dropped;
+    int sm_count;
+    int out_of_memory;          /* some records were lost to a failed allocation */
+    pid_t pid;                  /* the process that initialized: a forked child writes nothing */
+    char out_dir[4096];
+    char note[256];
+    atomic_ulong launches_rt, launches_drv, graph_launches;
+    CUpti_SubscriberHandle subscriber;
+} recorder;
+
+static recorder rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static CUptiResult inj_check(CUptiResult r, const char *expr, const char *file, int line)
+{
+    if (r != CUPTI_SUCCESS) {
+        const char *msg = NULL;
+        cuptiGetResultString(r, &msg);
+        uf_report_failure(file, line, expr, msg ? msg : "unknown CUPTI error");
+    }
+    return r;
+}
+
+/* Append a sentence to the note (it ends in the trace file and on stderr). */
+static void add_note(const char *text)
+{
+    size_t len = strlen(rec.note);
+    snprintf(rec.note + len, sizeof rec.note - len, "%s%s", len ? "; " : "", text);
+    fprintf(stderr, TAG "%s\n", text);
+}
+
+/* ---- names -------------------------------------------------------------------------------- */
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int names_grow(void)
+{
+    size_t cap = rec.cap_names ? 2 * rec.cap_names : 1024;
+    char **fresh = calloc(cap, sizeof *fresh);
+    if (fresh == NULL)
+        return -1;
+    for (size_t i = 0; i < rec.cap_names; i++) {
+        if (rec.names[i] == NULL)
+            continue;
+        size_t j = hash_name(rec.names[i]) & (cap - 1);
+        while (fresh[j] != NULL)
+            j = (j + 1) & (cap - 1);
+        fresh[j] = rec.names[i];
+    }
+    free(rec.names);
+    rec.names = fresh;
+    rec.cap_names = cap;
+    return 0;
+}
+
+/* Our own copy of a name CUPTI owns (its strings need not outlive the buffer). NULL stays
+ * NULL, and so does a name that could not be copied. */
+static const char *intern(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    if (2 * (rec.n_names + 1) > rec.cap_names && names_grow() != 0)
+        return NULL;
+    size_t j = hash_name(s) & (rec.cap_names - 1);
+    for (; rec.names[j] != NULL; j = (j + 1) & (rec.cap_names - 1))
+        if (strcmp(rec.names[j], s) == 0)
+            return rec.names[j];
+    rec.names[j] = strdup(s);
+    rec.n_names += rec.names[j] != NULL;
+    return rec.names[j];
+}
+
+/* ---- records -------------------------------------------------------------------------------- */
+
+/* Room for one more item of an array (*items, *n of *cap): the slot, or NULL (the record is
+ * lost, and the note will say so). */
+static void *append(void **items, int *n, int *cap, size_t size)
+{
+    void *grown = uf_grow(*items, cap, *n + 1, size, 4096);
+    if (grown == NULL) {
+        rec.out_of_memory = 1;
+        return NULL;
+    }
+    *items = grown;
+    return (char *)grown + (size_t)(*n)++ * size;
+}
+
+#define APPEND(arr, n, cap) append((void **)&rec.arr, &rec.n, &rec.cap, sizeof *rec.arr)
+
+static uint32_t grid_blocks(uint32_t x, uint32_t y, uint32_t z)
+{
+    uint64_t b = (uint64_t)x * y * z;
+    return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+}
+
+static void add_kernel(const CUpti_ActivityKernel10 *k)
+{
+    uf_activity *a = APPEND(acts, n_acts, cap_acts);
+    if (a == NULL)
+        return;
+    const char *name = intern(k->name);
+    *a = (uf_activity){.start_ns = k->start, .end_ns = k->end, .correlation_id = k->correlationId,
+                       .device_id = k->deviceId, .stream_id = k->streamId,
+                       .graph_id = k->graphId, .kind = UF_ACT_KERNEL,
+                       .blocks = grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
+    a->is_comm = name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+}
+
+static uint8_t copy_kind(uint8_t cupti_kind)
+{
+    switch (cupti_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return UF_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return UF_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return UF_COPY_DTOD;
+    default: return UF_COPY_OTHER;
+    }
+}
+
+static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
+{
+    uf_activity *a = APPEND(acts, n_acts, cap_acts);
+    if (a == NULL)
+        return;
+    *a = (uf_activity){.start_ns = m->start, .end_ns = m->end, .correlation_id = m->correlationId,
+                       .device_id = m->deviceId, .stream_id = m->streamId, .kind = UF_ACT_MEMCPY,
+                       .copy_kind = copy_kind(m->copyKind), .bytes = m->bytes,
+                       .pageable = m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+                                   m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE};
+}
+
+static void add_memset(const CUpti_ActivityMemset4 *m)
+{
+    uf_activity *a = APPEND(acts, n_acts, cap_acts);
+    if (a == NULL)
+        return;
+    *a = (uf_activity){.start_ns = m->start, .end_ns = m->end, .correlation_id = m->correlationId,
+                       .device_id = m->deviceId, .stream_id = m->streamId, .kind = UF_ACT_MEMSET,
+                       .bytes = m->bytes};
+}
+
+static void add_api(const CUpti_ActivityAPI *r)
+{
+    int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    const char *name = NULL;
+    cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+                         r->cbid, &name);
+    uf_api_call *a = APPEND(apis, n_apis, cap_apis);
+    if (a == NULL)
+        return;
+    *a = (uf_api_call){.start_ns = r->start, .end_ns = r->end, .correlation_id = r->correlationId,
+                       .is_runtime = (uint8_t)runtime, .name = intern(name)};
+}
+
+static void add_sync(const CUpti_ActivitySynchronization2 *s)
+{
+    uf_sync_call *y = APPEND(syncs, n_syncs, cap_syncs);
+    if (y == NULL)
+        return;
+    uint8_t kind = s->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                       ? (uint8_t)s->type : UF_SYNC_OTHER;
+    *y = (uf_sync_call){.start_ns = s->start, .end_ns = s->end,
+                        .correlation_id = s->correlationId, .kind = kind};
+}
+
+static void add_marker(const CUpti_ActivityMarker2 *m)
+{
+    int start = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
+    if (!start && !(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END))
+        return;     /* an instantaneous mark: no range */
+    marker *x = APPEND(markers, n_markers, cap_markers);
+    if (x == NULL)
+        return;
+    *x = (marker){.t_ns = m->timestamp, .id = m->id, .is_start = (uint8_t)start,
+                  .name = start ? intern(m->name) : NULL};
+}
+
+static void add_record(const CUpti_Activity *r)
+{
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: add_memset((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: add_api((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: add_sync((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_MARKER: add_marker((const void *)r); break;
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const CUpti_ActivityDevice5 *d = (const void *)r;
+        if (rec.sm_count == 0)
+            rec.sm_count = (int)d->numMultiprocessors;
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- CUPTI callbacks ------------------------------------------------------------------------ */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 8, BUFFER_BYTES) != 0)
+        p = NULL;
+    *buffer = p;
+    *size = p != NULL ? BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer,
+                                      size_t size, size_t valid)
+{
+    (void)size;
+    CUpti_Activity *r = NULL;
+    size_t dropped = 0;
+    pthread_mutex_lock(&rec.lock);
+    while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+        add_record(r);
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS)
+        rec.dropped += dropped;
+    pthread_mutex_unlock(&rec.lock);
+    free(buffer);
+}
+
+/* Counts kernel and graph launches on entry, to tell later whether the records are complete. */
+static void CUPTIAPI on_launch(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void *data)
+{
+    (void)userdata;
+    const CUpti_CallbackData *cb = data;
+    if (cb->callbackSite != CUPTI_API_ENTER)
+        return;
+    int graph = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                    ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+                          cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000
+                    : cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+                          cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+    if (graph)
+        atomic_fetch_add(&rec.graph_launches, 1);
+    else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        atomic_fetch_add(&rec.launches_rt, 1);
+    else
+        atomic_fetch_add(&rec.launches_drv, 1);
+}
+
+static const CUpti_CallbackId runtime_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000};
+static const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
+
+/* The launch counter: a subscription refused means another CUPTI client is attached. */
+static void count_launches(void)
+{
+    CUptiResult r = cuptiSubscribe(&rec.subscriber, on_launch, NULL);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        add_note("another CUPTI client is attached (nsys, ncu, a profiler): CUPTI allows one "
+                 "per process, so these records may be empty or partial");
+        return;
+    }
+    if (inj_check(r, "cuptiSubscribe(the launch counter)", __FILE__, __LINE__) != CUPTI_SUCCESS)
+        return;
+    for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
+        INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                      runtime_launches[i]));
+    for (size_t i = 0; i < sizeof driver_launches / sizeof driver_launches[0]; i++)
+        INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                      driver_launches[i]));
+}
+
+/* ---- at exit: pair the markers, keep the API calls that launched something, write ---------- */
+
+static int cmp_marker(const void *pa, const void *pb)
+{
+    const marker *a = pa, *b = pb;
+    if (a->id != b->id)
+        return a->id < b->id ? -1 : 1;
+    return (a->is_start < b->is_start) - (a->is_start > b->is_start);   /* start first */
+}
+
+/* NVTX start/end markers of one id into ranges (in place over a fresh array). */
+static uf_range *pair_markers(size_t *n_ranges)
+{
+    *n_ranges = 0;
+    uf_range *ranges = malloc(((size_t)rec.n_markers + 1) * sizeof *ranges);
+    if (ranges == NULL)
+        return NULL;
+    qsort(rec.markers, (size_t)rec.n_markers, sizeof *rec.markers, cmp_marker);
+    for (int i = 0; i + 1 < rec.n_markers; i++) {
+        const marker *s = &rec.markers[i], *e = &rec.markers[i + 1];
+        if (s->id == e->id && s->is_start && !e->is_start && e->t_ns >= s->t_ns) {
+            ranges[(*n_ranges)++] = (uf_range){s->t_ns, e->t_ns, s->name};
+            i++;
+        }
+    }
+    return ranges;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Only the API calls that launched a recorded activity or made a sync: PyTorch makes about
+ * eight runtime calls per launch, and the doctor needs the launching one. In place. */
+static void keep_launching_calls(void)
+{
+    size_t n = (size_t)rec.n_acts + (size_t)rec.n_syncs;
+    uint32_t *ids = malloc((n + 1) * sizeof *ids);
+    if (ids == NULL)
+        return;     /* keep them all: a bigger file, the same diagnosis */
+    size_t k = 0;
+    for (int i = 0; i < rec.n_acts; i++)
+        ids[k++] = rec.acts[i].correlation_id;
+    for (int i = 0; i < rec.n_syncs; i++)
+        ids[k++] = rec.syncs[i].correlation_id;
+    qsort(ids, k, sizeof *ids, cmp_u32);
+    int kept = 0;
+    for (int i = 0; i < rec.n_apis; i++)
+        if (bsearch(&rec.apis[i].correlation_id, ids, k, sizeof *ids, cmp_u32) != NULL)
+            rec.apis[kept++] = rec.apis[i];
+    rec.n_apis = kept;
+    free(ids);
+}
+
+/* Fewer kernels than launches: another client took them (torch.profiler registers its own
+ * buffers, and the last registration wins). Graph launches make an unknown number. */
+static void check_complete(void)
+{
+    unsigned long rt = atomic_load(&rec.launches_rt), drv = atomic_load(&rec.launches_drv);
+    unsigned long launched = rt > drv ? rt : drv, kernels = 0;
+    for (int i = 0; i < rec.n_acts; i++)
+        kernels += rec.acts[i].kind == UF_ACT_KERNEL;
+    if (atomic_load(&rec.graph_launches) == 0 && launched > 0 && kernels < launched * 9 / 10) {
+        char text[200];
+        snprintf(text, sizeof text, "recorded %lu kernels of %lu launched: another CUPTI "
+                 "activity client (torch.profiler, nsys, ...) took the rest", kernels, launched);
+        add_note(text);
+    }
+    if (rec.dropped > 0 || rec.out_of_memory) {
+        char text[120];
+        snprintf(text, sizeof text, "%llu records dropped by CUPTI%s",
+                 (unsigned long long)rec.dropped, rec.out_of_memory ? ", some lost (out of memory)" : "");
+        add_note(text);
+    }
+}
+
+static void write_records(void)
+{
+    if (getpid() != rec.pid)
+        return;     /* a forked child (a DataLoader worker): the parent writes its records */
+    INJ_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    pthread_mutex_lock(&rec.lock);
+    check_complete();
+    keep_launching_calls();
+    size_t n_ranges;
+    uf_range *ranges = pair_markers(&n_ranges);
+    uf_dtrace t = {.acts = rec.acts, .n_acts = (size_t)rec.n_acts, .apis = rec.apis,
+                   .n_apis = (size_t)rec.n_apis, .syncs = rec.syncs,
+                   .n_syncs = (size_t)rec.n_syncs, .ranges = ranges, .n_ranges = n_ranges,
+                   .pid = (int)rec.pid, .sm_count = rec.sm_count, .sm_active_pct = NAN,
+                   .tensor_active_pct = NAN, .dram_pct = NAN, .nvml_util_pct = NAN,
+                   .dropped = rec.dropped};
+    uf_copy_str(t.note, sizeof t.note, rec.note);
+    char err[512];
+    if (uf_trace_write(rec.out_dir, &t, err, sizeof err) != 0)
+        fprintf(stderr, TAG "cannot write the records: %s\n", err);
+    else
+        fprintf(stderr, TAG "pid %d: %d device records, %d launch calls, %d syncs, %zu NVTX "
+                        "ranges -> %s/" UF_TRACE_PREFIX "%d" UF_TRACE_SUFFIX "\n", (int)rec.pid,
+                rec.n_acts, rec.n_apis, rec.n_syncs, n_ranges, rec.out_dir, (int)rec.pid);
+    free(ranges);
+    pthread_mutex_unlock(&rec.lock);
+}
+
+/* ---- the entry point ------------------------------------------------------------------------ */
+
+/* The activity kinds that CUPTI refused, for one note: "cannot record kernels, copies: ERR". */
+typedef struct refusals {
+    char kinds[160];
+    CUptiResult first;
+} refusals;
+
+static void enable(CUpti_ActivityKind kind, const char *what, refusals *no)
+{
+    CUptiResult r = cuptiActivityEnable(kind);
+    if (r == CUPTI_SUCCESS)
+        return;
+    size_t len = strlen(no->kinds);
+    if (len == 0)
+        no->first = r;
+    snprintf(no->kinds + len, sizeof no->kinds - len, "%s%s", len ? ", " : "", what);
+}
+
+static void note_refusals(const refusals *no)
+{
+    if (no->kinds[0] == '\0')
+        return;
+    const char *msg = NULL;
+    char text[240];
+    cuptiGetResultString(no->first, &msg);
+    snprintf(text, sizeof text, "cannot record %s: %s%s", no->kinds, msg ? msg : "CUPTI error",
+             no->first == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? " (another CUPTI client)"
+                                                                        : "");
+    add_note(text);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+    const char *out = getenv("UNDERFED_DOCTOR_OUT");
+    const char *light = getenv("UNDERFED_DOCTOR_LIGHT");
+    int is_light = light != NULL && strcmp(light, "1") == 0;
+    rec.pid = getpid();
+    uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
+    count_launches();
+    if (INJ_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
+        CUPTI_SUCCESS)
+        add_note("cannot register CUPTI activity buffers");
+    refusals no = {"", CUPTI_SUCCESS};
+    enable(CUPTI_ACTIVITY_KIND_DEVICE, "the device", &no);
+    enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", &no);
+    enable(CUPTI_ACTIVITY_KIND_MEMCPY, "copies", &no);
+    enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets", &no);
+    enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime calls", &no);
+    enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "syncs", &no);
+    if (!is_light) {
+        enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver calls", &no);
+        enable(CUPTI_ACTIVITY_KIND_MARKER, "NVTX", &no);
+    }
+    note_refusals(&no);
+    if (atexit(write_records) != 0)
+        add_note("cannot register the exit handler: nothing will be written");
+    return 1;
+}
