@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The doctor's validation matrix (issue #20), GPU runners (ctest label `doctor`): every
+# scenario's broken variant, run as a plain process under `underfed doctor` at the point its
+# README quotes (--no-trace --no-counters: the scenario must not load CUPTI itself), must get
+# its own failure as the top finding, rated high; every fixed variant must not get it (below
+# moderate). Scenarios whose failure a trace cannot show (padding, recompute) are run and
+# their top finding recorded, not judged. Writes OUT/doctor_matrix.md (scenario x variant ->
+# top finding, share at stake) and each run's output and JSON under OUT/.
+#   tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR; exit 0 held, 1 not, 77 no GPU.
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
+build=$(cd "$1" && pwd) || exit 2
+out=$2
+tool=$build/tools/underfed
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+
+# SCENARIO VARIANT ROLE RULE POINT: ROLE broken (RULE must be the high top finding), fixed
+# (RULE must stay below moderate) or record (not judged).
+matrix='
+launch_storm eager broken launch_bound --sweep elems=4K --sweep ops=1000
+launch_storm graph fixed launch_bound --sweep elems=4K --sweep ops=1000
+launch_storm fused fixed launch_bound --sweep elems=4K --sweep ops=1000
+elementwise_chain unfused broken elementwise_chain --sweep ops=5 --sweep bits=32
+elementwise_chain fused fixed elementwise_chain --sweep ops=5 --sweep bits=32
+starved_input sync broken starved_input --sweep workers=8 --sweep tok_cost=1
+starved_input workers fixed starved_input --sweep workers=8 --sweep tok_cost=1
+starved_input pretokenized fixed starved_input --sweep workers=8 --sweep tok_cost=1
+allreduce_overlap sequential broken comm_exposed --sweep bucket_mib=64 --sweep comm_ctas=0 --sweep sm_margin=0
+allreduce_overlap bucketed fixed comm_exposed --sweep bucket_mib=64 --sweep comm_ctas=0 --sweep sm_margin=0
+varlen_attention pad_global record padding --sweep dist=1
+varlen_attention varlen record padding --sweep dist=1
+checkpoint_recompute full record recompute --sweep k=4
+checkpoint_recompute store_all record recompute --sweep k=4
+'
+
+probe=$("$build/scenarios/launch_storm" --quick --variant eager --repeat 1 --warmup 0 --no-trace \
+        --no-counters --no-expect --out "$out/probe" 2>&1)
+if [ $? -eq 77 ]; then
+  echo "skipped: no GPU ($probe)" >&2
+  [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
+  exit 77
+fi
+
+failures=0
+table=$out/doctor_matrix.md
+{
+  echo "| scenario | variant | role | rule | its verdict | its share % | top finding | top verdict | top share % | held |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+} > "$table"
+# finding JSON RULE: that rule's "verdict|share_pct"; top JSON: "rule|verdict|share_pct" of the
+# top finding (the first process; the writer's key order).
+finding() {
+  grep -o "\"rule\": \"$2\", \"verdict\": \"[a-z ]*\", \"share_pct\": [-0-9.e+null]*" "$1" |
+    head -1 | sed -E 's/.*"verdict": "([a-z ]*)", "share_pct": (.*)/\1|\2/'
+}
+top() {
+  grep -o '"findings": \[{"rule": "[a-z_]*", "verdict": "[a-z ]*", "share_pct": [-0-9.e+null]*' "$1" |
+    head -1 | sed -E 's/.*"rule": "([a-z_]*)", "verdict": "([a-z ]*)", "share_pct": (.*)/\1|\2|\3/'
+}
+while read -r name variant role rule point; do
+  [ -n "$name" ] || continue
+  tag=$name-$variant
+  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- "$build/scenarios/$name" \
+    --variant "$variant" $point --no-trace --no-counters --no-expect --out "$out/results" \
+    > "$out/$tag.txt" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
+    echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
+    failures=$((failures + 1)); echo "| $name | $variant | $role | $rule | | | | | | no (exit $rc) |" >> "$table"
+    continue
+  fi
+  IFS='|' read -r verdict share <<< "$(finding "$out/$tag.json" "$rule")"
+  IFS='|' read -r top_rule top_verdict top_share <<< "$(top "$out/$tag.json")"
+  held=yes
+  case $role in
+    broken) [ "$top_rule" = "$rule" ] && [ "$top_verdict" = high ] || held=no ;;
+    fixed) [ "$verdict" = none ] || held=no ;;
+    record) held="n/a (a trace cannot tell)" ;;
+  esac
+  [ "$held" = no ] && { echo "FAIL: $tag: $rule $verdict, top $top_rule $top_verdict" >&2; failures=$((failures + 1)); }
+  echo "| $name | $variant | $role | $rule | $verdict | $share | $top_rule | $top_verdict | $top_share | $held |" >> "$table"
+  echo "ok-or-recorded: $tag: $rule $verdict ($share %), top $top_rule $top_verdict ($top_share %)"
+done <<< "$matrix"
+cat "$table"
+[ "$failures" -eq 0 ] || { echo "$failures matrix case(s) did not hold" >&2; exit 1; }
