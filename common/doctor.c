@@ -241,7 +241,8 @@ static int cmp_range_name(const void *pa, const void *pb)
 
 /* Steps from the most frequent NVTX range name (ties: the longer total time), at least
  * UF_DOCTOR_MIN_STEPS of them: step k runs from range k's start to range k+1's, the last to
- * its own end. 0 (w->n_steps 0 when none qualifies) or -1 out of memory. */
+ * its own end; overlapping ranges (threads) are one step. 0 (w->n_steps 0 when none
+ * qualifies) or -1 out of memory. */
 static int nvtx_steps(work *w, char *source, size_t source_len)
 {
     const uf_dtrace *t = w->t;
@@ -268,17 +269,27 @@ static int nvtx_steps(work *w, char *source, size_t source_len)
         i = end;
     }
     int rc = 0;
-    if (best_n >= UF_DOCTOR_MIN_STEPS) {
-        w->bounds = malloc((best_n + 1) * sizeof *w->bounds);
-        if (w->bounds == NULL) {
-            rc = -1;
-        } else {
-            for (size_t s = 0; s < best_n; s++)
-                w->bounds[s] = r[best + s]->start_ns;
-            w->bounds[best_n] = r[best + best_n - 1]->end_ns;
-            w->n_steps = (int)best_n;
-            snprintf(source, source_len, "nvtx \"%.100s\"", r[best]->name);
-        }
+    w->bounds = best_n >= UF_DOCTOR_MIN_STEPS ? malloc((best_n + 1) * sizeof *w->bounds) : NULL;
+    if (best_n >= UF_DOCTOR_MIN_STEPS && w->bounds == NULL)
+        rc = -1;
+    /* Ranges of the name that overlap are one step run by several threads (one per GPU in a
+     * multi-GPU process): a step starts where a range starts after all earlier ones ended. */
+    size_t n_steps = 0;
+    uint64_t end = 0;
+    for (size_t s = 0; w->bounds != NULL && s < best_n; s++) {
+        const uf_range *x = r[best + s];
+        if (n_steps == 0 || x->start_ns >= end)
+            w->bounds[n_steps++] = x->start_ns;
+        end = x->end_ns > end ? x->end_ns : end;
+    }
+    if (w->bounds != NULL && n_steps >= UF_DOCTOR_MIN_STEPS) {
+        w->bounds[n_steps] = end;
+        w->n_steps = (int)n_steps;
+        snprintf(source, source_len, "nvtx \"%.100s\"%s", r[best]->name,
+                 n_steps < best_n ? " (overlapping ranges merged: several threads)" : "");
+    } else if (w->bounds != NULL) {
+        free(w->bounds);
+        w->bounds = NULL;
     }
     free(r);
     return rc;

@@ -420,6 +420,27 @@ Test(doctor, nvtx_steps_startup_and_tail)
     cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
 }
 
+/* One process driving two GPUs from two threads: each step's range appears twice, nearly at
+ * once; the two make one step. */
+Test(doctor, nvtx_ranges_of_two_threads_are_one_step)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t t0 = s->host_ns;
+        train_kernels(s);
+        sim_sync(s, 0);
+        sim_range(s, "step", t0);
+        sim_range(s, "step", t0 + 10 * US);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_eq(d.n_steps, STEPS, "%d", d.n_steps);
+    cr_expect(strstr(d.step_source, "merged") != NULL, "%s", d.step_source);
+    cr_expect_float_eq(d.syncs_per_step, 1.0, 1e-9, "%g", d.syncs_per_step);
+}
+
 /* Slow first steps (compilation, autotuning) are left out of the steady window. */
 Test(doctor, warmup_steps_left_out)
 {
