@@ -161,6 +161,22 @@ typedef struct step_run {
                                      * that follows the pause (data loading, a sync) */
 } step_run;
 
+/* Is a run covering `coverage` records at `period` better than the best so far? More records
+ * win; within UF_DOCTOR_COVER_TIE of each other, the longer period (a kernel repeating inside
+ * the step, e.g. once per layer, can cover as much as the step's own marker), then the longer
+ * pause before it. */
+static int better_run(size_t coverage, size_t period, double gap, const step_run *best)
+{
+    double cov = (double)coverage, best_cov = (double)(best->n_steps * best->period);
+    if (cov > best_cov * (1.0 + UF_DOCTOR_COVER_TIE))
+        return 1;
+    if (cov < best_cov * (1.0 - UF_DOCTOR_COVER_TIE))
+        return 0;
+    if (period != best->period)
+        return period > best->period;
+    return gap > best->host_gap_ns;
+}
+
 /* Scores one run [j0, j1] of a key's occurrences (k sorted by key, then sequence). */
 static void consider_run(const token *k, const token *by_seq, size_t j0, size_t j1,
                          size_t period, step_run *best)
@@ -173,8 +189,7 @@ static void consider_run(const token *k, const token *by_seq, size_t j0, size_t 
         if (k[j].seq > 0)
             gap += (double)(k[j].t_ns - by_seq[k[j].seq - 1].t_ns);
     gap /= (double)(steps + 1);
-    size_t coverage = steps * period, best_cov = best->n_steps * best->period;
-    if (coverage > best_cov || (coverage == best_cov && gap > best->host_gap_ns)) {
+    if (better_run(steps * period, period, gap, best)) {
         best->first = j0;
         best->n_steps = steps;
         best->period = period;
@@ -519,6 +534,34 @@ static int gap_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagn
     return 0;
 }
 
+typedef struct launch_index {
+    uint64_t launch_ns;
+    size_t index;
+} launch_index;
+
+static int cmp_launch_index(const void *pa, const void *pb)
+{
+    const launch_index *a = pa, *b = pb;
+    if (a->launch_ns != b->launch_ns)
+        return a->launch_ns < b->launch_ns ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Activity indices sorted by their launch time (ties: trace order). 0, or -1 out of memory. */
+static int sort_by_launch(const work *w, size_t *order, size_t n)
+{
+    launch_index *li = malloc((n + 1) * sizeof *li);
+    if (li == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        li[i] = (launch_index){w->launch_ns[order[i]], order[i]};
+    qsort(li, n, sizeof *li, cmp_launch_index);
+    for (size_t i = 0; i < n; i++)
+        order[i] = li[i].index;
+    free(li);
+    return 0;
+}
+
 /* Copies, elementwise chains, SIMT GEMMs and under-filled grids in the window, per step. */
 static int work_figures(const work *w, uf_diagnosis *d)
 {
@@ -557,12 +600,12 @@ static int work_figures(const work *w, uf_diagnosis *d)
     /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
      * step (a fused kernel once a step is no chain, however many steps follow each other). The
      * window's kernels are in trace order: sort them by launch. */
-    for (size_t i = 1; i < n_order; i++)
-        for (size_t j = i; j > 0 && w->launch_ns[order[j - 1]] > w->launch_ns[order[j]]; j--) {
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
+    if (sort_by_launch(w, order, n_order) != 0) {
+        free(h2d);
+        free(kern);
+        free(order);
+        return -1;
+    }
     double chain_ns = 0, run_ns = 0;
     size_t run = 0;
     int run_step = -1;

@@ -3,7 +3,9 @@
  *
  * 1. The steady state: steps from NVTX ranges (the most frequent range name), else from the
  *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs)
- *    in launch order; leading and trailing steps much slower than the median (warm-up, a
+ *    in launch order: the record whose occurrences keep a constant spacing over the most
+ *    records (near ties: the longer spacing, then the one after the longest host pause) marks
+ *    the steps; leading and trailing steps much slower than the median (warm-up, a
  *    compiling first step) are left out. What precedes the steps (start-up, compilation,
  *    warm-up) and follows them (the tail) is measured and reported, not analysed.
  * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
@@ -82,6 +84,8 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
+#define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
+                                        * the longer period wins */
 
 typedef struct uf_finding {
     uf_rule_id rule;

@@ -720,3 +720,33 @@ Test(doctor_trace, a_folder_of_traces)
     rmdir(dir);
 }
 
+
+/* A long run stays O(n log n): 300,000 kernels (1,500 steps of 200) are diagnosed in seconds. */
+Test(doctor, a_long_run, .timeout = 60)
+{
+    enum { STEPS_LONG = 1500, PER_STEP = 200, N = STEPS_LONG * PER_STEP };
+    uf_activity *acts = calloc(N, sizeof *acts);
+    uf_api_call *apis = calloc(N, sizeof *apis);
+    cr_assert(acts != NULL && apis != NULL);
+    static const char *const names[] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
+    for (size_t i = 0; i < N; i++) {
+        uint64_t t = 1000000 + i * 6000;
+        apis[i] = (uf_api_call){.start_ns = t, .end_ns = t + 6000, .correlation_id = (uint32_t)i + 1,
+                                .is_runtime = 1};
+        /* The last kernel of a step has its own name: the step's marker. */
+        const char *name = i % PER_STEP == PER_STEP - 1 ? "step_end" : names[i % 8];
+        acts[i] = (uf_activity){.start_ns = t + 4000, .end_ns = t + 6000,
+                                .correlation_id = (uint32_t)i + 1, .kind = UF_ACT_KERNEL,
+                                .blocks = SM_COUNT, .stream_id = (uint32_t)(i % 2), .name = name};
+    }
+    uf_dtrace t = {.acts = acts, .n_acts = N, .apis = apis, .n_apis = N, .pid = 1,
+                   .sm_count = SM_COUNT, .sm_active_pct = NAN, .tensor_active_pct = NAN,
+                   .dram_pct = NAN, .nvml_util_pct = NAN};
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.n_steps, STEPS_LONG - 1, "%d", d.n_steps);
+    cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
+    free(acts);
+    free(apis);
+}

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "doctor.h"
@@ -265,9 +266,17 @@ static int doctor_run(const doctor_args *a)
     }
     if (clear_traces(dir) != 0)
         return EXIT_BAD;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int status = run_command(a->command, inject, dir, a->light);
     if (status < 0)
         return EXIT_BAD;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* The overhead is this against the same command run plainly (the recorder adds ~2.6 us
+     * per launch with every kind on: CUPTI.md). */
+    printf("%s ran %.2f s under the recorder%s\n", a->command[0],
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+           a->light ? " (--light)" : "");
     int rc = diagnose_dir(dir, a->json);
     return status != 0 ? EXIT_FAILED : rc;
 }
