@@ -580,3 +580,53 @@ Test(gpm, disagreement_is_the_largest_difference)
     cr_assert(isnan(uf_gpm_disagreement(&pm, &none, &worst)));
     cr_assert_eq(worst, -1);
 }
+
+/* ---- the doctor's views: the gaps themselves, and each activity's launch call ---------------- */
+
+/* The gaps uf_timeline_analyze sums, one by one: the host-wait one (B's call returned after A
+ * ended) and the queued one (C's call returned long before), with the next launch's start. */
+Test(timeline, idle_gaps_one_by_one)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(5000, 6000, 2), kernel(8000, 9000, 3)};
+    uf_api_call apis[] = {api(500, 1), api(3000, 2), api(600, 3)};
+    uf_timeline tl = make_tl(acts, 3, apis, 3, 0, 1);
+    uf_gap *gaps;
+    size_t n;
+    cr_assert_eq(uf_timeline_idle_gaps(&tl, &gaps, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_expect(gaps[0].start_ns == 2000 && gaps[0].end_ns == 5000 && gaps[0].host_wait == 1);
+    cr_expect_eq(gaps[0].next_launch_ns, 3000);
+    cr_expect(gaps[1].start_ns == 6000 && gaps[1].end_ns == 8000 && gaps[1].host_wait == 0);
+    cr_expect_eq(gaps[1].next_launch_ns, 600);
+    free(gaps);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_expect_float_eq(m.idle_host_pct, 3000.0 / 8000.0 * 100.0, EPS, "the same gap, summed");
+}
+
+Test(timeline, idle_gaps_none_without_a_hole)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 1), kernel(1500, 3000, 2)};
+    uf_timeline tl = make_tl(acts, 2, NULL, 0, 0, 1);
+    uf_gap *gaps;
+    size_t n;
+    cr_assert_eq(uf_timeline_idle_gaps(&tl, &gaps, &n), 0);
+    cr_expect_eq(n, 0);
+    cr_expect_null(gaps);
+}
+
+/* The runtime record is the launch call when both exist; an activity without one launches
+ * itself (its own start, end 0). */
+Test(timeline, launch_calls_prefer_runtime)
+{
+    uf_activity acts[] = {kernel(1000, 2000, 7), kernel(5000, 6000, 99)};
+    uf_api_call apis[] = {api(700, 7), api(400, 7)};
+    apis[1].is_runtime = 0;     /* the driver call under it, earlier */
+    uf_timeline tl = make_tl(acts, 2, apis, 2, 0, 1);
+    uint64_t start[2], end[2];
+    cr_assert_eq(uf_timeline_launch_calls(&tl, start, end), 0);
+    cr_expect_eq(start[0], 700);
+    cr_expect_eq(end[0], 750);
+    cr_expect_eq(start[1], 5000);
+    cr_expect_eq(end[1], 0);
+}
