@@ -72,6 +72,11 @@ expect 2 "no underfed-trace.PID.txt files" "a run without records" \
   sh -c 'echo "$CUDA_INJECTION64_PATH $NVTX_INJECTION64_PATH $UNDERFED_DOCTOR_OUT $UNDERFED_DOCTOR_LIGHT" > "$0/env.txt"' "$work"
 [ "$(cat "$work/env.txt" 2>/dev/null)" = "$work/fake_inject.so $work/fake_inject.so $work/run 1" ] ||
   fail "the command saw: $(cat "$work/env.txt" 2>/dev/null)"
+# A damaged file of an earlier run in --out is removed before the run, not merged with it.
+echo garbage > "$work/run/underfed-trace.1.txt"
+expect 2 "no underfed-trace.PID.txt files" "an earlier run's files are cleared" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- true
+[ -e "$work/run/underfed-trace.1.txt" ] && fail "the earlier run's file is still there"
 expect 1 "exited with status 3" "a failing command" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'exit 3'
 expect 1 "--help" "COMMAND's own --help is COMMAND's" \

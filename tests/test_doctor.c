@@ -750,3 +750,42 @@ Test(doctor, a_long_run, .timeout = 60)
     free(acts);
     free(apis);
 }
+
+/* Damaged files of every kind: a byte changed, a byte cut, a line doubled. The reader must
+ * accept the file or name file and line, never crash (run under ASan by ci/sanitize.sh). */
+Test(doctor_trace, random_damage_is_an_error_or_a_trace, .timeout = 60)
+{
+    char *good = format_case(case_item_every_step);
+    size_t len = strlen(good);
+    uint64_t rng = 12345;
+    static const char bytes[] = "0123456789 \nKCMASR-x\t.nan";
+    for (int round = 0; round < 3000; round++) {
+        char *text = malloc(2 * len + 2);
+        memcpy(text, good, len + 1);
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        size_t at = (size_t)(rng >> 33) % len;
+        switch (round % 3) {
+        case 0: text[at] = bytes[(rng >> 20) % (sizeof bytes - 1)]; break;
+        case 1: memmove(text + at, text + at + 1, len - at); break;
+        default: {
+            char *line = strchr(text + at, '\n');
+            char *next = line ? strchr(line + 1, '\n') : NULL;
+            if (next) {     /* double the line after `at` */
+                size_t n = (size_t)(next - line);
+                memmove(next + n, next, strlen(next) + 1);
+                memcpy(next, line, n);
+            }
+        }
+        }
+        uf_trace_file f;
+        char err[256];
+        if (uf_trace_parse(text, "t.txt", &f, err, sizeof err) == 0) {
+            uf_diagnosis d;
+            uf_doctor_analyze(&f.t, &d, err, sizeof err);   /* any trace: no crash */
+            uf_trace_free(&f);
+        } else {
+            cr_assert(strncmp(err, "t.txt:", 6) == 0, "round %d: %s", round, err);
+        }
+    }
+    free(good);
+}

@@ -12,6 +12,7 @@
 #define _XOPEN_SOURCE 700     /* realpath */
 #include "doctor_cmd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -182,23 +183,29 @@ static int find_injector(const char *given, char *out, size_t len)
     return 0;
 }
 
-/* Remove DIR's trace files of an earlier run, so that they are not merged with this one. */
+/* Remove DIR's trace files of an earlier run (readable or not), so that they are not merged
+ * with this one. */
 static int clear_traces(const char *dir)
 {
-    uf_trace_file *files;
-    int n;
-    char err[512];
-    if (uf_trace_read_dir(dir, &files, &n, err, sizeof err) != 0)
-        return 0;   /* none, or unreadable: the names are removed below either way */
-    for (int i = 0; i < n; i++)
-        if (unlink(files[i].path) != 0) {
-            fprintf(stderr, "underfed doctor: cannot remove %s: %s\n", files[i].path,
-                    strerror(errno));
-            uf_trace_free_all(files, n);
-            return -1;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    size_t lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (n <= lp + ls || strncmp(e->d_name, UF_TRACE_PREFIX, lp) != 0 ||
+            strcmp(e->d_name + n - ls, UF_TRACE_SUFFIX) != 0)
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) != 0) {
+            fprintf(stderr, "underfed doctor: cannot remove %s: %s\n", path, strerror(errno));
+            rc = -1;
         }
-    uf_trace_free_all(files, n);
-    return 0;
+    }
+    closedir(d);
+    return rc;
 }
 
 /* Another profiler's injection already set: say so; the command still runs. */
