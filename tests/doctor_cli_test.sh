@@ -77,6 +77,8 @@ echo garbage > "$work/run/underfed-trace.1.txt"
 expect 2 "no underfed-trace.PID.txt files" "an earlier run's files are cleared" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- true
 [ -e "$work/run/underfed-trace.1.txt" ] && fail "the earlier run's file is still there"
+expect 77 "skipped (exit 77)" "a command that skips" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'exit 77'
 expect 1 "exited with status 3" "a failing command" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'exit 3'
 expect 1 "--help" "COMMAND's own --help is COMMAND's" \

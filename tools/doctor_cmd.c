@@ -27,7 +27,7 @@
 #include "fileutil.h"
 #include "strbuf.h"
 
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2 };
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2, EXIT_SKIPPED = 77 };
 
 #define INJECT_NAME "libunderfed_inject.so"
 
@@ -53,7 +53,8 @@ static void usage(FILE *f)
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
             "--json: the diagnosis as JSON (default DIR/doctor.json); --light: kernels, copies\n"
             "and syncs only (less overhead); --inject: the recorder (default: next to underfed).\n"
-            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records.\n");
+            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
+            "skipped (exit 77: no GPU, too few GPUs).\n");
 }
 
 static int bad_usage(const char *what, const char *arg)
@@ -284,6 +285,11 @@ static int doctor_run(const doctor_args *a)
     printf("%s ran %.2f s under the recorder%s\n", a->command[0],
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
            a->light ? " (--light)" : "");
+    if (status == EXIT_SKIPPED) {   /* the command says it cannot run here (no GPU, too few) */
+        fprintf(stderr, "underfed doctor: %s skipped (exit 77): nothing to diagnose\n",
+                a->command[0]);
+        return EXIT_SKIPPED;
+    }
     int rc = diagnose_dir(dir, a->json);
     return status != 0 ? EXIT_FAILED : rc;
 }

@@ -4,7 +4,8 @@
 #define UF_TOOLS_DOCTOR_CMD_H
 
 /* argv after the command name. Exit status: 0 diagnosed, 1 the traced command failed (the
- * diagnosis is still printed when there are records), 2 usage or unreadable records. */
+ * diagnosis is still printed when there are records), 2 usage or unreadable records, 77 the
+ * command skipped (exit 77: no GPU, too few GPUs). */
 int uf_cmd_doctor(int argc, char **argv);
 
 #endif
