@@ -51,8 +51,9 @@ static void usage(FILE *f)
             "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
             "none / moderate / high with the share of each step at stake, the fix and the scenario\n"
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
-            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: kernels, copies\n"
-            "and syncs only (less overhead); --inject: the recorder (default: next to underfed).\n"
+            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls and\n"
+            "no NVTX ranges (less overhead; kernels, copies, syncs and the runtime calls that\n"
+            "launch them stay); --inject: the recorder (default: next to underfed).\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
             "skipped (exit 77: no GPU, too few GPUs).\n");
 }
