@@ -351,11 +351,18 @@ static void record_span(const uf_dtrace *t, uint64_t *first, uint64_t *last)
 #undef SPAN
 }
 
-/* The launch-ordered sequence of device work and host waits. */
+int uf_doctor_is_event_record(const char *api_name)
+{
+    return api_name != NULL && strncmp(api_name, "cudaEventRecord", 15) == 0;
+}
+
+static int is_event_record(const char *name) { return uf_doctor_is_event_record(name); }
+
+/* The launch-ordered sequence of device work, host waits and event records. */
 static token *make_sequence(const work *w, size_t *n)
 {
     const uf_dtrace *t = w->t;
-    token *seq = malloc((t->n_acts + t->n_syncs + 1) * sizeof *seq);
+    token *seq = malloc((t->n_acts + t->n_syncs + t->n_apis + 1) * sizeof *seq);
     if (seq == NULL)
         return NULL;
     size_t k = 0;
@@ -365,6 +372,11 @@ static token *make_sequence(const work *w, size_t *n)
         uint64_t key = fnv1a(0x5157ull, &t->syncs[i].kind, 1);
         seq[k++] = (token){t->syncs[i].start_ns, key, 0};
     }
+    /* Event records mark steps where every kernel has one name (a timing loop's events, a
+     * framework's per-step events): a step of N identical kernels repeats [event, N x k]. */
+    for (size_t i = 0; i < t->n_apis; i++)
+        if (is_event_record(t->apis[i].name))
+            seq[k++] = (token){t->apis[i].start_ns, 0xe7e7e7e7ull, 0};
     qsort(seq, k, sizeof *seq, cmp_token_time);
     for (size_t i = 0; i < k; i++)
         seq[i].seq = i;

@@ -2,8 +2,8 @@
  * libunderfed_inject.so or made by hand in a test). Plain C, no CUDA.
  *
  * 1. The steady state: steps from NVTX ranges (the most frequent range name), else from the
- *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs)
- *    in launch order: the record whose occurrences keep a constant spacing over the most
+ *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs,
+ *    event records) in launch order: the record whose occurrences keep a constant spacing over the most
  *    records (near ties: the longer spacing, then the one after the longest host pause) marks
  *    the steps; leading and trailing steps much slower than the median (warm-up, a
  *    compiling first step) are left out. What precedes the steps (start-up, compilation,
@@ -144,6 +144,8 @@ void uf_doctor_rules_markdown(uf_strbuf *b);
 int uf_doctor_is_elementwise(const char *name);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
+/* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
+int uf_doctor_is_event_record(const char *api_name);
 
 #ifdef __cplusplus
 }

@@ -97,6 +97,13 @@ static void sim_copy(sim *s, int stream, uf_copy_kind kind, int pageable, uint64
     s->host_ns = a->end_ns;
 }
 
+/* cudaEventRecord: a host call that launches nothing the trace sees. */
+static void sim_event(sim *s)
+{
+    sim_api(s, "cudaEventRecord_v3020", s->host_ns + 2 * US);
+    s->host_ns += 2 * US;
+}
+
 /* cudaStreamSynchronize(stream): the host blocks until the stream is drained. */
 static void sim_sync(sim *s, int stream)
 {
@@ -338,6 +345,46 @@ Test(doctor, steps_detected_from_the_repeating_sequence)
     cr_expect(strstr(d.step_source, "201") != NULL, "%s", d.step_source);
     cr_expect_float_eq(d.tl.kernels_per_step, 201.0, 1e-9, "%g", d.tl.kernels_per_step);
     cr_expect_float_eq(d.step_ms, 201 * 6e-3, 1e-6, "201 launches of 6 us: %g", d.step_ms);
+}
+
+/* Every kernel has one name (the suite's launch storm, an unfused chain of one kernel): the
+ * timing loop's event record per step marks the steps; without it there are none to find. */
+Test(doctor, identical_kernels_stepped_by_event_records)
+{
+    for (int events = 0; events <= 1; events++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            if (events)
+                sim_event(s);
+            for (int k = 0; k < 100; k++)
+                sim_kernel(s, 0, "op_kernel", 2 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        cr_expect_eq(d.n_steps, events ? STEPS - 1 : 1, "events %d: %d steps (%s)", events,
+                     d.n_steps, d.step_source);
+        cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
+        cr_expect_lt(d.input_gap_pct, 3.0, "%g", d.input_gap_pct);
+    }
+}
+
+/* The fused chain: one elementwise kernel a step, the same name every step, one event record
+ * a step: no chain. */
+Test(doctor, one_fused_kernel_a_step_is_no_chain)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_event(s);
+        sim_kernel(s, 0, "ew_chain_f32", 700 * US, SM_COUNT, 0);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_eq(d.findings[UF_RULE_ELEMENTWISE_CHAIN].verdict, UF_VERDICT_NONE, "%s",
+                 d.step_source);
 }
 
 /* The starved step starts at its copy (it follows the host's pause), so the pause is input. */

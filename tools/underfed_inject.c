@@ -369,8 +369,9 @@ static int cmp_u32(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Only the API calls that launched a recorded activity or made a sync: PyTorch makes about
- * eight runtime calls per launch, and the doctor needs the launching one. In place. */
+/* Only the API calls that launched a recorded activity or made a sync, and event records
+ * (they mark steps made of identical kernels): PyTorch makes about eight runtime calls per
+ * launch, and the doctor needs the launching one. In place. */
 static void keep_launching_calls(void)
 {
     size_t n = (size_t)rec.n_acts + (size_t)rec.n_syncs;
@@ -385,7 +386,8 @@ static void keep_launching_calls(void)
     qsort(ids, k, sizeof *ids, cmp_u32);
     int kept = 0;
     for (int i = 0; i < rec.n_apis; i++)
-        if (bsearch(&rec.apis[i].correlation_id, ids, k, sizeof *ids, cmp_u32) != NULL)
+        if (bsearch(&rec.apis[i].correlation_id, ids, k, sizeof *ids, cmp_u32) != NULL ||
+            uf_doctor_is_event_record(rec.apis[i].name))    /* they mark steps */
             rec.apis[kept++] = rec.apis[i];
     rec.n_apis = kept;
     free(ids);
