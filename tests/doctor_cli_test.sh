@@ -40,8 +40,12 @@ expect 0 "pid 42: host synchronization inside the step" "the .item() loop" \
 grep -qF "pid 43: starved input" "$work/out.txt" || fail "pid 43 not diagnosed as starved input"
 grep -qF '"top_finding": "host_sync"' "$work/d.json" || fail "JSON lacks pid 42's top finding"
 grep -qF '"top_finding": "starved_input"' "$work/d.json" || fail "JSON lacks pid 43's top finding"
+expect 0 "trace: $work/t.json" "--trace" "$tool" doctor --from "$data" --json "$work/d2.json" \
+  --trace "$work/t.json"
+grep -qF '"name":"pid 43"' "$work/t.json" || fail "the trace lacks pid 43's process"
 if command -v python3 > /dev/null; then
   python3 -m json.tool "$work/d.json" > /dev/null || fail "d.json is not JSON"
+  python3 -m json.tool "$work/t.json" > /dev/null || fail "t.json is not JSON"
 fi
 
 mkdir -p "$work/damaged"

@@ -26,6 +26,7 @@
 #include "doctor_trace.h"
 #include "fileutil.h"
 #include "strbuf.h"
+#include "trace_export.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2, EXIT_SKIPPED = 77 };
 
@@ -36,6 +37,7 @@ typedef struct doctor_args {
     const char *out;            /* --out DIR (for a run) */
     const char *json;           /* --json FILE */
     const char *inject;         /* --inject LIB */
+    const char *trace;          /* --trace FILE.json: the records as a Perfetto trace */
     int light, rules;
     char **command;             /* after "--", NULL-terminated */
 } doctor_args;
@@ -43,8 +45,9 @@ typedef struct doctor_args {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: underfed doctor --from DIR [--json FILE]\n"
-            "       underfed doctor [--out DIR] [--json FILE] [--light] [--inject LIB] -- COMMAND [ARGS...]\n"
+            "usage: underfed doctor --from DIR [--json FILE] [--trace FILE.json]\n"
+            "       underfed doctor [--out DIR] [--json FILE] [--trace FILE.json] [--light]\n"
+            "                       [--inject LIB] -- COMMAND [ARGS...]\n"
             "       underfed doctor --rules\n"
             "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
             "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
@@ -53,7 +56,8 @@ static void usage(FILE *f)
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
             "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls and\n"
             "no NVTX ranges (less overhead; kernels, copies, syncs and the runtime calls that\n"
-            "launch them stay); --inject: the recorder (default: next to underfed).\n"
+            "launch them stay); --inject: the recorder (default: next to underfed); --trace: the\n"
+            "records as a Perfetto/Chrome trace (ui.perfetto.dev), one process per pid.\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
             "skipped (exit 77: no GPU, too few GPUs).\n");
 }
@@ -95,6 +99,8 @@ static int parse(int argc, char **argv, doctor_args *a)
             rc = take_value(argc, argv, &i, &a->json);
         } else if (strcmp(s, "--inject") == 0) {
             rc = take_value(argc, argv, &i, &a->inject);
+        } else if (strcmp(s, "--trace") == 0) {
+            rc = take_value(argc, argv, &i, &a->trace);
         } else if (strcmp(s, "--light") == 0) {
             a->light = 1;
         } else if (strcmp(s, "--rules") == 0) {
@@ -111,14 +117,42 @@ static int parse(int argc, char **argv, doctor_args *a)
                                : "nothing to do: --from DIR, --rules or -- COMMAND", NULL);
     if (a->from && (a->out || a->light || a->inject))
         return bad_usage("--out, --light and --inject apply to a run (-- COMMAND)", NULL);
-    if (a->rules && (a->out || a->light || a->inject || a->json))
+    if (a->rules && (a->out || a->light || a->inject || a->json || a->trace))
         return bad_usage("--rules takes no other option", NULL);
     return 0;
 }
 
 /* ---- analysing a folder ------------------------------------------------------------------ */
 
-static int diagnose_dir(const char *dir, const char *json)
+/* The records of every process as one Perfetto trace (the harness's exporter). */
+static int export_trace(const char *path, const uf_trace_file *files, int n)
+{
+    char err[512];
+    char (*labels)[32] = calloc((size_t)n, sizeof *labels);
+    uf_trace_section *sections = calloc((size_t)n, sizeof *sections);
+    int rc = EXIT_BAD;
+    if (labels == NULL || sections == NULL) {
+        fprintf(stderr, "underfed doctor: out of memory\n");
+        goto out_free;
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(labels[i], sizeof labels[i], "pid %d", files[i].t.pid);
+        sections[i] = (uf_trace_section){labels[i], files[i].t.acts, files[i].t.n_acts,
+                                         files[i].t.apis, files[i].t.n_apis};
+    }
+    if (uf_trace_export_chrome(path, sections, n, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed doctor: %s\n", err);
+        goto out_free;
+    }
+    printf("trace: %s\n", path);
+    rc = EXIT_OK;
+out_free:
+    free(labels);
+    free(sections);
+    return rc;
+}
+
+static int diagnose_dir(const char *dir, const char *json, const char *trace)
 {
     uf_trace_file *files;
     int n;
@@ -143,7 +177,12 @@ static int diagnose_dir(const char *dir, const char *json)
         uf_doctor_json(&b, &d);
     }
     uf_sb_puts(&b, "\n]}\n");
+    int trace_rc = trace != NULL ? export_trace(trace, files, n) : EXIT_OK;
     uf_trace_free_all(files, n);
+    if (trace_rc != EXIT_OK) {
+        free(b.data);
+        return trace_rc;
+    }
     if (json == NULL) {
         snprintf(json_path, sizeof json_path, "%s/doctor.json", dir);
         json = json_path;
@@ -291,7 +330,7 @@ static int doctor_run(const doctor_args *a)
                 a->command[0]);
         return EXIT_SKIPPED;
     }
-    int rc = diagnose_dir(dir, a->json);
+    int rc = diagnose_dir(dir, a->json, a->trace);
     return status != 0 ? EXIT_FAILED : rc;
 }
 
@@ -311,6 +350,6 @@ int uf_cmd_doctor(int argc, char **argv)
         return EXIT_OK;
     }
     if (a.from)
-        return diagnose_dir(a.from, a.json);
+        return diagnose_dir(a.from, a.json, a.trace);
     return doctor_run(&a);
 }
