@@ -10,6 +10,8 @@
  * it received fewer kernels than the program launched (counted by an API callback, which a
  * later client's buffer registration does not take away).
  *
+ * UNDERFED_DOCTOR_MAX_RECORDS (default 5M) bounds the records kept in memory; beyond it they
+ * are counted and left out, and the note says so (diagnose a short run: a few hundred steps).
  * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records (less overhead; NCCL's
  * driver launches then have no launch call to correlate). NVTX ranges reach CUPTI when
  * NVTX_INJECTION64_PATH names this library: NVTX's dlsym of InitializeInjectionNvtx2 on it
@@ -37,6 +39,7 @@
 
 #define BUFFER_BYTES ((size_t)8 << 20)
 #define TAG "[underfed doctor] "
+#define DEFAULT_MAX_RECORDS 5000000ull    /* ~0.4 GB of records: minutes of a launch storm */
 
 /* A failed CUPTI call: reported with expression, file and line; evaluates to the result. */
 #define INJ_CUPTI(call) inj_check((call), #call, __FILE__, __LINE__)
@@ -60,6 +63,8 @@ typedef struct recorder {
     uint64_t dropped;
     int sm_count;
     int out_of_memory;          /* some records were lost to a failed allocation */
+    uint64_t max_records;       /* UNDERFED_DOCTOR_MAX_RECORDS: records kept in memory */
+    uint64_t over_cap;          /* records left out beyond it */
     pid_t pid;                  /* the process that initialized: a forked child writes nothing */
     char out_dir[4096];
     char note[256];
@@ -240,6 +245,10 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
 
 static void add_record(const CUpti_Activity *r)
 {
+    if ((uint64_t)rec.n_acts + (uint64_t)rec.n_apis + (uint64_t)rec.n_syncs >= rec.max_records) {
+        rec.over_cap++;     /* a long run: the first part is enough to diagnose */
+        return;
+    }
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel((const void *)r); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy((const void *)r); break;
@@ -407,6 +416,13 @@ static void check_complete(void)
                  "activity client (torch.profiler, nsys, ...) took the rest", kernels, launched);
         add_note(text);
     }
+    if (rec.over_cap > 0) {
+        char text[160];
+        snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left out; "
+                 "UNDERFED_DOCTOR_MAX_RECORDS): the diagnosis covers the run's first part",
+                 (unsigned long long)rec.max_records, (unsigned long long)rec.over_cap);
+        add_note(text);
+    }
     if (rec.dropped > 0 || rec.out_of_memory) {
         char text[120];
         snprintf(text, sizeof text, "%llu records dropped by CUPTI%s",
@@ -482,6 +498,10 @@ int InitializeInjection(void)
     const char *out = getenv("UNDERFED_DOCTOR_OUT");
     const char *light = getenv("UNDERFED_DOCTOR_LIGHT");
     int is_light = light != NULL && strcmp(light, "1") == 0;
+    const char *max = getenv("UNDERFED_DOCTOR_MAX_RECORDS");
+    char *end = NULL;
+    unsigned long long cap = max != NULL ? strtoull(max, &end, 10) : 0;
+    rec.max_records = cap > 0 && end != NULL && *end == '\0' ? cap : DEFAULT_MAX_RECORDS;
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
     count_launches();
