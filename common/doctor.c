@@ -129,10 +129,13 @@ static uint64_t activity_key(const uf_activity *a)
     return h;
 }
 
+/* By time; records at one instant keep the order they were collected in (seq holds it). */
 static int cmp_token_time(const void *pa, const void *pb)
 {
     const token *a = pa, *b = pb;
-    return (a->t_ns > b->t_ns) - (a->t_ns < b->t_ns);
+    if (a->t_ns != b->t_ns)
+        return a->t_ns < b->t_ns ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 static int cmp_token_key(const void *pa, const void *pb)
@@ -197,9 +200,9 @@ static void consider_run(const token *k, const token *by_seq, size_t j0, size_t 
     }
 }
 
-/* Steps from the repeating sequence: for each kind of record, the longest run of occurrences
- * at a constant spacing; the run covering the most records wins (ties: the one after the
- * longest host pause, so that a step starts after its data loading or its sync). */
+/* Steps from the repeating sequence: for each kind of record, its runs of occurrences at a
+ * constant spacing; the run covering the most records wins (near ties: better_run), so that
+ * a step is the longest repeating unit and starts after its data loading or its sync. */
 static int detect_steps(work *w, token *seq, size_t n, char *source, size_t source_len)
 {
     if (n == 0 || n > SIZE_MAX / 2 / sizeof(token))
@@ -366,17 +369,19 @@ static token *make_sequence(const work *w, size_t *n)
     if (seq == NULL)
         return NULL;
     size_t k = 0;
-    for (size_t i = 0; i < t->n_acts; i++)
-        seq[k++] = (token){w->launch_ns[i], activity_key(&t->acts[i]), 0};
-    for (size_t i = 0; i < t->n_syncs; i++) {
+    for (size_t i = 0; i < t->n_acts; i++, k++)
+        seq[k] = (token){w->launch_ns[i], activity_key(&t->acts[i]), k};
+    for (size_t i = 0; i < t->n_syncs; i++, k++) {
         uint64_t key = fnv1a(0x5157ull, &t->syncs[i].kind, 1);
-        seq[k++] = (token){t->syncs[i].start_ns, key, 0};
+        seq[k] = (token){t->syncs[i].start_ns, key, k};
     }
     /* Event records mark steps where every kernel has one name (a timing loop's events, a
      * framework's per-step events): a step of N identical kernels repeats [event, N x k]. */
     for (size_t i = 0; i < t->n_apis; i++)
-        if (is_event_record(t->apis[i].name))
-            seq[k++] = (token){t->apis[i].start_ns, 0xe7e7e7e7ull, 0};
+        if (is_event_record(t->apis[i].name)) {
+            seq[k] = (token){t->apis[i].start_ns, 0xe7e7e7e7ull, k};
+            k++;
+        }
     qsort(seq, k, sizeof *seq, cmp_token_time);
     for (size_t i = 0; i < k; i++)
         seq[i].seq = i;
