@@ -63,15 +63,18 @@ typedef enum {
 } uf_rule_id;
 
 /* One row of the rule table: the share of step time at stake (a percentage) is moderate from
- * `moderate_pct` and high from `high_pct`; `gate_*` is the rule's extra condition (see its
- * text). Rules that a trace cannot decide have NaN thresholds and say why in `fix`. */
+ * `moderate_pct` and high from `high_pct`; `gate` is the rule's extra condition in words and
+ * `gate_value`, `gate_min_pct` its numbers. Rules that a trace cannot decide have NaN thresholds and say why in `fix`. */
 typedef struct uf_doctor_rule {
     const char *id;             /* "launch_bound" */
     const char *failure;        /* the failure mode, one line */
     const char *share;          /* what the share at stake measures */
     double moderate_pct, high_pct;
     const char *gate;           /* the extra condition, in words ("" none) */
-    double gate_value;          /* its number (NaN none) */
+    double gate_value;          /* its number (NaN none): comm_exposed the overlap % below
+                                 * which it counts, low_sm_fill the NVML % from which it counts */
+    double gate_min_pct;        /* the failure's own time as % of the step from which the rule
+                                 * applies (comm_exposed: communication); NaN none */
     const char *fix;
     const char *scenario;       /* the suite's reproduction (build/scenarios/NAME --explain),
                                  * or the example; "" none yet */

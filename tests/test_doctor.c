@@ -836,3 +836,22 @@ Test(doctor_trace, random_damage_is_an_error_or_a_trace, .timeout = 60)
     }
     free(good);
 }
+
+/* A small all-reduce (under 10 % of the step), not overlapped: below the rule's gate, although
+ * its exposed share alone would be moderate. */
+Test(doctor, small_exposed_allreduce_is_below_the_gate)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_kernel(s, 0, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 140 * US, 16, 1);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    const uf_finding *f = &d.findings[UF_RULE_COMM_EXPOSED];
+    cr_expect_gt(f->share_pct, uf_doctor_rules[UF_RULE_COMM_EXPOSED].moderate_pct, "%g",
+                 f->share_pct);
+    cr_expect_eq(f->verdict, UF_VERDICT_NONE, "%s", f->evidence);
+}
