@@ -178,24 +178,35 @@ static cudaError_t query_event(void *obj)
     return cudaEventQuery((cudaEvent_t)obj);
 }
 
-int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what)
+static cudaError_t sync_stream(void *obj)
 {
-    cudaError_t e;
+    return cudaStreamSynchronize((cudaStream_t)obj);
+}
+
+static cudaError_t sync_event(void *obj)
+{
+    return cudaEventSynchronize((cudaEvent_t)obj);
+}
+
+/* A wait: watched (polled, with a deadline) where ctx->watch is set, else blocking. */
+static int wait_for(uf_ctx *ctx, cudaError_t (*query)(void *), cudaError_t (*sync)(void *),
+                    void *obj, const char *what)
+{
     if (ctx->watch)
-        return watched_wait(ctx, query_stream, (void *)stream, what);
-    e = cudaStreamSynchronize(stream);
+        return watched_wait(ctx, query, obj, what);
+    cudaError_t e = sync(obj);
     return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
                                               cudaGetErrorString(e));
 }
 
+int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what)
+{
+    return wait_for(ctx, query_stream, sync_stream, (void *)stream, what);
+}
+
 int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what)
 {
-    cudaError_t e;
-    if (ctx->watch)
-        return watched_wait(ctx, query_event, (void *)event, what);
-    e = cudaEventSynchronize(event);
-    return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
-                                              cudaGetErrorString(e));
+    return wait_for(ctx, query_event, sync_event, (void *)event, what);
 }
 
 static double wall_s(void)
