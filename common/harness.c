@@ -659,25 +659,23 @@ out_free:
  * describe (samples NULL: PM has none to offer). The agreement goes into its rows; the GPM
  * values too, unless they disagree by more than UF_GPM_AGREE_PTS: then a note says by how
  * much and the doubtful values stay empty. */
-static void take_gpm(run *r, uf_row *row, int k, const uf_pm_sample *gpm,
-                     const uf_pm_sample *samples, size_t n_samples)
+static void take_gpm(uf_row *row, int k, const uf_pm_sample *gpm, const uf_pm_sample *samples,
+                     size_t n_samples)
 {
     uf_pm_sample pm;
     uf_row *dst[2];
     int worst = -1;
     double off = NAN;
     char note[UF_REASON_LEN];
-    (void)r;
     if (samples && uf_pm_window_mean(samples, n_samples, gpm->start_ns, gpm->end_ns, &pm) > 0)
         off = uf_gpm_disagreement(&pm, gpm, &worst);
     else
         rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
     int doubtful = !isnan(off) && off > UF_GPM_AGREE_PTS;
     if (doubtful) {
-        const double g[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
-                             gpm->dram_pct};
-        const double p[4] = {pm.sm_active_pct, pm.occupancy_pct, pm.tensor_active_pct,
-                             pm.dram_pct};
+        double g[4], p[4];
+        uf_pm_counters(gpm, g);
+        uf_pm_counters(&pm, p);
         snprintf(note, sizeof note,
                  "NVML GPM disagrees with PM sampling by %.1f points (%s: GPM %.1f %%, PM "
                  "%.1f %% over the same %.0f ms): GPM values left empty",
@@ -812,7 +810,7 @@ out_stop:
         if (started[k])
             take_pm_samples(r, row, k, t0, t1, rc == UF_OK, &samples, &n_samples);
         if (gpm[k] && rc == UF_OK)
-            take_gpm(r, row, k, &reading, samples, n_samples);
+            take_gpm(row, k, &reading, samples, n_samples);
     }
     return rc;
 }

@@ -533,13 +533,19 @@ size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64
 
 const char *const uf_counter_names[4] = {"SM active", "occupancy", "tensor active", "DRAM"};
 
+void uf_pm_counters(const uf_pm_sample *s, double v[4])
+{
+    v[0] = s->sm_active_pct;
+    v[1] = s->occupancy_pct;
+    v[2] = s->tensor_active_pct;
+    v[3] = s->dram_pct;
+}
+
 double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst)
 {
-    const double a[4] = {pm->sm_active_pct, pm->occupancy_pct, pm->tensor_active_pct,
-                         pm->dram_pct};
-    const double b[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
-                         gpm->dram_pct};
-    double most = NAN;
+    double a[4], b[4], most = NAN;
+    uf_pm_counters(pm, a);
+    uf_pm_counters(gpm, b);
     *worst = -1;
     for (int i = 0; i < 4; i++) {
         double d = fabs(a[i] - b[i]);

@@ -110,6 +110,8 @@ size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64
  * the GPM values are doubtful (Nsight Compute sides with PM sampling: #15). */
 #define UF_GPM_AGREE_PTS 5.0
 double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst);
+/* The four counters of a sample in that order, and their names. */
+void uf_pm_counters(const uf_pm_sample *s, double v[4]);
 extern const char *const uf_counter_names[4];
 
 #ifdef __cplusplus
