@@ -556,3 +556,19 @@ double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int 
     }
     return most;
 }
+
+double uf_util_window(const uint64_t *ts_us, const double *value, size_t n, uint64_t t0_us,
+                      uint64_t t1_us, int *n_used)
+{
+    double sum = 0.0, weight = 0.0;
+    *n_used = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (ts_us[i] <= ts_us[i - 1] || ts_us[i - 1] < t0_us || ts_us[i] > t1_us)
+            continue;
+        const double w = (double)(ts_us[i] - ts_us[i - 1]);
+        sum += w * value[i];
+        weight += w;
+        (*n_used)++;
+    }
+    return *n_used > 0 ? sum / weight : NAN;
+}
