@@ -135,6 +135,9 @@ static int chase_prepare(uf_ctx *ctx, sb_state *st)
 {
     int rc = UF_OK, per_sm = 0, per_block = 0;
     const size_t bytes = ((size_t)SB_CHASE_MASK + 1) * sizeof(uint32_t);
+    if (st->sms > SB_MAX_CHAINS)
+        return uf_fail(ctx, UF_SKIP, "latency_bound: %d SMs, more chains than verify checks (%d)",
+                       st->sms, SB_MAX_CHAINS);
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, bytes, "the pointer-chase table"), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->chase, bytes), out);
     chase_fill_kernel<<<SB_FILL_MAX_BLOCKS, SB_FILL_THREADS, 0, ctx->stream>>>(st->chase,
