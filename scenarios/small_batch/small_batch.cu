@@ -35,10 +35,10 @@ enum { SB_MICRO1, SB_ACCUMULATE, SB_LARGE_MICRO, SB_ONE_BLOCK, SB_LATENCY_BOUND,
 enum { X_TOKENS_PER_S, X_TOKENS_PER_STEP, X_MICRO_BATCHES, X_ACT_BYTES, X_TILE_ROWS, X_TILE_COLS,
        X_SPLITK, X_TILES, X_WAVES, X_WAVE_EFF, X_TILE_FILL, SB_N_EXTRAS };
 
-#define SB_LAYERS 4                 /* 4 layers of d = 4096: 3.2 GB of weights, far beyond L2 */
+#define SB_LAYERS 4                 /* at d = 4096: 1.6 GB of bf16 weights, 27x the L2 */
 #define SB_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
 #define SB_MAX_MICRO 128            /* accumulate: at most this many micro-batches per step */
-#define SB_SPIN_ITERS (1L << 19)    /* one_block: ~40 dependent integer ops each, ~10 ms */
+#define SB_SPIN_ITERS (1L << 19)    /* one_block: rounds of ~6 dependent integer ops, ~5-10 ms */
 #define SB_CHASE_MASK ((1u << 28) - 1)  /* latency_bound: 2^28 slots, 1 GiB: 17x the L2 */
 #define SB_CHASE_HOPS (1L << 14)    /* dependent HBM loads per chain, ~1 us each */
 #define SB_MAX_CHAINS 1024          /* SMs the chase verifies at most */

@@ -10,7 +10,8 @@ static void describe_wave(const sb_state *st, uf_row *row)
     sb_waves w;
     row->useful_flops = row->executed_flops = 2.0 * M * N * K;
     row->min_bytes = 2.0 * (M * K + N * K + M * N);
-    row->peak_mem_bytes = row->min_bytes + SB_BLAS_WS_BYTES;
+    row->peak_mem_bytes = row->min_bytes + (double)(stack_bytes(st->m.d, st->m.layers, st->m.t_max) +
+                                                    SB_BLAS_WS_BYTES);  /* the stack stays */
     if (sb_wave_report(N, M, st->wave.tile_rows, st->wave.tile_cols, st->wave.splitk, st->sms,
                        &w) != 0)
         return;     /* a tile cublasLt did not name: the tile columns stay empty */

@@ -128,16 +128,19 @@ typedef struct sb_lt_gemm {
     size_t ws_bytes;
 } sb_lt_gemm;
 
-/* The tiles a large bf16 GEMM uses (cublasLt's tile ids); another id leaves the tile unknown. */
+/* cublasLt's tile ids 1..35 (the square-ish tiles of its GEMM kernels); another id (the
+ * narrow 8..80-row tiles of later versions) leaves the tile unknown and its columns empty. */
 #define SB_TILE(r, c) {CUBLASLT_MATMUL_TILE_##r##x##c, r, c}
 static const struct { int id, rows, cols; } sb_tiles[] = {
-    SB_TILE(64, 64),   SB_TILE(64, 128),  SB_TILE(128, 64),  SB_TILE(64, 256),
-    SB_TILE(128, 128), SB_TILE(256, 64),  SB_TILE(128, 256), SB_TILE(256, 128),
-    SB_TILE(64, 96),   SB_TILE(96, 64),   SB_TILE(96, 128),  SB_TILE(128, 96),
+    SB_TILE(8, 8),     SB_TILE(8, 16),    SB_TILE(16, 8),    SB_TILE(8, 32),
+    SB_TILE(16, 16),   SB_TILE(32, 8),    SB_TILE(8, 64),    SB_TILE(16, 32),
+    SB_TILE(32, 16),   SB_TILE(64, 8),    SB_TILE(32, 32),   SB_TILE(32, 64),
+    SB_TILE(64, 32),   SB_TILE(32, 128),  SB_TILE(64, 64),   SB_TILE(128, 32),
+    SB_TILE(64, 128),  SB_TILE(128, 64),  SB_TILE(64, 256),  SB_TILE(128, 128),
+    SB_TILE(256, 64),  SB_TILE(64, 512),  SB_TILE(128, 256), SB_TILE(256, 128),
+    SB_TILE(512, 64),  SB_TILE(64, 96),   SB_TILE(96, 64),   SB_TILE(96, 128),
     SB_TILE(128, 160), SB_TILE(160, 128), SB_TILE(192, 128), SB_TILE(128, 192),
-    SB_TILE(64, 192),  SB_TILE(32, 128),  SB_TILE(128, 32),  SB_TILE(32, 256),
-    SB_TILE(256, 32),  SB_TILE(64, 32),   SB_TILE(32, 64),   SB_TILE(64, 512),
-    SB_TILE(512, 64),
+    SB_TILE(128, 96),  SB_TILE(32, 256),  SB_TILE(256, 32),
 };
 
 static void tile_of(int id, int *rows, int *cols)
