@@ -124,9 +124,10 @@ out:
 /* At every M <= 32 run: the GEMMs stream their weights, idle the tensor cores, and NVML says
  * busy. The copy-rate floor is judged on the forward GEMM alone (wave) at every M, as the
  * issue's cuBLAS figure was measured, and on micro1's whole step (forward and both backward
- * GEMMs) from M = 2: at M = 1 cuBLAS runs other, slower kernels for the one-row products
- * (measured on the H200: 33 us per kernel against 22 us at M = 2, the same 68 kernels a step,
- * 50 % of the copy rate); the README reports it beside the claims. */
+ * GEMMs) from M = 2: at M = 1 the weight gradient is a k = 1 product, for which cuBLAS 13.1
+ * runs an align1 fallback (cutlass_75_tensorop_bf16_s1688gemm_bf16_64x64_nt_align1, 79 us on the
+ * H200 where M = 2 runs nvjet_sm90_tst_128x256 in 40 us): micro1 reads 50 % of the copy rate
+ * there; the README reports it beside the claims. */
 static void expect_small_m(const uf_report *rep, uf_expectations *ex)
 {
     const double *tokens = NULL;
