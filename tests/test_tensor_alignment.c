@@ -128,19 +128,22 @@ Test(tensor_alignment, samples_start_at_the_corners_and_stay_inside)
     cr_assert(memcmp(rows + 4, rows2 + 4, 508 * sizeof(int)) != 0);
 }
 
-/* x rounded to TF32 (10 explicit mantissa bits, to nearest), as the tensor core reads fp32. */
-static float tf32_round(float x)
+enum { NO_TF32, TF32_NEAREST, TF32_TRUNCATED };
+
+/* x with 10 explicit mantissa bits (TF32), rounded to nearest or truncated: the tensor core
+ * reads fp32 one way or the other. */
+static float tf32_round(float x, int mode)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
-    u = (u + 0x1000u) & 0xFFFFE000u;
+    u = (u + (mode == TF32_NEAREST ? 0x1000u : 0u)) & 0xFFFFE000u;
     memcpy(&x, &u, sizeof x);
     return x;
 }
 
 /* max_rel_err over sampled elements of a GEMM that rounds its inputs (tf32) or its output
  * (bf16) against the fp64 reference. */
-static double emulated_err(int precision, int round_inputs_tf32, int round_output_bf16)
+static double emulated_err(int precision, int tf32_mode, int round_output_bf16)
 {
     const ta_shape s = ta_shape_make(256, 256, 4096, 0, precision);
     uint32_t kx = 0, kw = 0;
@@ -154,9 +157,9 @@ static double emulated_err(int precision, int round_inputs_tf32, int round_outpu
         for (int j = 0; j < s.k; j++) {
             float x = ta_input(kx, (uint32_t)(rows[i] * s.k + j), precision);
             float w = ta_input(kw, (uint32_t)(cols[i] * s.k + j), precision);
-            if (round_inputs_tf32) {
-                x = tf32_round(x);
-                w = tf32_round(w);
+            if (tf32_mode != NO_TF32) {
+                x = tf32_round(x, tf32_mode);
+                w = tf32_round(w, tf32_mode);
             }
             got += (double)x * w;
         }
@@ -171,10 +174,14 @@ static double emulated_err(int precision, int round_inputs_tf32, int round_outpu
  * rounding passes bf16's. */
 Test(tensor_alignment, tolerances_separate_the_precisions)
 {
-    const double tf32 = emulated_err(TA_TF32, 1, 0);
-    cr_assert_lt(tf32, ta_tolerance(TA_TF32), "tf32 error %g", tf32);
-    cr_assert_gt(tf32, ta_tolerance(TA_FP32), "tf32 error %g", tf32);
-    const double bf16 = emulated_err(TA_BF16, 0, 1);
+    for (int mode = TF32_NEAREST; mode <= TF32_TRUNCATED; mode++) {
+        const double tf32 = emulated_err(TA_TF32, mode, 0);
+        cr_assert_lt(tf32, ta_tolerance(TA_TF32), "tf32 (mode %d) error %g", mode, tf32);
+        cr_assert_gt(tf32, ta_tolerance(TA_FP32), "tf32 (mode %d) error %g", mode, tf32);
+    }
+    const double fp32 = emulated_err(TA_FP32, NO_TF32, 0);
+    cr_assert_lt(fp32, ta_tolerance(TA_FP32), "fp32 error %g", fp32);
+    const double bf16 = emulated_err(TA_BF16, NO_TF32, 1);
     cr_assert_lt(bf16, ta_tolerance(TA_BF16), "bf16 error %g", bf16);
     cr_assert_gt(bf16, 0.0);
 }

@@ -5,10 +5,11 @@
  * elements) against the fp64 reference on the inputs as stored:
  *  - bf16: the output is stored in bf16 (8 significant bits), a rounding of at most 2^-9 of
  *    an element (2.0e-3 of the largest); fp32 accumulation over k <= 4104 adds ~1e-6;
- *  - TF32: the inputs are rounded to 11 significant bits inside the tensor core, ~2^-12 rms
- *    per product, which add up like the products themselves: ~5e-4 of the largest element;
+ *  - TF32: the inputs keep 11 significant bits inside the tensor core; the errors add up like
+ *    the products themselves: ~3e-4 of the largest element when rounded to nearest, ~7e-4
+ *    when truncated (biased towards zero), on this scenario's inputs;
  *  - fp32: accumulation only, ~sqrt(k)·2^-24 ≈ 4e-6. 1e-4 still fails a GEMM that used TF32
- *    behind the variant's back (~5e-4): the fp32 row is really fp32.
+ *    behind the variant's back (3e-4 or more): the fp32 row is really fp32.
  * Wiring faults (a wrong leading dimension, a stale buffer, padding that leaks into the real
  * part) give errors of order 1. */
 #define TA_TOL_BF16 1e-2

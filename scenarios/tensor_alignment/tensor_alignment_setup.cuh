@@ -246,6 +246,8 @@ static int ta_name_kernels(ta_state *st, const ta_gemm *g)
     cudaGraph_t graph = NULL;
     cudaGraphNode_t *nodes = NULL;
     size_t n_nodes = 0;
+    int enqueued = UF_ERR;
+    cudaError_t ended = cudaErrorUnknown;
     ta_driver d;
     char why[UF_REASON_LEN] = "";
     st->kernels[0] = '\0';
@@ -254,8 +256,14 @@ static int ta_name_kernels(ta_state *st, const ta_gemm *g)
     if (ta_driver_open(&d, why, sizeof why) != UF_OK)
         goto out;
     UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking), out);
-    if (cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal) != cudaSuccess ||
-        ta_gemm_enqueue(st, g, cap) != UF_OK || cudaStreamEndCapture(cap, &graph) != cudaSuccess ||
+    if (cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        snprintf(why, sizeof why, "stream capture refused");
+        goto out;
+    }
+    /* the capture is ended whatever the enqueue did: the stream must leave capture mode */
+    enqueued = ta_gemm_enqueue(st, g, cap);
+    ended = cudaStreamEndCapture(cap, &graph);
+    if (enqueued != UF_OK || ended != cudaSuccess ||
         cudaGraphGetNodes(graph, NULL, &n_nodes) != cudaSuccess) {
         snprintf(why, sizeof why, "the GEMM could not be captured into a graph");
         goto out;
