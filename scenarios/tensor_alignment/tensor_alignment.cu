@@ -103,7 +103,7 @@ static int ta_run_step(uf_ctx *ctx, int variant)
 /* ---- the expectation ----------------------------------------------------------------------
  * Floors measured on the lent H200 through cuBLAS (PyTorch), issue #18: logits 124 TFLOP/s
  * at 50,257 against 706 at 50,304; 8192 x 4095 x 4096 at 134 against 696 at 4096 (4104: 667);
- * fp32 4096^3 x 2 at 50 TFLOP/s without TF32, 339 with it. */
+ * fp32 8192 x 4096 x 4096 at 50 TFLOP/s without TF32, 339 with it. */
 
 #define TA_HIDDEN_AT "dim=4095"
 static const double ta_dim_values[] = {4088, 4089, 4090, 4091, 4092, 4093, 4094, 4095, 4096,

@@ -1,6 +1,7 @@
 /* tensor_alignment: what describe counts for a variant (FLOPs, bytes, shares of the measured
  * ceilings), what cuBLAS chose for its GEMM, and the kernels that GEMM launches, by name.
  * Included once by tensor_alignment.cu, at this point of its text. */
+
 /* The measured ceiling of the variant's own precision (NaN where not measured). */
 static double ta_own_ceiling_tflops(const uf_ctx *ctx, int precision)
 {
