@@ -1,5 +1,6 @@
 /* Unit tests of tensor_alignment's plain-C side (scenarios/tensor_alignment/tensor_alignment_ref.c):
  * the padding rule, which leading dimensions are aligned, the FLOP counts, the random inputs,
+ * the two weight layouts (W n x k and k x n) indexing one matrix,
  * the fp64 reference's independence of the padding (the aligned and the misaligned GEMM
  * compute one product), the sampled points, the tolerances against emulated TF32 and bf16
  * errors, and the kernel-name id. */
@@ -106,6 +107,42 @@ Test(tensor_alignment, reference_ignores_padding)
                        (double)ta_input(kx, 2, TA_FP32) * ta_input(kw, 8, TA_FP32) +
                            (double)ta_input(kx, 3, TA_FP32) * ta_input(kw, 9, TA_FP32),
                        1e-15);
+}
+
+/* The fill draws W's element (r, c) as index r·cols + c of its stored dimensions: the
+ * reference's index must name the same element in both layouts, and the pads lie outside. */
+Test(tensor_alignment, weight_layouts_index_one_matrix)
+{
+    for (int w_kn = 0; w_kn <= 1; w_kn++) {
+        ta_shape s = ta_shape_make(8, 50257, 768, 1, TA_BF16);
+        s.w_kn = w_kn;
+        const ta_dims d = ta_w_dims(&s);
+        cr_assert_eq(d.rows * d.cols, 50257 * 768);
+        cr_assert_eq(d.rows_alloc, w_kn ? 768 : 50304);
+        cr_assert_eq(d.ld, w_kn ? 50304 : 768);
+        for (int col = 0; col < s.n; col += 997)
+            for (int j = 0; j < s.k; j += 37) {
+                const int r = w_kn ? j : col, c = w_kn ? col : j;
+                cr_assert_eq(ta_w_index(&s, col, j), (uint32_t)(r * d.cols + c));
+            }
+        cr_assert_eq(ta_shape_aligned(&s), 1);
+        s = ta_shape_make(8, 50257, 768, 0, TA_BF16);
+        s.w_kn = w_kn;
+        cr_assert_eq(ta_shape_aligned(&s), 0);
+    }
+    /* x @ w and X·Wᵀ of the same weights (W k × n holding Wᵀ) are one product */
+    uint32_t kx = 0, kw = 0;
+    ta_keys(9, &kx, &kw);
+    ta_shape lin = ta_shape_make(3, 5, 7, 0, TA_FP32), mm = lin;
+    mm.w_kn = 1;
+    for (int col = 0; col < 5; col++) {
+        double want = 0.0;
+        for (int j = 0; j < 7; j++)
+            want += (double)ta_input(kx, (uint32_t)(2 * 7 + j), TA_FP32) *
+                    ta_input(kw, (uint32_t)(j * 5 + col), TA_FP32);
+        cr_assert_float_eq(ta_ref_element(&mm, kx, kw, 2, col), want, 1e-12);
+    }
+    cr_assert_neq(ta_ref_element(&lin, kx, kw, 2, 1), ta_ref_element(&mm, kx, kw, 2, 1));
 }
 
 Test(tensor_alignment, samples_start_at_the_corners_and_stay_inside)

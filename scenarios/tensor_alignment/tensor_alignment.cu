@@ -43,6 +43,8 @@ enum { TA_LOGITS, TA_HIDDEN, TA_SQUARE };   /* which layer's GEMM */
 enum { X_TFLOPS_EXEC, X_PCT_OWN, X_LD_ALIGNED, X_PAD_PCT, X_ALGO_ID, X_TILE_ID, X_STAGES_ID,
        X_SPLITK, X_ALIGN_BYTES, X_KERNEL_ID, X_KERNELS, X_PAIR_ERR, TA_N_EXTRAS };
 
+enum { TA_LAYOUT_LINEAR, TA_LAYOUT_MATMUL };   /* W n × k (nn.Linear) or k × n (x @ w) */
+
 #define TA_LOGITS_K 768     /* GPT-2 small's width: the logits GEMM's reduction */
 #define TA_HIDDEN_N 4096    /* the hidden layer's outputs, and the ladder's square size */
 
@@ -81,7 +83,9 @@ static ta_shape ta_variant_shape(const uf_ctx *ctx, int variant)
     const int n = p->layer == TA_LOGITS ? (int)uf_axis(ctx, "vocab") : TA_HIDDEN_N;
     const int k = p->layer == TA_LOGITS ? TA_LOGITS_K
                   : p->layer == TA_HIDDEN ? (int)uf_axis(ctx, "dim") : TA_HIDDEN_N;
-    return ta_shape_make(m, n, k, p->pad, p->precision);
+    ta_shape s = ta_shape_make(m, n, k, p->pad, p->precision);
+    s.w_kn = (int)uf_axis(ctx, "layout") == TA_LAYOUT_MATMUL;
+    return s;
 }
 
 #include "tensor_alignment_setup.cuh"
@@ -186,6 +190,9 @@ static const uf_variant_desc ta_variants[TA_N_VARIANTS] = {
 static const double ta_tokens_values[] = {8192};
 static const double ta_vocab_values[] = {50257};
 static const double ta_dim_quick[] = {4095};
+static const uf_axis_choice ta_layout_choices[] = {{"linear", TA_LAYOUT_LINEAR},
+                                                   {"matmul", TA_LAYOUT_MATMUL}};
+static const double ta_layout_values[] = {TA_LAYOUT_LINEAR};
 
 static const uf_axis_desc ta_axes[] = {
     {.name = "tokens", .unit = "tokens", .summary = "m: tokens per step (batch x sequence)",
@@ -200,6 +207,11 @@ static const uf_axis_desc ta_axes[] = {
      UF_AXIS_INTS(1, 1 << 16),
      .default_value = 4095, .values = ta_dim_values, .n_values = TA_N_DIMS,
      .quick_values = ta_dim_quick, .n_quick_values = 1},
+    {.name = "layout", .unit = "code",
+     .summary = "W as nn.Linear holds it, n x k (linear: Y = X W^T), or k x n (matmul: x @ w)",
+     UF_AXIS_CHOICES(ta_layout_choices),
+     .default_value = TA_LAYOUT_LINEAR, .values = ta_layout_values, .n_values = 1,
+     .quick_values = ta_layout_values, .n_quick_values = 1},
 };
 
 static const uf_extra_desc ta_extras[TA_N_EXTRAS] = {
@@ -234,7 +246,7 @@ static const uf_scenario ta_scenario = {
     .variants = ta_variants,
     .n_variants = TA_N_VARIANTS,
     .axes = ta_axes,
-    .n_axes = 3,
+    .n_axes = 4,
     .extras = ta_extras,
     .n_extras = TA_N_EXTRAS,
     .min_gpus = 1,

@@ -46,12 +46,13 @@ static int ta_describe(uf_ctx *ctx, int variant, uf_row *row)
     row->extra[X_KERNEL_ID] = st->n_kernels ? (double)st->kernel_id : NAN;
     row->extra[X_KERNELS] = st->n_kernels ? st->n_kernels : NAN;
     row->extra[X_PAIR_ERR] = st->pair_rel_err;
-    fprintf(stderr, "[tensor_alignment] %s: %d x %d x %d %s, leading dims %d/%d (%s); cuBLAS "
-            "algo %d tile %u stages %u split-k %u, needs %u-byte alignment; kernels: %s\n",
+    fprintf(stderr, "[tensor_alignment] %s: %d x %d x %d %s, W %s, leading dims X %d W %d Y %d "
+            "(%s); cuBLAS algo %d tile %u stages %u split-k %u, needs %u-byte alignment; "
+            "kernels: %s\n",
             ctx->scenario->variants[variant].name, s->m, s->n_run, s->k_run,
-            ta_precision_name(s->precision), s->k_run, s->n_run,
-            ta_shape_aligned(s) ? "16-byte rows" : "misaligned rows", g->algo_id, g->tile_id,
-            g->stages_id, g->splitk, g->align_bytes, st->kernels);
+            ta_precision_name(s->precision), s->w_kn ? "k x n" : "n x k", s->k_run,
+            ta_w_dims(s).ld, s->n_run, ta_shape_aligned(s) ? "16-byte rows" : "misaligned rows",
+            g->algo_id, g->tile_id, g->stages_id, g->splitk, g->align_bytes, st->kernels);
 out:
     return rc;
 }

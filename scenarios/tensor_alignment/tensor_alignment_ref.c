@@ -23,12 +23,26 @@ int ta_pad_up(int x, int multiple)
 
 ta_shape ta_shape_make(int m, int n, int k, int pad, int precision)
 {
-    ta_shape s = {.m = m, .n = n, .k = k, .n_run = n, .k_run = k, .precision = precision};
+    ta_shape s = {.m = m, .n = n, .k = k, .n_run = n, .k_run = k, .precision = precision,
+                  .w_kn = 0};
     if (pad) {
         s.n_run = ta_pad_up(n, TA_PAD);
         s.k_run = ta_pad_up(k, TA_PAD);
     }
     return s;
+}
+
+ta_dims ta_w_dims(const ta_shape *s)
+{
+    if (s->w_kn)
+        return (ta_dims){.rows = s->k, .cols = s->n, .rows_alloc = s->k_run, .ld = s->n_run};
+    return (ta_dims){.rows = s->n, .cols = s->k, .rows_alloc = s->n_run, .ld = s->k_run};
+}
+
+uint32_t ta_w_index(const ta_shape *s, int col, int j)
+{
+    return s->w_kn ? (uint32_t)j * (uint32_t)s->n + (uint32_t)col
+                   : (uint32_t)col * (uint32_t)s->k + (uint32_t)j;
 }
 
 size_t ta_elem_bytes(int precision)
@@ -84,10 +98,10 @@ float ta_input(uint32_t key, uint32_t index, int precision)
 double ta_ref_element(const ta_shape *s, uint32_t key_x, uint32_t key_w, int row, int col)
 {
     double sum = 0.0;
-    const uint32_t x0 = (uint32_t)row * (uint32_t)s->k, w0 = (uint32_t)col * (uint32_t)s->k;
+    const uint32_t x0 = (uint32_t)row * (uint32_t)s->k;
     for (int j = 0; j < s->k; j++)
         sum += (double)ta_input(key_x, x0 + (uint32_t)j, s->precision) *
-               (double)ta_input(key_w, w0 + (uint32_t)j, s->precision);
+               (double)ta_input(key_w, ta_w_index(s, col, j), s->precision);
     return sum;
 }
 

@@ -21,14 +21,21 @@ enum { TA_BF16 = 0, TA_TF32 = 1, TA_FP32 = 2 };
 #define TA_PAD 64           /* the fix pads a dimension up to a multiple of this (Megatron, nanoGPT) */
 #define TA_ALIGN_BYTES 16   /* a row the tensor-core fast path loads whole: 16 B (cp.async, TMA) */
 
-/* One GEMM of a linear layer, Y[m, n] = X[m, k] · W[n, k]ᵀ, row-major as PyTorch holds it.
- * m, n, k are the real sizes; n_run, k_run what the GEMM runs (the padded weight's rows, the
- * padded reduction): X is m × k_run, W is n_run × k_run, Y is m × n_run, the pads zero. */
+/* One GEMM of a linear layer, row-major as PyTorch holds it: Y[m, n] = X[m, k] · W[n, k]ᵀ
+ * (nn.Linear's weight, the default), or Y = X · W[k, n] (`x @ w`, w_kn). m, n, k are the
+ * real sizes; n_run, k_run what the GEMM runs (padded): X is m × k_run, W n_run × k_run (or
+ * k_run × n_run), Y m × n_run, the pads zero. */
 typedef struct ta_shape {
     int m, n, k;
     int n_run, k_run;
     int precision;
+    int w_kn;           /* 0: W is n × k (nn.Linear); 1: W is k × n (x @ w) */
 } ta_shape;
+
+/* W as a row-major matrix: its real rows × cols, the rows allocated and its leading dimension. */
+typedef struct ta_dims {
+    int rows, cols, rows_alloc, ld;
+} ta_dims;
 
 /* x rounded up to a multiple of `multiple` (>= 1); x itself when it is one already. */
 int ta_pad_up(int x, int multiple);
@@ -37,13 +44,20 @@ int ta_pad_up(int x, int multiple);
  * TA_PAD (the fix), else run as they are. */
 ta_shape ta_shape_make(int m, int n, int k, int pad, int precision);
 
+/* W's dimensions as stored (the fill draws element (r, c) of its real part as index r·cols + c). */
+ta_dims ta_w_dims(const ta_shape *s);
+
+/* The index of W's element for output column `col` and reduction index j: col·k + j for W
+ * n × k, j·n + col for W k × n (what ta_w_dims's fill draws there). */
+uint32_t ta_w_index(const ta_shape *s, int col, int j);
+
 size_t ta_elem_bytes(int precision);     /* bytes of one stored element: 2 (bf16) or 4 */
 
 /* 1 when a leading dimension of ld elements keeps every row on a TA_ALIGN_BYTES boundary. */
 int ta_ld_aligned(int ld, int precision);
 
-/* 1 when both leading dimensions the GEMM runs with (k_run for X and W, n_run for Y) are
- * aligned: the tensor-core kernels that load whole 16-byte rows apply. */
+/* 1 when every leading dimension the GEMM runs with (k_run for X, n_run for Y, either for W)
+ * is aligned: the tensor-core kernels that load whole 16-byte rows apply. */
 int ta_shape_aligned(const ta_shape *s);
 
 double ta_useful_flops(const ta_shape *s);      /* 2·m·n·k: the real layer */

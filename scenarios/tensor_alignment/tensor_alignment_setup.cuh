@@ -10,7 +10,8 @@
 
 /* One GEMM Y = X·Wᵀ as cublasLt runs it. Column-major, cuBLAS sees the row-major tensors
  * transposed: A = W (k_run × n_run, ld k_run, op T), B = X (k_run × m, ld k_run), D = Y
- * (n_run × m, ld n_run): the "TN" GEMM of every nn.Linear forward. */
+ * (n_run × m, ld n_run): the "TN" GEMM of every nn.Linear forward. With W k × n (x @ w), A is
+ * n_run × k_run, ld n_run, op N: the "NN" GEMM. */
 typedef struct ta_gemm {
     ta_shape shape;
     void *x, *w, *y;                        /* device, pads included */
@@ -83,7 +84,8 @@ static int ta_gemm_plan(uf_ctx *ctx, ta_state *st, ta_gemm *g)
     int rc = UF_OK;
     const ta_shape *s = &g->shape;
     const cudaDataType_t type = ta_data_type(s->precision);
-    const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+    const cublasOperation_t op_a = s->w_kn ? CUBLAS_OP_N : CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+    const ta_dims wd = ta_w_dims(s);
     const uint64_t ws_bytes = TA_WS_BYTES;
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t pick;
@@ -91,11 +93,11 @@ static int ta_gemm_plan(uf_ctx *ctx, ta_state *st, ta_gemm *g)
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescCreate(&g->op, ta_compute_type(s->precision),
                                                    CUDA_R_32F), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                         &op_t, sizeof op_t), out);
+                                                         &op_a, sizeof op_a), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB,
                                                          &op_n, sizeof op_n), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->a_layout, type, s->k_run, s->n_run,
-                                                     s->k_run), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->a_layout, type, wd.ld, wd.rows_alloc,
+                                                     wd.ld), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->b_layout, type, s->k_run, s->m,
                                                      s->k_run), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->d_layout, type, s->n_run, s->m,
@@ -158,13 +160,14 @@ static int ta_gemm_fill(const ta_gemm *g, uint64_t seed, cudaStream_t stream)
 {
     int rc = UF_OK;
     const ta_shape *s = &g->shape;
+    const ta_dims wd = ta_w_dims(s);
     uint32_t key_x = 0, key_w = 0;
     ta_keys(seed, &key_x, &key_w);
     ta_fill_kernel<<<TA_GRID, TA_BLOCK, 0, stream>>>(g->x, s->precision, s->m, s->k, s->m,
                                                      s->k_run, key_x);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-    ta_fill_kernel<<<TA_GRID, TA_BLOCK, 0, stream>>>(g->w, s->precision, s->n, s->k, s->n_run,
-                                                     s->k_run, key_w);
+    ta_fill_kernel<<<TA_GRID, TA_BLOCK, 0, stream>>>(g->w, s->precision, wd.rows, wd.cols,
+                                                     wd.rows_alloc, wd.ld, key_w);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
 out:
     return rc;
@@ -300,7 +303,7 @@ static const char *ta_ignored_axis_moved(const uf_ctx *ctx, int variant)
     const int layer = ta_plans[variant].layer;
     for (int a = 0; a < s->n_axes; a++) {
         const char *name = s->axes[a].name;
-        const int used = strcmp(name, "tokens") == 0 ||
+        const int used = strcmp(name, "tokens") == 0 || strcmp(name, "layout") == 0 ||
                          (strcmp(name, "vocab") == 0 && layer == TA_LOGITS) ||
                          (strcmp(name, "dim") == 0 && layer == TA_HIDDEN);
         if (!used && ctx->axis[a] != s->axes[a].default_value)
