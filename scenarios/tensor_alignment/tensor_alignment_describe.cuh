@@ -38,13 +38,13 @@ static int ta_describe(uf_ctx *ctx, int variant, uf_row *row)
                             ta_own_ceiling_tflops(ctx, s->precision);
     row->extra[X_LD_ALIGNED] = ta_shape_aligned(s);
     row->extra[X_PAD_PCT] = 100.0 * (executed / row->useful_flops - 1.0);
-    row->extra[X_ALGO_ID] = g->algo_id;
-    row->extra[X_TILE_ID] = g->tile_id;
-    row->extra[X_STAGES_ID] = g->stages_id;
-    row->extra[X_SPLITK] = g->splitk;
-    row->extra[X_ALIGN_BYTES] = g->align_bytes;
+    row->extra[X_ALGO_ID] = g->facts ? (double)g->algo_id : NAN;
+    row->extra[X_TILE_ID] = g->facts ? (double)g->tile_id : NAN;
+    row->extra[X_STAGES_ID] = g->facts ? (double)g->stages_id : NAN;
+    row->extra[X_SPLITK] = g->facts ? (double)g->splitk : NAN;
+    row->extra[X_ALIGN_BYTES] = g->facts ? (double)g->align_bytes : NAN;
     row->extra[X_KERNEL_ID] = st->n_kernels ? (double)st->kernel_id : NAN;
-    row->extra[X_KERNELS] = st->n_kernels ? st->n_kernels : NAN;
+    row->extra[X_KERNELS] = st->n_kernels ? (double)st->n_kernels : NAN;
     row->extra[X_PAIR_ERR] = st->pair_rel_err;
     fprintf(stderr, "[tensor_alignment] %s: %d x %d x %d %s, W %s, leading dims X %d W %d Y %d "
             "(%s); cuBLAS algo %d tile %u stages %u split-k %u, needs %u-byte alignment; "

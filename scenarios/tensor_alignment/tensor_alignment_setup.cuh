@@ -22,6 +22,7 @@ typedef struct ta_gemm {
     unsigned int tile_id, stages_id, splitk;
     unsigned int align_bytes;               /* the least of the alignments the algorithm needs
                                              * of A, B, C and D (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT) */
+    int facts;                              /* 1 when cuBLAS told all of the above */
 } ta_gemm;
 
 typedef struct ta_state {
@@ -46,36 +47,37 @@ static cublasComputeType_t ta_compute_type(int precision)
     return precision == TA_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-/* What cuBLAS says about the algorithm it chose: its configuration and required alignment. */
-static int ta_algo_facts(ta_gemm *g)
+/* What cuBLAS says about the algorithm it chose: its configuration and required alignment.
+ * Facts, not the measurement: where cuBLAS will not tell (an algorithm without these
+ * attributes), g->facts stays 0 and the columns stay empty; the run goes on. */
+static void ta_algo_facts(ta_gemm *g)
 {
-    int rc = UF_OK;
     size_t written = 0;
-    unsigned int align[4] = {0, 0, 0, 0};
+    unsigned int align = 0;
+    int ok = 1;
     const cublasLtMatmulAlgoCapAttributes_t caps[4] = {
         CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES};
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_ID,
-                                                               &g->algo_id, sizeof g->algo_id,
-                                                               &written), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoConfigGetAttribute(
-                              &g->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &g->tile_id,
-                              sizeof g->tile_id, &written), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoConfigGetAttribute(
-                              &g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &g->stages_id,
-                              sizeof g->stages_id, &written), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoConfigGetAttribute(
-                              &g->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &g->splitk,
-                              sizeof g->splitk, &written), out);
+    ok &= cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_ID, &g->algo_id,
+                                               sizeof g->algo_id, &written) ==
+          CUBLAS_STATUS_SUCCESS;
+    ok &= cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                               &g->tile_id, sizeof g->tile_id, &written) ==
+          CUBLAS_STATUS_SUCCESS;
+    ok &= cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID,
+                                               &g->stages_id, sizeof g->stages_id, &written) ==
+          CUBLAS_STATUS_SUCCESS;
+    ok &= cublasLtMatmulAlgoConfigGetAttribute(&g->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+                                               &g->splitk, sizeof g->splitk, &written) ==
+          CUBLAS_STATUS_SUCCESS;
     g->align_bytes = UINT_MAX;
     for (int i = 0; i < 4; i++) {
-        UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoCapGetAttribute(&g->algo, caps[i], &align[i],
-                                                                sizeof align[i], &written), out);
-        if (align[i] < g->align_bytes)
-            g->align_bytes = align[i];
+        ok &= cublasLtMatmulAlgoCapGetAttribute(&g->algo, caps[i], &align, sizeof align,
+                                                &written) == CUBLAS_STATUS_SUCCESS;
+        if (align < g->align_bytes)
+            g->align_bytes = align;
     }
-out:
-    return rc;
+    g->facts = ok;
 }
 
 /* The layouts of the shape and cuBLAS's choice for them (what cublasGemmEx would run). */
@@ -115,7 +117,7 @@ static int ta_gemm_plan(uf_ctx *ctx, ta_state *st, ta_gemm *g)
         goto out;
     }
     g->algo = pick.algo;
-    UF_STATUS_OR_GOTO(rc, ta_algo_facts(g), out);
+    ta_algo_facts(g);
 out:
     if (pref)
         cublasLtMatmulPreferenceDestroy(pref);
