@@ -145,9 +145,11 @@ static void ta_expect(const uf_report *rep, uf_expectations *ex)
     uf_expect_ratio(ex, rep, "padded_vocab", "odd_vocab", NULL, "tflops_useful", UF_GE, 3.0,
                     "the 47 padding rows add 0.09 % FLOPs and buy the fast kernel: measured 5.7x "
                     "per useful FLOP");
-    uf_expect_metric(ex, rep, "padded_vocab", NULL, "pct_of_gemm", UF_GE, 85.0,
-                     "8192 x 768 x 50304 is large and aligned: its tiles fill the SMs for many "
-                     "waves, as the ceiling's GEMM does (measured 706 TFLOP/s)");
+    uf_expect_ratio(ex, rep, "padded_vocab", "bf16", NULL, "tflops_useful", UF_GE, 0.85,
+                    "8192 x 768 x 50304 is large and aligned: its tiles fill the SMs for many "
+                    "waves, as the aligned square GEMM's do, timed the same way: 1 s passes at "
+                    "the 700 W limit (measured 1569 MHz, 671 W); against the ceilings bench's "
+                    "GEMM, timed 1.4 ms at a time, pct_of_gemm read 77 %");
     uf_expect_ratio(ex, rep, "aligned_hidden", "odd_hidden", TA_HIDDEN_AT, "tflops_useful",
                     UF_GE, 3.0, "one missing column misaligns every row of X and W: measured "
                     "696 against 134 TFLOP/s (5.2x)");
