@@ -1,0 +1,104 @@
+"""loss.item() every step, and its twin that keeps the losses on the device (underfed doctor
+rule `host_sync`; the suite's scenarios show the same stall in starved_input's `sync`).
+
+A bf16 MLP regression trained with AdamW on data that lives on the GPU. Each step the loop
+also does some Python work of its own before it launches anything (a learning-rate schedule,
+metrics, logging: here a busy loop set at start-up to 40 % of the GPU time of one step).
+- broken: loss.item() at the end of every step: the host waits until the GPU has finished
+  the step, then does its Python work while the GPU has nothing queued: the GPU idles for it;
+- fixed: the losses stay on the device and are read once after the loop: the host runs ahead,
+  its Python work overlaps the GPU's previous steps.
+Both make the same kernels; the doctor tells them apart by where the GPU idles: right after a
+sync that waited for it.
+
+    python3 examples/pytorch/item_sync.py --variant broken|fixed [--steps N]
+    build/tools/underfed doctor -- python3 examples/pytorch/item_sync.py --variant broken
+Exit 77 without a CUDA GPU."""
+import argparse
+import math
+import sys
+import time
+
+import torch
+
+BATCH, WIDTH, BLOCKS, N_DATA = 8192, 1024, 8, 65536
+HOST_WORK_SHARE = 0.4           # the loop's own Python work per step, x the GPU step time
+
+
+def host_work(n):
+    """The loop's own Python work (stands for schedules, metrics, logging): n iterations."""
+    acc = 0.0
+    for i in range(n):
+        acc += math.sin(i * 1e-3) * 1e-6
+    return acc
+
+
+def make_model():
+    blocks = [torch.nn.Sequential(torch.nn.Linear(WIDTH, 4 * WIDTH), torch.nn.GELU(),
+                                  torch.nn.Linear(4 * WIDTH, WIDTH)) for _ in range(BLOCKS)]
+    return torch.nn.Sequential(*blocks, torch.nn.Linear(WIDTH, 1)).cuda().to(torch.bfloat16)
+
+
+def train_step(model, opt, data, target, gen):
+    idx = torch.randint(N_DATA, (BATCH,), device="cuda", generator=gen)
+    loss = torch.nn.functional.mse_loss(model(data[idx]).float().squeeze(1), target[idx])
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    return loss.detach()
+
+
+def calibrate(model, opt, data, target, gen):
+    """Iterations of host_work that take HOST_WORK_SHARE of one step's GPU time."""
+    for _ in range(3):
+        train_step(model, opt, data, target, gen)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(5):
+        train_step(model, opt, data, target, gen)
+    torch.cuda.synchronize()
+    gpu_step_s = (time.perf_counter() - t) / 5
+    t = time.perf_counter()
+    host_work(20000)
+    per_iter_s = (time.perf_counter() - t) / 20000
+    n = max(int(HOST_WORK_SHARE * gpu_step_s / per_iter_s), 1)
+    print(f"calibration: {gpu_step_s * 1e3:.2f} ms/step on the GPU; host work "
+          f"{n * per_iter_s * 1e3:.2f} ms/step ({n} iterations)")
+    return n
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--variant", choices=["broken", "fixed"], required=True)
+    p.add_argument("--steps", type=int, default=200)
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        print("skipped: no CUDA GPU", file=sys.stderr)
+        return 77
+    torch.manual_seed(0)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    data = torch.randn(N_DATA, WIDTH, device="cuda", dtype=torch.bfloat16)
+    target = data.float().mean(dim=1).sin()
+    model = make_model()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    n_host = calibrate(model, opt, data, target, gen)
+    losses = []
+    t = time.perf_counter()
+    for _ in range(args.steps):
+        torch.cuda.nvtx.range_push("step")
+        host_work(n_host)
+        loss = train_step(model, opt, data, target, gen)
+        if args.variant == "broken":
+            losses.append(loss.item())      # waits for the GPU, every step
+        else:
+            losses.append(loss)             # stays on the device
+        torch.cuda.nvtx.range_pop()
+    if args.variant == "fixed":
+        losses = torch.stack(losses).tolist()   # one read, after the loop
+    ms = (time.perf_counter() - t) * 1e3 / args.steps
+    print(f"item_sync {args.variant}: {ms:.3f} ms/step, last loss {losses[-1]:.5f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The doctor on unmodified PyTorch programs (issue #20), GPU runners with torch (ctest label
+# `doctor`): each example of examples/pytorch/ runs as a plain process under `underfed doctor`
+# (torchrun's ranks too: one record file per pid, each diagnosed). A broken variant must get
+# its rule as the top finding, rated at least NEEDS (high), in every process; a fixed variant
+# must leave that rule below moderate (none) in every process. Writes OUT/doctor_pytorch.md
+# (example x variant -> its rule's verdict and share, the top finding, ms/step, steps kept and
+# the start-up left out) and each run's output, records and JSON under OUT/.
+#   tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
+# Exit 0 held, 1 not, 77 no python3 with torch, or no CUDA GPU (the DDP rows are skipped,
+# not failed, with fewer than 2 GPUs).
+set -uo pipefail
+[ $# -eq 3 ] || { echo "usage: tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+out=$3
+tool=$build/tools/underfed
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+
+# Which rule each example shows (the rule table's `reproduced by` column points back here):
+# EXAMPLE VARIANT ROLE RULE NEEDS. ROLE broken: RULE is the top finding, at least NEEDS;
+# fixed: RULE stays none.
+matrix='
+launch_storm broken broken launch_bound high
+launch_storm fixed fixed launch_bound -
+dataloader_tokenize broken broken starved_input high
+dataloader_tokenize workers fixed starved_input -
+dataloader_tokenize pretokenized fixed starved_input -
+item_sync broken broken host_sync high
+item_sync fixed fixed host_sync -
+ddp_bucketing broken broken comm_exposed high
+ddp_bucketing fixed fixed comm_exposed -
+'
+
+skip() {
+  echo "skipped: $1" >&2
+  [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
+  exit 77
+}
+command -v python3 > /dev/null || skip "no python3"
+python3 -c 'import torch' 2> /dev/null || skip "python3 cannot import torch"
+python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null ||
+  skip "torch sees no CUDA GPU"
+
+# judge JSON ROLE RULE NEEDS: prints one table row's cells "verdict|share|top|steps|startup"
+# (one value per process, joined by " / ") and exits 0 held, 1 not.
+judge() {
+  python3 - "$@" << 'PY'
+import json, sys
+path, role, rule, needs = sys.argv[1:5]
+rank = {"none": 0, "moderate": 1, "high": 2, "cannot tell": -1}
+procs = json.load(open(path))["processes"]
+held, cells = bool(procs), {k: [] for k in ("verdict", "share", "top", "steps", "startup")}
+for p in procs:
+    mine = next(f for f in p["findings"] if f["rule"] == rule)
+    top = p["findings"][0]
+    share = mine["share_pct"]
+    cells["verdict"].append(mine["verdict"])
+    cells["share"].append("n/a" if share is None else f"{share:.1f}")
+    cells["top"].append(f'{top["rule"]} {top["verdict"]}')
+    cells["steps"].append(f'{p["steps"]} ({p["steps_left_out"]} left out)')
+    cells["startup"].append(f'{p["startup_ms"]:.0f}')
+    if role == "broken":
+        held &= top["rule"] == rule and rank[mine["verdict"]] >= rank[needs]
+    else:
+        held &= mine["verdict"] == "none"
+print("|".join(" / ".join(v) for v in cells.values()))
+sys.exit(0 if held else 1)
+PY
+}
+
+failures=0
+table=$out/doctor_pytorch.md
+{
+  echo "| example | variant | role | rule | its verdict | its share % | top finding | steps kept | start-up left out, ms | ms/step (script) | held |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+} > "$table"
+while read -r name variant role rule needs; do
+  [ -n "$name" ] || continue
+  tag=$name-$variant
+  rm -f "$out/$tag.json"
+  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- \
+    python3 "$src/examples/pytorch/$name.py" --variant "$variant" > "$out/$tag.txt" 2>&1
+  rc=$?
+  if [ $rc -eq 77 ]; then     # ddp_bucketing with fewer than 2 GPUs
+    echo "skipped: $tag: $(grep -m1 'skipped' "$out/$tag.txt")"
+    echo "| $name | $variant | $role | $rule | | | | | | | skipped (exit 77) |" >> "$table"
+    continue
+  fi
+  ms=$(grep "^$name $variant" "$out/$tag.txt" | grep -o '[0-9.]* ms/step' |
+       awk '{printf "%s%s", sep, $1; sep=" / "}')
+  if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
+    echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
+    failures=$((failures + 1))
+    echo "| $name | $variant | $role | $rule | | | | | | $ms | no (exit $rc) |" >> "$table"
+    continue
+  fi
+  held=yes
+  cells=$(judge "$out/$tag.json" "$role" "$rule" "$needs") || held=no
+  [ "$held" = no ] && { echo "FAIL: $tag: $cells" >&2; failures=$((failures + 1)); }
+  IFS='|' read -r verdict share top steps startup <<< "$cells"
+  echo "| $name | $variant | $role | $rule | $verdict | $share | $top | $steps | $startup | $ms | $held |" >> "$table"
+  echo "$held: $tag: $rule $verdict ($share %), top $top, $ms ms/step"
+done <<< "$matrix"
+cat "$table"
+[ "$failures" -eq 0 ] || { echo "$failures PyTorch example(s) did not hold" >&2; exit 1; }
