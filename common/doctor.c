@@ -385,6 +385,32 @@ int uf_doctor_is_event_record(const char *api_name)
 
 static int is_event_record(const char *name) { return uf_doctor_is_event_record(name); }
 
+/* ---- what the recorder could not see ----------------------------------------------------- */
+
+void uf_doctor_refusal_note(char *out, size_t len, int result, const char *result_name,
+                            const char *refused, const char *lost)
+{
+    if (result == UF_CUPTI_MULTIPLE_SUBSCRIBERS)
+        snprintf(out, len, "another profiler is attached (nsys, ncu, torch.profiler or a second "
+                 "CUPTI injection: CUPTI refused %s, %s); the program runs on, but the doctor "
+                 "cannot see %s", refused, result_name, lost);
+    else
+        snprintf(out, len, "CUPTI refused %s (%s): the doctor cannot see %s", refused,
+                 result_name, lost);
+}
+
+int uf_doctor_missing_kernels_note(char *out, size_t len, unsigned long recorded,
+                                   unsigned long launched, unsigned long graph_launches)
+{
+    if (graph_launches > 0 || launched == 0 || (double)recorded >= 0.9 * (double)launched)
+        return 0;
+    snprintf(out, len, "recorded %lu kernels of %lu launched: another CUPTI activity client "
+             "(torch.profiler, nsys, ...) took the rest; the doctor cannot see %lu kernels "
+             "(%.0f %%), and its shares are of what it saw", recorded, launched,
+             launched - recorded, 100.0 * (double)(launched - recorded) / (double)launched);
+    return 1;
+}
+
 /* The launch-ordered sequence of device work, host waits and event records. */
 static token *make_sequence(const work *w, size_t *n)
 {
@@ -906,7 +932,7 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
     else
         fprintf(f, "no failure mode found above its threshold\n");
     if (d->note[0])
-        fprintf(f, "  note: %s\n", d->note);
+        fprintf(f, "  could not see: %s\n", d->note);
     fprintf(f, "  steps: %d (%s), %d slow ones left out; step %.3f ms (median)\n", d->n_steps,
             d->step_source, d->steps_left_out, d->step_ms);
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"

@@ -30,6 +30,9 @@
 extern "C" {
 #endif
 
+/* The recorder's note: its sentences on what it could not see, "; "-separated. */
+#define UF_DOCTOR_NOTE_LEN 1024
+
 /* One process's records (one file per pid: doctor_trace.h). Counter means are NaN when not
  * recorded. */
 typedef struct uf_dtrace {
@@ -48,7 +51,7 @@ typedef struct uf_dtrace {
     double dram_pct;
     double nvml_util_pct;       /* NVML "gpu" utilization mean, NaN when absent */
     uint64_t dropped;           /* records CUPTI dropped */
-    char note[256];             /* what the recorder could not see (another CUPTI client, ...) */
+    char note[UF_DOCTOR_NOTE_LEN]; /* what the recorder could not see (another CUPTI client, ...) */
 } uf_dtrace;
 
 typedef enum {
@@ -125,7 +128,7 @@ typedef struct uf_diagnosis {
     double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
     uf_finding findings[UF_N_RULES];   /* in rule order */
     int order[UF_N_RULES];      /* findings by verdict, then share: order[0] is the top finding */
-    char note[256];             /* the recorder's note */
+    char note[UF_DOCTOR_NOTE_LEN]; /* the recorder's note */
 } uf_diagnosis;
 
 /* Diagnose one process's trace. 0, or -1 with err (no device activity, out of memory). */
@@ -149,6 +152,26 @@ int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
 /* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
 int uf_doctor_is_event_record(const char *api_name);
+
+/* ---- what the recorder could not see (its decisions, in plain C so they are tested) ---------- */
+
+/* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED: another client (nsys, ncu, torch.profiler's
+ * Kineto, a second injection) holds CUPTI's one subscriber slot. The recorder checks at
+ * compile time that this is CUPTI's value. */
+#define UF_CUPTI_MULTIPLE_SUBSCRIBERS 39
+
+/* The note for a CUPTI refusal: CUPTI refused `refused` (a subscription, activity kinds) with
+ * `result` (named `result_name`), so the doctor cannot see `lost`. Result 39 names the other
+ * profiler as the cause and says that the program runs on. */
+void uf_doctor_refusal_note(char *out, size_t len, int result, const char *result_name,
+                            const char *refused, const char *lost);
+
+/* Fewer kernels recorded than launched: another activity client took CUPTI's buffers
+ * (torch.profiler registers its own; the last registration wins). 1 with the note when fewer
+ * than 90 % arrived, else 0; 0 too with graph launches (their kernel count is unknown) or no
+ * launch counted (the launch counter was refused: the refusal's note says so). */
+int uf_doctor_missing_kernels_note(char *out, size_t len, unsigned long recorded,
+                                   unsigned long launched, unsigned long graph_launches);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,9 @@ expect 2 "no underfed-trace.PID.txt files" "a run without records" \
 echo garbage > "$work/run/underfed-trace.1.txt"
 expect 2 "no underfed-trace.PID.txt files" "an earlier run's files are cleared" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- true
+# No process wrote records (no CUDA, or nsys/ncu replaced the injection): the likely reasons.
+grep -qF "no process of true loaded the recorder" "$work/out.txt" ||
+  fail "a run without records does not say why"
 [ -e "$work/run/underfed-trace.1.txt" ] && fail "the earlier run's file is still there"
 expect 77 "skipped (exit 77)" "a command that skips" \
   "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- sh -c 'exit 77'

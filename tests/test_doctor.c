@@ -547,6 +547,60 @@ Test(doctor, no_activity_is_an_error)
     cr_expect(strstr(err, "another CUPTI client") != NULL, "%s", err);
 }
 
+/* ---- what the recorder could not see ------------------------------------------------------- */
+
+/* Another profiler holds CUPTI (result 39): the note names it, says the program runs on and
+ * what is lost; another refusal names CUPTI's error and blames no profiler. */
+Test(doctor_blind, refusal_names_the_other_profiler)
+{
+    char note[UF_DOCTOR_NOTE_LEN];
+    uf_doctor_refusal_note(note, sizeof note, UF_CUPTI_MULTIPLE_SUBSCRIBERS,
+                           "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED", "its activity records",
+                           "kernels, syncs");
+    cr_expect(strstr(note, "another profiler is attached") != NULL, "%s", note);
+    cr_expect(strstr(note, "runs on") != NULL, "%s", note);
+    cr_expect(strstr(note, "cannot see kernels, syncs") != NULL, "%s", note);
+    cr_expect(strstr(note, "MULTIPLE_SUBSCRIBERS") != NULL, "%s", note);
+    uf_doctor_refusal_note(note, sizeof note, 999, "CUPTI_ERROR_UNKNOWN", "its activity records",
+                           "kernels");
+    cr_expect(strstr(note, "another profiler") == NULL, "%s", note);
+    cr_expect(strstr(note, "CUPTI_ERROR_UNKNOWN") != NULL, "%s", note);
+    cr_expect(strstr(note, "cannot see kernels") != NULL, "%s", note);
+}
+
+/* torch.profiler takes the buffers: fewer than 90 % of the launched kernels arrive. */
+Test(doctor_blind, missing_kernels_below_ninety_percent)
+{
+    char note[UF_DOCTOR_NOTE_LEN] = "";
+    cr_expect_eq(uf_doctor_missing_kernels_note(note, sizeof note, 899, 1000, 0), 1);
+    cr_expect(strstr(note, "recorded 899 kernels of 1000 launched") != NULL, "%s", note);
+    cr_expect(strstr(note, "cannot see 101 kernels (10 %)") != NULL, "%s", note);
+    cr_expect_eq(uf_doctor_missing_kernels_note(note, sizeof note, 900, 1000, 0), 0, "90 % is enough");
+    cr_expect_eq(uf_doctor_missing_kernels_note(note, sizeof note, 0, 1000, 1), 0,
+                 "graph launches: the count is unknown");
+    cr_expect_eq(uf_doctor_missing_kernels_note(note, sizeof note, 0, 0, 0), 0,
+                 "no launch counted (the counter was refused)");
+}
+
+/* The report says what the recorder could not see. */
+Test(doctor_blind, report_says_what_it_could_not_see)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++)
+        storm_step(s);
+    sim_trace(s);
+    uf_copy_str(s->t.note, sizeof s->t.note, "recorded 10 kernels of 100 launched");
+    uf_diagnosis d;
+    char err[256], text[8192] = "";
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    cr_assert_not_null(f);
+    uf_doctor_print(f, &d);
+    fclose(f);
+    cr_expect(strstr(text, "could not see: recorded 10 kernels of 100 launched") != NULL, "%s", text);
+    free(s);
+}
+
 /* ---- the rule table -------------------------------------------------------------------------- */
 
 Test(doctor_rules, verdict_thresholds)

@@ -224,19 +224,22 @@ static int find_injector(const char *given, char *out, size_t len)
     return 0;
 }
 
-/* Remove DIR's trace files of an earlier run (readable or not), so that they are not merged
- * with this one. */
-static int clear_traces(const char *dir)
+/* DIR's trace files: counted, and removed when `remove` (an earlier run's, readable or not,
+ * so that they are not merged with this one). The count, or -1 when one cannot be removed. */
+static int scan_traces(const char *dir, int remove)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
         return 0;
     size_t lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
-    int rc = 0;
+    int rc = 0, count = 0;
     for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
         size_t n = strlen(e->d_name);
         if (n <= lp + ls || strncmp(e->d_name, UF_TRACE_PREFIX, lp) != 0 ||
             strcmp(e->d_name + n - ls, UF_TRACE_SUFFIX) != 0)
+            continue;
+        count++;
+        if (!remove)
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -246,7 +249,7 @@ static int clear_traces(const char *dir)
         }
     }
     closedir(d);
-    return rc;
+    return rc != 0 ? -1 : count;
 }
 
 /* Another profiler's injection already set: say so; the command still runs. */
@@ -312,7 +315,7 @@ static int doctor_run(const doctor_args *a)
         fprintf(stderr, "underfed doctor: %s: %s\n", out, strerror(errno));
         return EXIT_BAD;
     }
-    if (clear_traces(dir) != 0)
+    if (scan_traces(dir, 1) < 0)
         return EXIT_BAD;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -330,6 +333,11 @@ static int doctor_run(const doctor_args *a)
                 a->command[0]);
         return EXIT_SKIPPED;
     }
+    if (scan_traces(dir, 0) == 0)     /* the recorder never ran: say the likely reasons */
+        fprintf(stderr, "underfed doctor: no process of %s loaded the recorder: it used no CUDA, "
+                        "or another profiler (nsys, ncu) put its own injection in "
+                        "CUDA_INJECTION64_PATH; run it under one of them at a time\n",
+                a->command[0]);
     int rc = diagnose_dir(dir, a->json, a->trace);
     return status != 0 ? EXIT_FAILED : rc;
 }

@@ -33,6 +33,7 @@
 #include <cupti_result.h>
 #include <cupti_runtime_cbid.h>
 
+#include "doctor.h"
 #include "doctor_trace.h"
 #include "errors.h"
 #include "strbuf.h"
@@ -67,7 +68,7 @@ typedef struct recorder {
     uint64_t over_cap;          /* records left out beyond it */
     pid_t pid;                  /* the process that initialized: a forked child writes nothing */
     char out_dir[4096];
-    char note[256];
+    char note[UF_DOCTOR_NOTE_LEN];
     atomic_ulong launches_rt, launches_drv, graph_launches;
     CUpti_SubscriberHandle subscriber;
 } recorder;
@@ -82,6 +83,16 @@ static CUptiResult inj_check(CUptiResult r, const char *expr, const char *file, 
         uf_report_failure(file, line, expr, msg ? msg : "unknown CUPTI error");
     }
     return r;
+}
+
+_Static_assert(UF_CUPTI_MULTIPLE_SUBSCRIBERS == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+               "doctor.h's code for another CUPTI client is CUPTI's");
+
+static const char *result_name(CUptiResult r)
+{
+    const char *msg = NULL;
+    cuptiGetResultString(r, &msg);
+    return msg != NULL ? msg : "unknown CUPTI error";
 }
 
 /* Append a sentence to the note (it ends in the trace file and on stderr). */
@@ -329,13 +340,14 @@ static const CUpti_CallbackId driver_launches[] = {
 static void count_launches(void)
 {
     CUptiResult r = cuptiSubscribe(&rec.subscriber, on_launch, NULL);
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        add_note("another CUPTI client is attached (nsys, ncu, a profiler): CUPTI allows one "
-                 "per process, so these records may be empty or partial");
+    if (r != CUPTI_SUCCESS) {
+        char text[400];
+        uf_doctor_refusal_note(text, sizeof text, (int)r, result_name(r),
+                               "its callback subscription",
+                               "whether the records are complete (kernels launched, not counted)");
+        add_note(text);
         return;
     }
-    if (inj_check(r, "cuptiSubscribe(the launch counter)", __FILE__, __LINE__) != CUPTI_SUCCESS)
-        return;
     for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
         INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                                       runtime_launches[i]));
@@ -410,12 +422,10 @@ static void check_complete(void)
     unsigned long launched = rt > drv ? rt : drv, kernels = 0;
     for (int i = 0; i < rec.n_acts; i++)
         kernels += rec.acts[i].kind == UF_ACT_KERNEL;
-    if (atomic_load(&rec.graph_launches) == 0 && launched > 0 && kernels < launched * 9 / 10) {
-        char text[200];
-        snprintf(text, sizeof text, "recorded %lu kernels of %lu launched: another CUPTI "
-                 "activity client (torch.profiler, nsys, ...) took the rest", kernels, launched);
+    char text[400];
+    if (uf_doctor_missing_kernels_note(text, sizeof text, kernels, launched,
+                                       atomic_load(&rec.graph_launches)))
         add_note(text);
-    }
     if (rec.over_cap > 0) {
         char text[160];
         snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left out; "
@@ -482,12 +492,9 @@ static void note_refusals(const refusals *no)
 {
     if (no->kinds[0] == '\0')
         return;
-    const char *msg = NULL;
-    char text[240];
-    cuptiGetResultString(no->first, &msg);
-    snprintf(text, sizeof text, "cannot record %s: %s%s", no->kinds, msg ? msg : "CUPTI error",
-             no->first == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? " (another CUPTI client)"
-                                                                        : "");
+    char text[400];
+    uf_doctor_refusal_note(text, sizeof text, (int)no->first, result_name(no->first),
+                           "its activity records", no->kinds);
     add_note(text);
 }
 
