@@ -26,7 +26,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "device idle after a sync that waited for the device drained",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
-        .scenario = "examples/pytorch (.item() every step)",
+        .scenario = "examples/pytorch/item_sync.py",
         .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
