@@ -13,7 +13,9 @@
  * UNDERFED_DOCTOR_MAX_RECORDS (default 5M) bounds the records kept in memory; beyond it they
  * are counted and left out, and the note says so (diagnose a short run: a few hundred steps).
  * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records (less overhead; NCCL's
- * driver launches then have no launch call to correlate). NVTX ranges reach CUPTI when
+ * driver launches then have no launch call to correlate). Only the default NVTX domain's ranges
+ * are kept (torch.cuda.nvtx, most programs): NCCL opens a range per collective in its own
+ * domain, which would outnumber the steps. NVTX ranges reach CUPTI when
  * NVTX_INJECTION64_PATH names this library: NVTX's dlsym of InitializeInjectionNvtx2 on it
  * finds libcupti's, a dependency (not yet checked on a GPU).
  *
@@ -247,6 +249,9 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
     int start = (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) != 0;
     if (!start && !(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END))
         return;     /* an instantaneous mark: no range */
+    if (start && m->domain != NULL && m->domain[0] != '\0')
+        return;     /* a library's own domain (NCCL's range per collective call): no steps;
+                     * its end, left alone, pairs with nothing */
     marker *x = APPEND(markers, n_markers, cap_markers);
     if (x == NULL)
         return;
