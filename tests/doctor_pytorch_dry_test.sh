@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
+# torch checks, runs the judge with the real python3, and plays each example by dropping a
+# recorded fixture of tests/data/doctor (pid 42: host_sync high; pid 43: starved_input high)
+# where the recorder would write. The script must hold the rows the fixtures fit, fail the one
+# they do not (launch_storm broken gets host_sync as its top finding; dataloader_tokenize
+# pretokenized gets starved_input high), and skip the DDP pair.
+#   tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed, 77 no python3
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+build=$(cd "$2" && pwd) || exit 2
+real=$(command -v python3) || { echo "skipped: no python3" >&2; exit 77; }
+work=$build/doctor-pytorch-dry
+rm -rf "$work" && mkdir -p "$work/bin" || exit 2
+
+cat > "$work/bin/python3" << FAKE
+#!/usr/bin/env bash
+case "\$1" in
+  -c) exit 0 ;;                       # import torch; a CUDA GPU
+  -) exec "$real" "\$@" ;;            # the judge
+esac
+example=\$(basename "\$1" .py)-\$3
+case \$example in
+  ddp_bucketing-*) echo "skipped: needs 2 CUDA GPUs, found 1" >&2; exit 77 ;;
+  item_sync-fixed|dataloader_tokenize-broken|dataloader_tokenize-pretokenized) pid=43 ;;
+  *) pid=42 ;;
+esac
+cp "$src/tests/data/doctor/underfed-trace.\$pid.txt" "\$UNDERFED_DOCTOR_OUT/"
+echo "\$(basename "\$1" .py) \$3: 1.250 ms/step"
+FAKE
+chmod +x "$work/bin/python3"
+touch "$work/fake_inject.so"
+
+PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so \
+  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
+rc=$?
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+[ $rc -eq 1 ] || fail "exit $rc, expected 1 (two rows do not hold)"
+grep -qF "2 PyTorch example(s) did not hold" "$work/out.txt" || fail "not exactly two rows failed"
+table=$work/out/doctor_pytorch.md
+row() { grep -F "| $1 | $2 |" "$table"; }
+row launch_storm broken | grep -qF "| host_sync high |" || fail "launch_storm broken: top finding"
+row launch_storm broken | grep -qE '\| no \|$' || fail "launch_storm broken should not hold"
+row launch_storm fixed | grep -qE '\| none \| 0.0 \|.*\| yes \|$' || fail "launch_storm fixed"
+row item_sync broken | grep -qE '\| high \| 15.6 \|.*\| 1.250 \| yes \|$' || fail "item_sync broken"
+row item_sync fixed | grep -qE '\| none \|.*\| yes \|$' || fail "item_sync fixed"
+row dataloader_tokenize broken | grep -qE '\| high \| 52.7 \|.*\| yes \|$' || fail "dataloader broken"
+row dataloader_tokenize workers | grep -qE '\| yes \|$' || fail "dataloader workers"
+row dataloader_tokenize pretokenized | grep -qE '\| high \| 52.7 \|.*\| no \|$' ||
+  fail "dataloader pretokenized should not hold"
+row ddp_bucketing broken | grep -qF "skipped (exit 77)" || fail "ddp_bucketing not skipped"
+[ "$failures" -eq 0 ] || { cat "$work/out.txt" >&2; exit 1; }
+echo "doctor_pytorch_test.sh judged the fixtures as expected"
