@@ -43,13 +43,18 @@ python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 
   skip "torch sees no CUDA GPU"
 
 # judge JSON ROLE RULE NEEDS: prints one table row's cells "verdict|share|top|steps|startup"
-# (one value per process, joined by " / ") and exits 0 held, 1 not.
+# (one value per process that ran steps, joined by " / ") and exits 0 held, 1 not.
 judge() {
   python3 - "$@" << 'PY'
 import json, sys
 path, role, rule, needs = sys.argv[1:5]
 rank = {"none": 0, "moderate": 1, "high": 2, "cannot tell": -1}
 procs = json.load(open(path))["processes"]
+# The processes that ran the steps: every example marks them with an NVTX range "step", so a
+# process without it is a helper that happened to initialize CUDA (torchrun's agent, a
+# compile worker). Fixtures without NVTX: every process.
+stepped = [p for p in procs if p["step_source"].startswith('nvtx "step"')]
+procs = stepped or procs
 held, cells = bool(procs), {k: [] for k in ("verdict", "share", "top", "steps", "startup")}
 for p in procs:
     mine = next(f for f in p["findings"] if f["rule"] == rule)
