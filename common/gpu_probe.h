@@ -76,8 +76,6 @@ void uf_nvml_close(uf_nvml *nv);
 /* What the sampler saw between start and stop. Each quantity has its own count: a read that
  * failed (or a call the driver's NVML lacks) is skipped; a quantity never read is NaN. */
 typedef struct uf_nvml_sampled {
-    double util_pct;            /* mean nvmlDeviceGetUtilizationRates().gpu */
-    int util_samples;
     double sm_clock_mhz;        /* mean nvmlDeviceGetClockInfo(NVML_CLOCK_SM) */
     double sm_clock_min_mhz;    /* the lowest of those reads */
     int clock_samples;
@@ -88,11 +86,17 @@ typedef struct uf_nvml_sampled {
                                  * Ampere and later a trailing 1 s average */
 } uf_nvml_sampled;
 
-/* Every period_ms on a thread until stop, read the utilization, the SM clock and the board
- * power; stop returns their means (and the minimum clock) in *out. UF_ERR when not running
+/* Every period_ms on a thread until stop, read the SM clock and the board power; stop returns their means (and the minimum clock) in *out. UF_ERR when not running
  * (then *out is all NaN and zero counts). */
 int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
+/* The utilization nvidia-smi shows, over a window on the realtime clock (µs): the samples
+ * NVML buffered (nvmlDeviceGetSamples; one every 200 ms on the H200, each the busy share of the
+ * interval before it) whose whole interval lies inside (uf_util_window). The rates read during
+ * a pass lag it by 0.2-0.4 s, so their mean carries the time before it. UF_SKIP with the reason
+ * where NVML lacks the call or the window holds no whole sample interval. */
+int uf_nvml_util_over(uf_nvml *nv, uint64_t t0_us, uint64_t t1_us, double *pct, int *n_used,
+                      char *reason, size_t reason_len);
 /* GPM (Hopper and later): a thread watches the refreshing snapshots from t0_ns (the steps
  * begin) until end, which is called at t1_ns (the steps ended); the reading covers the
  * snapshots that describe moments inside the window, out->start_ns..end_ns on the now_ns clock, and

@@ -29,7 +29,7 @@ extern const char uf_git_describe[];
 enum {
     MAX_POINTS = 4096,
     TIMING_MIN_MS_FULL = 1000,     /* the timing pass lasts at least this long, so NVML sees it */
-    TIMING_MIN_MS_QUICK = 200,
+    TIMING_MIN_MS_QUICK = 450,     /* the least that holds one whole 200 ms NVML sample */
     TIMING_MAX_STEPS = 200000,
     COUNTERS_MIN_MS = 320,         /* PM sampling window; GPM needs ~310 ms (uf_gpm_watch) */
     COUNTERS_MAX_STEPS = 200000,
@@ -178,24 +178,35 @@ static cudaError_t query_event(void *obj)
     return cudaEventQuery((cudaEvent_t)obj);
 }
 
-int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what)
+static cudaError_t sync_stream(void *obj)
 {
-    cudaError_t e;
+    return cudaStreamSynchronize((cudaStream_t)obj);
+}
+
+static cudaError_t sync_event(void *obj)
+{
+    return cudaEventSynchronize((cudaEvent_t)obj);
+}
+
+/* A wait: watched (polled, with a deadline) where ctx->watch is set, else blocking. */
+static int wait_for(uf_ctx *ctx, cudaError_t (*query)(void *), cudaError_t (*sync)(void *),
+                    void *obj, const char *what)
+{
     if (ctx->watch)
-        return watched_wait(ctx, query_stream, (void *)stream, what);
-    e = cudaStreamSynchronize(stream);
+        return watched_wait(ctx, query, obj, what);
+    cudaError_t e = sync(obj);
     return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
                                               cudaGetErrorString(e));
 }
 
+int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what)
+{
+    return wait_for(ctx, query_stream, sync_stream, (void *)stream, what);
+}
+
 int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what)
 {
-    cudaError_t e;
-    if (ctx->watch)
-        return watched_wait(ctx, query_event, (void *)event, what);
-    e = cudaEventSynchronize(event);
-    return e == cudaSuccess ? UF_OK : uf_fail(ctx, UF_ERR, "%s failed: %s", what,
-                                              cudaGetErrorString(e));
+    return wait_for(ctx, query_event, sync_event, (void *)event, what);
 }
 
 static double wall_s(void)
@@ -434,14 +445,30 @@ static int add_rank_lines(run *r, uf_row *row)
     return UF_OK;
 }
 
-/* Stop rank k's NVML sampler and put what it saw into its rows. */
-static void take_nvml_samples(run *r, uf_row *row, int k)
+/* The realtime clock in µs: NVML's sample timestamps are on it. */
+static uint64_t realtime_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* Stop rank k's NVML sampler and put what it saw into its rows: the clock and power it read,
+ * and the utilization of NVML's own samples inside the pass, t0_us..t1_us (uf_nvml_util_over:
+ * the rates the sampler read lag the pass and carry the time before it). */
+static void take_nvml_samples(run *r, uf_row *row, int k, uint64_t t0_us, uint64_t t1_us)
 {
     uf_nvml_sampled seen;
     uf_row *dst[2];
+    char reason[UF_REASON_LEN] = "";
+    int n_used = 0;
+    double util_pct = NAN;
     uf_nvml_sampler_stop(nvml_of(r, k), &seen);
+    if (uf_nvml_util_over(nvml_of(r, k), t0_us, t1_us, &util_pct, &n_used, reason,
+                          sizeof reason) != UF_OK)
+        rank_note(row, k, reason);
     for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->nvml_util_pct = seen.util_pct;
+        dst[i]->nvml_util_pct = util_pct;
         dst[i]->sm_clock_mhz = seen.sm_clock_mhz;
         dst[i]->sm_clock_min_mhz = seen.sm_clock_min_mhz;
         dst[i]->power_w = seen.power_w;
@@ -460,6 +487,7 @@ static int timing_pass(run *r, int variant, uf_row *row)
     double *times_ms = malloc((size_t)TIMING_MAX_STEPS * sizeof *times_ms);
     int n_times = 0, n_ranks = ranks_analysed(r);
     int sampling[UF_MAX_RANKS] = {0};
+    uint64_t t0_us = 0, t1_us = 0;  /* the pass on the realtime clock, for NVML's samples */
     if (!times_ms) {
         rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the timing pass");
         goto out_free;
@@ -479,6 +507,7 @@ static int timing_pass(run *r, int variant, uf_row *row)
                       uf_nvml_sampler_start(nvml_of(r, k), NVML_PERIOD_MS) == UF_OK;
     }
     double t0 = wall_s();
+    t0_us = realtime_us();
     do {
         UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_sampler);
         for (int i = 0; i < r->repeat; i++) {
@@ -509,9 +538,10 @@ static int timing_pass(run *r, int variant, uf_row *row)
     row->steps_timed = n_times;
 
 out_sampler:
+    t1_us = realtime_us();
     for (int k = 0; k < n_ranks; k++)
         if (sampling[k])
-            take_nvml_samples(r, row, k);
+            take_nvml_samples(r, row, k, t0_us, t1_us);
 out_destroy:
     uf_marks_free(&marks);
 out_free:
@@ -648,25 +678,23 @@ out_free:
  * describe (samples NULL: PM has none to offer). The agreement goes into its rows; the GPM
  * values too, unless they disagree by more than UF_GPM_AGREE_PTS: then a note says by how
  * much and the doubtful values stay empty. */
-static void take_gpm(run *r, uf_row *row, int k, const uf_pm_sample *gpm,
-                     const uf_pm_sample *samples, size_t n_samples)
+static void take_gpm(uf_row *row, int k, const uf_pm_sample *gpm, const uf_pm_sample *samples,
+                     size_t n_samples)
 {
     uf_pm_sample pm;
     uf_row *dst[2];
     int worst = -1;
     double off = NAN;
     char note[UF_REASON_LEN];
-    (void)r;
     if (samples && uf_pm_window_mean(samples, n_samples, gpm->start_ns, gpm->end_ns, &pm) > 0)
         off = uf_gpm_disagreement(&pm, gpm, &worst);
     else
         rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
     int doubtful = !isnan(off) && off > UF_GPM_AGREE_PTS;
     if (doubtful) {
-        const double g[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
-                             gpm->dram_pct};
-        const double p[4] = {pm.sm_active_pct, pm.occupancy_pct, pm.tensor_active_pct,
-                             pm.dram_pct};
+        double g[4], p[4];
+        uf_pm_counters(gpm, g);
+        uf_pm_counters(&pm, p);
         snprintf(note, sizeof note,
                  "NVML GPM disagrees with PM sampling by %.1f points (%s: GPM %.1f %%, PM "
                  "%.1f %% over the same %.0f ms): GPM values left empty",
@@ -801,7 +829,7 @@ out_stop:
         if (started[k])
             take_pm_samples(r, row, k, t0, t1, rc == UF_OK, &samples, &n_samples);
         if (gpm[k] && rc == UF_OK)
-            take_gpm(r, row, k, &reading, samples, n_samples);
+            take_gpm(row, k, &reading, samples, n_samples);
     }
     return rc;
 }

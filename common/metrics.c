@@ -96,7 +96,8 @@ const uf_metric_desc uf_metrics[] = {
       "describe; above 5 the GPM values are left empty"),
     /* NVML view of the timing pass: explains a change, is not judged */
     D(nvml_util_pct, "NVML util", "%", UF_DIR_NONE, PERCENT, 0, 1,
-      "mean of nvmlDeviceGetUtilizationRates().gpu during the timing pass"),
+      "NVML's utilization samples (200 ms each on the H200) whose whole period lies inside the "
+      "timing pass, weighted mean"),
     D(sm_clock_mhz, "SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,
       "mean SM clock sampled during the timing pass"),
     D(sm_clock_min_mhz, "lowest SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,

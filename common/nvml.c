@@ -1,6 +1,6 @@
 /* NVML, opened with dlopen so that the programs start where NVML is missing (CI): the
- * utilization that nvidia-smi shows, the SM clock and the board power, sampled on a thread
- * during the timing pass; the GPM metrics (Hopper and later) as a cross-check of the CUPTI
+ * utilization that nvidia-smi shows, from NVML's own samples inside the timing pass; the SM
+ * clock and the board power, sampled on a thread during it; the GPM metrics (Hopper and later) as a cross-check of the CUPTI
  * counters; and a few facts for the results' metadata. Only the few NVML types used are
  * declared here, with the layouts of nvml.h (NVML_API_VERSION 13), as the H200 probe used
  * them. */
@@ -25,11 +25,6 @@ typedef int nvmlReturn_t;               /* enum nvmlReturn_enum */
 #define NVML_SUCCESS 0
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
-
-typedef struct {
-    unsigned int gpu;                   /* % of the last period in which a kernel ran */
-    unsigned int memory;
-} nvmlUtilization_t;
 
 typedef struct {
     unsigned int version;               /* NVML_GPM_SUPPORT_VERSION */
@@ -83,6 +78,12 @@ typedef struct {
 #define NVML_FI_DEV_POWER_INSTANT 186
 
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+/* nvmlDeviceGetSamples: a buffered sample and the kind used (NVML_GPU_UTILIZATION_SAMPLES) */
+typedef struct {
+    unsigned long long timeStamp;       /* µs, the realtime clock */
+    nvmlValue_t sampleValue;
+} nvmlSample_t;
+#define NVML_GPU_UTILIZATION_SAMPLES 1
 /* GPM metric ids, in the order uf_gpm_end returns them */
 enum {
     NVML_GPM_METRIC_SM_UTIL = 2,
@@ -97,7 +98,6 @@ typedef nvmlReturn_t (*nvml_init_fn)(void);
 typedef nvmlReturn_t (*nvml_shutdown_fn)(void);
 typedef const char *(*nvml_error_string_fn)(nvmlReturn_t);
 typedef nvmlReturn_t (*nvml_handle_by_bus_id_fn)(const char *, nvmlDevice_t *);
-typedef nvmlReturn_t (*nvml_utilization_fn)(nvmlDevice_t, nvmlUtilization_t *);
 typedef nvmlReturn_t (*nvml_gpm_support_fn)(nvmlDevice_t, nvmlGpmSupport_t *);
 typedef nvmlReturn_t (*nvml_gpm_sample_alloc_fn)(nvmlGpmSample_t *);
 typedef nvmlReturn_t (*nvml_gpm_sample_free_fn)(nvmlGpmSample_t);
@@ -108,6 +108,8 @@ typedef nvmlReturn_t (*nvml_clock_info_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvml_power_limit_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_power_usage_fn)(nvmlDevice_t, unsigned int *);
 typedef nvmlReturn_t (*nvml_field_values_fn)(nvmlDevice_t, int, nvmlFieldValue_t *);
+typedef nvmlReturn_t (*nvml_samples_fn)(nvmlDevice_t, int, unsigned long long, int *,
+                                        unsigned int *, nvmlSample_t *);
 
 struct uf_nvml {
     void *lib;
@@ -117,7 +119,6 @@ struct uf_nvml {
     nvml_shutdown_fn shutdown;
     nvml_error_string_fn error_string;
     nvml_handle_by_bus_id_fn handle_by_bus_id;
-    nvml_utilization_fn utilization;
     /* optional: GPM (drivers from R520) and facts; NULL where the library lacks them */
     nvml_gpm_support_fn gpm_support;
     nvml_gpm_sample_alloc_fn gpm_sample_alloc;
@@ -129,6 +130,7 @@ struct uf_nvml {
     nvml_power_limit_fn power_limit;
     nvml_power_usage_fn power_usage;
     nvml_field_values_fn field_values;
+    nvml_samples_fn samples;
 
     /* utilization, SM clock and power sampler */
     pthread_mutex_t lock;
@@ -137,9 +139,7 @@ struct uf_nvml {
     int sampler_running;
     int stop_requested;         /* guarded by lock */
     unsigned period_ms;
-    double util_sum_pct;        /* written by the sampler until joined */
-    int util_samples;
-    double clock_sum_mhz, clock_min_mhz;
+    double clock_sum_mhz, clock_min_mhz;   /* written by the sampler until joined */
     int clock_samples;
     double power_sum_w;
     int power_samples;
@@ -180,7 +180,6 @@ static int resolve_symbols(uf_nvml *nv, char *reason, size_t reason_len)
     NVML_SYMBOL(error_string, nvml_error_string_fn, "nvmlErrorString", 1);
     NVML_SYMBOL(handle_by_bus_id, nvml_handle_by_bus_id_fn, "nvmlDeviceGetHandleByPciBusId_v2",
                 1);
-    NVML_SYMBOL(utilization, nvml_utilization_fn, "nvmlDeviceGetUtilizationRates", 1);
     NVML_SYMBOL(gpm_support, nvml_gpm_support_fn, "nvmlGpmQueryDeviceSupport", 0);
     NVML_SYMBOL(gpm_sample_alloc, nvml_gpm_sample_alloc_fn, "nvmlGpmSampleAlloc", 0);
     NVML_SYMBOL(gpm_sample_free, nvml_gpm_sample_free_fn, "nvmlGpmSampleFree", 0);
@@ -191,6 +190,7 @@ static int resolve_symbols(uf_nvml *nv, char *reason, size_t reason_len)
     NVML_SYMBOL(power_limit, nvml_power_limit_fn, "nvmlDeviceGetPowerManagementLimit", 0);
     NVML_SYMBOL(power_usage, nvml_power_usage_fn, "nvmlDeviceGetPowerUsage", 0);
     NVML_SYMBOL(field_values, nvml_field_values_fn, "nvmlDeviceGetFieldValues", 0);
+    NVML_SYMBOL(samples, nvml_samples_fn, "nvmlDeviceGetSamples", 0);
 #undef NVML_SYMBOL
     if (!missing)
         return UF_OK;
@@ -328,7 +328,7 @@ static int read_power(uf_nvml *nv, unsigned *mw, int *instant)
 }
 
 /* Every period_ms (the first read one period after start, so that it covers the run), read
- * the utilization, the SM clock and the board power and accumulate each that was read, until
+ * the SM clock and the board power and accumulate each that was read, until
  * stop is requested. The reads are made outside the lock. */
 static void *sampler_main(void *arg)
 {
@@ -344,18 +344,12 @@ static void *sampler_main(void *arg)
         if (nv->stop_requested)
             break;
         pthread_mutex_unlock(&nv->lock);
-        nvmlUtilization_t util;
         unsigned clock_mhz = 0, power_mw = 0;
         int power_instant = 0;
-        int util_ok = nv->utilization(nv->device, &util) == NVML_SUCCESS;
         int clock_ok = nv->clock_info &&
                        nv->clock_info(nv->device, NVML_CLOCK_SM, &clock_mhz) == NVML_SUCCESS;
         int power_ok = read_power(nv, &power_mw, &power_instant);
         pthread_mutex_lock(&nv->lock);
-        if (util_ok) {
-            nv->util_sum_pct += util.gpu;
-            nv->util_samples++;
-        }
         if (clock_ok) {
             nv->clock_sum_mhz += clock_mhz;
             if (nv->clock_samples == 0 || clock_mhz < nv->clock_min_mhz)
@@ -377,8 +371,8 @@ int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
     if (nv->sampler_running || period_ms == 0)
         return UF_ERR;
     nv->period_ms = period_ms;
-    nv->util_sum_pct = nv->clock_sum_mhz = nv->clock_min_mhz = nv->power_sum_w = 0.0;
-    nv->util_samples = nv->clock_samples = nv->power_samples = 0;
+    nv->clock_sum_mhz = nv->clock_min_mhz = nv->power_sum_w = 0.0;
+    nv->clock_samples = nv->power_samples = 0;
     nv->stop_requested = 0;
     if (pthread_create(&nv->sampler, NULL, sampler_main, nv) != 0)
         return UF_ERR;
@@ -388,8 +382,8 @@ int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms)
 
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
 {
-    out->util_pct = out->sm_clock_mhz = out->sm_clock_min_mhz = out->power_w = NAN;
-    out->util_samples = out->clock_samples = out->power_samples = out->power_instant = 0;
+    out->sm_clock_mhz = out->sm_clock_min_mhz = out->power_w = NAN;
+    out->clock_samples = out->power_samples = out->power_instant = 0;
     if (!nv->sampler_running)
         return UF_ERR;
     pthread_mutex_lock(&nv->lock);
@@ -398,9 +392,6 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
     pthread_mutex_unlock(&nv->lock);
     pthread_join(nv->sampler, NULL);
     nv->sampler_running = 0;
-    out->util_samples = nv->util_samples;
-    if (nv->util_samples > 0)
-        out->util_pct = nv->util_sum_pct / nv->util_samples;
     out->clock_samples = nv->clock_samples;
     if (nv->clock_samples > 0) {
         out->sm_clock_mhz = nv->clock_sum_mhz / nv->clock_samples;
@@ -412,6 +403,63 @@ int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out)
         out->power_instant = nv->power_instant;
     }
     return UF_OK;
+}
+
+/* A sample's value as a double, whatever type NVML gave it (enum nvmlValueType_enum). */
+static double sample_value(int type, const nvmlValue_t *v)
+{
+    switch (type) {
+    case 0: return v->dVal;
+    case 1: return v->uiVal;
+    case 2: return (double)v->ulVal;
+    case 3: return (double)v->ullVal;
+    case 4: return (double)v->sllVal;
+    case 5: return v->siVal;
+    case 6: return v->usVal;
+    default: return NAN;
+    }
+}
+
+int uf_nvml_util_over(uf_nvml *nv, uint64_t t0_us, uint64_t t1_us, double *pct, int *n_used,
+                      char *reason, size_t reason_len)
+{
+    *pct = NAN;
+    *n_used = 0;
+    if (!nv->samples) {
+        snprintf(reason, reason_len, "NVML util: libnvidia-ml.so.1 has no nvmlDeviceGetSamples");
+        return UF_SKIP;
+    }
+    /* from a second before the window: the sample before t0 starts the first interval */
+    const unsigned long long since = t0_us > 1000000 ? t0_us - 1000000 : 0;
+    unsigned int count = 0;
+    int type = 0;
+    nvmlReturn_t st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since, &type, &count,
+                                  NULL);
+    nvmlSample_t *buf = st == NVML_SUCCESS && count > 0 ? calloc(count, sizeof *buf) : NULL;
+    uint64_t *ts = buf ? malloc(count * sizeof *ts) : NULL;
+    double *val = ts ? malloc(count * sizeof *val) : NULL;
+    if (val)
+        st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since, &type, &count, buf);
+    if (val && st == NVML_SUCCESS) {
+        for (unsigned int i = 0; i < count; i++) {
+            ts[i] = buf[i].timeStamp;
+            val[i] = sample_value(type, &buf[i].sampleValue);
+        }
+        *pct = uf_util_window(ts, val, count, t0_us, t1_us, n_used);
+        if (*n_used == 0)
+            snprintf(reason, reason_len, "NVML util: no whole sample period (%u samples listed) "
+                     "inside the %.0f ms pass", count, (double)(t1_us - t0_us) / 1e3);
+    } else if (st != NVML_SUCCESS) {
+        snprintf(reason, reason_len, "NVML util: nvmlDeviceGetSamples: %s", nv->error_string(st));
+    } else if (count == 0) {
+        snprintf(reason, reason_len, "NVML util: nvmlDeviceGetSamples listed no samples");
+    } else {
+        snprintf(reason, reason_len, "NVML util: out of host memory for %u samples", count);
+    }
+    free(val);
+    free(ts);
+    free(buf);
+    return *n_used > 0 ? UF_OK : UF_SKIP;
 }
 
 /* ---- GPM ------------------------------------------------------------------------------- */

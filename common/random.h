@@ -73,12 +73,26 @@ static inline UF_HOST_DEVICE float uf_uniform32_at(uint32_t key, uint32_t i)
 
 /* ---- bf16 on the host ---------------------------------------------------------------------- */
 
+/* A float's bits, and the float of bits (host; the device has __float_as_uint). */
+static inline uint32_t uf_float_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float uf_bits_float(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 /* The bf16 bits of f rounded to nearest even, as __float2bfloat16_rn stores it; a NaN stays a
  * (quiet) NaN. */
 static inline uint16_t uf_bf16_bits(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
+    uint32_t u = uf_float_bits(f);
     if ((u & 0x7FFFFFFFu) > 0x7F800000u)
         return 0x7FC0;
     u += 0x7FFFu + ((u >> 16) & 1u);
@@ -88,10 +102,7 @@ static inline uint16_t uf_bf16_bits(float f)
 /* The float a bf16 holds (exact: bf16 is fp32's upper half). */
 static inline float uf_bf16_value(uint16_t b)
 {
-    const uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return uf_bits_float((uint32_t)b << 16);
 }
 
 /* f rounded to bf16 and back: what a kernel reads after storing f as bf16. */

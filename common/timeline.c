@@ -533,13 +533,19 @@ size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64
 
 const char *const uf_counter_names[4] = {"SM active", "occupancy", "tensor active", "DRAM"};
 
+void uf_pm_counters(const uf_pm_sample *s, double v[4])
+{
+    v[0] = s->sm_active_pct;
+    v[1] = s->occupancy_pct;
+    v[2] = s->tensor_active_pct;
+    v[3] = s->dram_pct;
+}
+
 double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst)
 {
-    const double a[4] = {pm->sm_active_pct, pm->occupancy_pct, pm->tensor_active_pct,
-                         pm->dram_pct};
-    const double b[4] = {gpm->sm_active_pct, gpm->occupancy_pct, gpm->tensor_active_pct,
-                         gpm->dram_pct};
-    double most = NAN;
+    double a[4], b[4], most = NAN;
+    uf_pm_counters(pm, a);
+    uf_pm_counters(gpm, b);
     *worst = -1;
     for (int i = 0; i < 4; i++) {
         double d = fabs(a[i] - b[i]);
@@ -549,4 +555,20 @@ double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int 
         }
     }
     return most;
+}
+
+double uf_util_window(const uint64_t *ts_us, const double *value, size_t n, uint64_t t0_us,
+                      uint64_t t1_us, int *n_used)
+{
+    double sum = 0.0, weight = 0.0;
+    *n_used = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (ts_us[i] <= ts_us[i - 1] || ts_us[i - 1] < t0_us || ts_us[i] > t1_us)
+            continue;
+        const double w = (double)(ts_us[i] - ts_us[i - 1]);
+        sum += w * value[i];
+        weight += w;
+        (*n_used)++;
+    }
+    return *n_used > 0 ? sum / weight : NAN;
 }

@@ -110,7 +110,17 @@ size_t uf_pm_window_mean(const uf_pm_sample *s, size_t n, uint64_t t0_ns, uint64
  * the GPM values are doubtful (Nsight Compute sides with PM sampling: #15). */
 #define UF_GPM_AGREE_PTS 5.0
 double uf_gpm_disagreement(const uf_pm_sample *pm, const uf_pm_sample *gpm, int *worst);
+/* The four counters of a sample in that order, and their names. */
+void uf_pm_counters(const uf_pm_sample *s, double v[4]);
 extern const char *const uf_counter_names[4];
+
+/* NVML's utilization over a window: samples as nvmlDeviceGetSamples(GPU_UTILIZATION) lists
+ * them (ts_us ascending, each value the busy share of the interval since the sample before it;
+ * 200 ms apart on the H200), the window t0_us..t1_us on the same clock. The mean over the
+ * samples whose whole interval lies inside the window, weighted by interval length; NaN when
+ * none does (the window is shorter than about two sample periods). *n_used: how many. */
+double uf_util_window(const uint64_t *ts_us, const double *value, size_t n, uint64_t t0_us,
+                      uint64_t t1_us, int *n_used);
 
 #ifdef __cplusplus
 }

@@ -4,16 +4,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "random.h"
-
-static float bits_float(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 Test(random, hash_at_is_the_streams_ith_output)
 {
@@ -44,13 +36,13 @@ Test(random, uniform_is_exact_on_its_bits)
 Test(random, bf16_rounds_to_nearest_even)
 {
     cr_assert_eq(uf_bf16_bits(1.0f), 0x3F80u);
-    cr_assert_eq(uf_bf16_bits(bits_float(0x3F808000u)), 0x3F80u);  /* tie: to even (down) */
-    cr_assert_eq(uf_bf16_bits(bits_float(0x3F818000u)), 0x3F82u);  /* tie: to even (up) */
-    cr_assert_eq(uf_bf16_bits(bits_float(0x3F808001u)), 0x3F81u);  /* above the tie */
-    cr_assert_eq(uf_bf16_bits(bits_float(0xBF807FFFu)), 0xBF80u);  /* below the tie */
-    cr_assert_eq(uf_bf16_bits(bits_float(0x7F7FFFFFu)), 0x7F80u);  /* FLT_MAX: to infinity */
-    cr_assert(isnan(uf_bf16_round(bits_float(0xFFFFFFFFu))), "the poison stays a NaN");
-    cr_assert(isnan(uf_bf16_round(bits_float(0x7F800001u))), "a signalling NaN stays a NaN");
+    cr_assert_eq(uf_bf16_bits(uf_bits_float(0x3F808000u)), 0x3F80u);  /* tie: to even (down) */
+    cr_assert_eq(uf_bf16_bits(uf_bits_float(0x3F818000u)), 0x3F82u);  /* tie: to even (up) */
+    cr_assert_eq(uf_bf16_bits(uf_bits_float(0x3F808001u)), 0x3F81u);  /* above the tie */
+    cr_assert_eq(uf_bf16_bits(uf_bits_float(0xBF807FFFu)), 0xBF80u);  /* below the tie */
+    cr_assert_eq(uf_bf16_bits(uf_bits_float(0x7F7FFFFFu)), 0x7F80u);  /* FLT_MAX: to infinity */
+    cr_assert(isnan(uf_bf16_round(uf_bits_float(0xFFFFFFFFu))), "the poison stays a NaN");
+    cr_assert(isnan(uf_bf16_round(uf_bits_float(0x7F800001u))), "a signalling NaN stays a NaN");
     cr_assert_eq(uf_bf16_value(0x3FC0u), 1.5f);
     cr_assert_eq(uf_bf16_round(-2.5f), -2.5f);
 }

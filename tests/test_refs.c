@@ -8,24 +8,10 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "elementwise_chain_ref.h"
+#include "random.h"
 #include "varlen_attention_ref.h"
-
-static float bits_float(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
-static uint32_t float_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
 
 /* A value of [-amplitude, amplitude) from (key, i), as the scenario's fill kernel draws it. */
 static float uniform_at(uint32_t key, uint32_t i, float amplitude)
@@ -36,10 +22,10 @@ static float uniform_at(uint32_t key, uint32_t i, float amplitude)
 Test(elementwise_ref, bf16_rounds_to_nearest_even)
 {
     cr_assert_eq(ew_host_storage_bits(1.0f, 16), 0x3F80u);
-    cr_assert_eq(ew_host_storage_bits(bits_float(0x3F808000u), 16), 0x3F80u);  /* tie, even */
-    cr_assert_eq(ew_host_storage_bits(bits_float(0x3F818000u), 16), 0x3F82u);  /* tie, up */
-    cr_assert_eq(ew_host_storage_bits(bits_float(0x3F808001u), 16), 0x3F81u);  /* above tie */
-    cr_assert_eq(ew_host_storage_bits(-2.5f, 32), float_bits(-2.5f));
+    cr_assert_eq(ew_host_storage_bits(uf_bits_float(0x3F808000u), 16), 0x3F80u);  /* tie, even */
+    cr_assert_eq(ew_host_storage_bits(uf_bits_float(0x3F818000u), 16), 0x3F82u);  /* tie, up */
+    cr_assert_eq(ew_host_storage_bits(uf_bits_float(0x3F808001u), 16), 0x3F81u);  /* above tie */
+    cr_assert_eq(ew_host_storage_bits(-2.5f, 32), uf_float_bits(-2.5f));
     cr_assert_float_eq(ew_host_storage_value(0x3FC0u, 16), 1.5f, 0.0f);
     const uint16_t stored[2] = {0x1234, 0xBEEF};
     cr_assert_eq(ew_host_load_bits(stored, 1, 16), 0xBEEFu);
@@ -48,11 +34,11 @@ Test(elementwise_ref, bf16_rounds_to_nearest_even)
 Test(elementwise_ref, known_outputs)
 {
     /* op 0 only: x + b */
-    cr_assert_eq(ew_host_chain_bits(1.5f, 0.0f, 0.25f, 0, 1, 7u, 0, 32), float_bits(1.75f));
+    cr_assert_eq(ew_host_chain_bits(1.5f, 0.0f, 0.25f, 0, 1, 7u, 0, 32), uf_float_bits(1.75f));
     /* bias then GELU at x = 4: tanh's argument is clamped at 3, where the Pade form is exactly
      * 1, so GELU(4) = 0.5 x 4 x 2 = 4 exactly */
-    cr_assert_eq(ew_host_chain_bits(4.0f, 0.0f, 0.0f, 0, 2, 7u, 0, 32), float_bits(4.0f));
-    cr_assert_eq(ew_host_chain_bits(-4.0f, 0.0f, 0.0f, 0, 2, 7u, 0, 32), float_bits(-0.0f));
+    cr_assert_eq(ew_host_chain_bits(4.0f, 0.0f, 0.0f, 0, 2, 7u, 0, 32), uf_float_bits(4.0f));
+    cr_assert_eq(ew_host_chain_bits(-4.0f, 0.0f, 0.0f, 0, 2, 7u, 0, 32), uf_float_bits(-0.0f));
 }
 
 /* In fp32, rounding to the storage type after each op is the identity: the unfused and fused

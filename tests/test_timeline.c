@@ -580,3 +580,30 @@ Test(gpm, disagreement_is_the_largest_difference)
     cr_assert(isnan(uf_gpm_disagreement(&pm, &none, &worst)));
     cr_assert_eq(worst, -1);
 }
+
+/* NVML utilization over a window: only the samples whose whole interval lies inside count, as
+ * the H200 probe (benches/probes/nvml_util_period.cu) lists them: 200 ms apart, each the busy
+ * share of the interval before it. A 1 s pass after idle: the sample that straddles its start
+ * (79 %) must not pull the mean down. */
+Test(nvml, util_window_whole_intervals_only)
+{
+    const uint64_t ts[] = {0, 200000, 400000, 600000, 800000, 1000000, 1200000, 1400000};
+    const double v[] = {0, 0, 79, 100, 100, 99, 100, 70};
+    int used = -1;
+    /* the pass: 240 ms .. 1300 ms: whole intervals 400-600, 600-800, 800-1000, 1000-1200 */
+    cr_assert_float_eq(uf_util_window(ts, v, 8, 240000, 1300000, &used), 99.75, 1e-9);
+    cr_assert_eq(used, 4);
+    /* the window edges on sample times count those intervals */
+    cr_assert_float_eq(uf_util_window(ts, v, 8, 200000, 600000, &used), 89.5, 1e-9);
+    cr_assert_eq(used, 2);
+    /* shorter than two periods: no whole interval */
+    cr_assert(isnan(uf_util_window(ts, v, 8, 250000, 550000, &used)));
+    cr_assert_eq(used, 0);
+    /* unequal intervals weigh by length; a repeated or backward timestamp is skipped */
+    const uint64_t ts2[] = {0, 100000, 100000, 400000, 300000};
+    const double v2[] = {0, 50, 7, 100, 3};
+    cr_assert_float_eq(uf_util_window(ts2, v2, 5, 0, 500000, &used), 87.5, 1e-9);
+    cr_assert_eq(used, 2);
+    cr_assert(isnan(uf_util_window(ts, v, 0, 0, 1000000, &used)));
+    cr_assert(isnan(uf_util_window(ts, v, 1, 0, 1000000, &used)));
+}

@@ -4,7 +4,6 @@
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "elementwise_chain_ref.h"
 
@@ -87,29 +86,15 @@ static float ew_host_apply(const ew_op *op, float x, float r, float b, size_t e,
     }
 }
 
-static uint32_t ew_host_float_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float ew_host_bits_float(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
-
 /* The storage bits of x: fp32 as is, or bf16 rounded to nearest even. */
 uint32_t ew_host_storage_bits(float x, int bits)
 {
-    return bits == 32 ? ew_host_float_bits(x) : uf_bf16_bits(x);
+    return bits == 32 ? uf_float_bits(x) : uf_bf16_bits(x);
 }
 
 float ew_host_storage_value(uint32_t stored, int bits)
 {
-    return ew_host_bits_float(bits == 16 ? stored << 16 : stored);
+    return uf_bits_float(bits == 16 ? stored << 16 : stored);
 }
 
 uint32_t ew_host_load_bits(const void *p, size_t i, int bits)
