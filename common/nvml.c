@@ -537,14 +537,6 @@ static void gpm_free(uf_nvml *nv)
     free(nv->gpm_metrics);
 }
 
-/* nvmlGpmMetricsGet one call at a time in the process. On two GPUs (allreduce_overlap) every
- * row's GPM reading disagreed with PM sampling (SM active 0 % or 100 % where PM read 64 %),
- * while reads of two GPUs at once that only take samples agree (benches/probes/
- * gpm_two_gpus.cu): the watchers of both GPUs evaluate metrics concurrently, and one rank's
- * final evaluation ran while the other's watcher still did. The driver documents no thread
- * safety for it; this lock rules the concurrency out. */
-static pthread_mutex_t gpm_metrics_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Evaluate the metrics between two samples into out[] (NaN where a metric failed). */
 static nvmlReturn_t gpm_evaluate(uf_nvml *nv, nvmlGpmSample_t first, nvmlGpmSample_t second,
                                  int n_metrics, double *out)
@@ -560,9 +552,7 @@ static nvmlReturn_t gpm_evaluate(uf_nvml *nv, nvmlGpmSample_t first, nvmlGpmSamp
     m->sample2 = second;
     for (int i = 0; i < n_metrics; i++)
         m->metrics[i].metricId = ids[GPM_N_METRICS - n_metrics + i];
-    pthread_mutex_lock(&gpm_metrics_lock);
     nvmlReturn_t r = nv->gpm_metrics_get(m);
-    pthread_mutex_unlock(&gpm_metrics_lock);
     for (int i = 0; i < n_metrics; i++)
         out[i] = r == NVML_SUCCESS && m->metrics[i].nvmlReturn == NVML_SUCCESS
                      ? m->metrics[i].value : NAN;

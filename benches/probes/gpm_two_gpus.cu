@@ -59,36 +59,6 @@ static double poll_sm(int g) {
   mg.version = 1; mg.n = 1; mg.s1 = poll_s[g][0]; mg.s2 = poll_s[g][1]; mg.m[0].id = 2;
   return p_metrics(&mg) == 0 ? mg.m[0].value : -1;
 }
-
-/* (f)/(g): as (d)/(e), but each poll also evaluates the DRAM share between the newest two
- * samples (the harness's freshness test), and GPU 0's final reading is evaluated while GPU 1's
- * poller still runs; (g) holds one lock around every nvmlGpmMetricsGet. */
-static volatile int stop_eval;
-static nvmlGpmSample_t ev_s[2][3];
-static double eval_locked(nvmlGpmSample_t a, nvmlGpmSample_t b, unsigned id) {
-  static mget_t mgs[2];
-  static __thread int slot = -1;
-  static int next_slot;
-  if (slot < 0) slot = __sync_fetch_and_add(&next_slot, 1) & 1;
-  mget_t *mg = &mgs[slot];
-  mg->version = 1; mg->n = 1; mg->s1 = a; mg->s2 = b; mg->m[0].id = id;
-  if (use_lock) pthread_mutex_lock(&lock);
-  int rc = p_metrics(mg);
-  if (use_lock) pthread_mutex_unlock(&lock);
-  return rc == 0 ? mg->m[0].value : -1;
-}
-static void *eval_poller(void *arg) {
-  int g = (int)(long)arg, newest = 0;
-  p_get(dev[g], ev_s[g][0]);
-  for (int i = 0; !stop_eval && i < 400; i++) {
-    usleep(2000);
-    int cur = newest == 1 ? 2 : 1;
-    p_get(dev[g], ev_s[g][cur]);
-    double d = eval_locked(ev_s[g][newest], ev_s[g][cur], 10);
-    if (d == d && d >= 0) newest = cur;   /* a fresh snapshot */
-  }
-  return NULL;
-}
 __global__ void spin(unsigned long long dur) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -108,7 +78,7 @@ int main(void) {
   *(void **)&p_alloc = dlsym(h, "nvmlGpmSampleAlloc"); *(void **)&p_get = dlsym(h, "nvmlGpmSampleGet");
   *(void **)&p_metrics = dlsym(h, "nvmlGpmMetricsGet");
   p_init();
-  for (int g = 0; g < 2; g++) { p_handle(g, &dev[g]); p_alloc(&s[g][0]); p_alloc(&s[g][1]); p_alloc(&poll_s[g][0]); p_alloc(&poll_s[g][1]); for (int j = 0; j < 3; j++) p_alloc(&ev_s[g][j]); }
+  for (int g = 0; g < 2; g++) { p_handle(g, &dev[g]); p_alloc(&s[g][0]); p_alloc(&s[g][1]); p_alloc(&poll_s[g][0]); p_alloc(&poll_s[g][1]); }
   for (int rep = 0; rep < 3; rep++) {
     pthread_t t[2];
     busy(2);
@@ -133,20 +103,6 @@ int main(void) {
       done(2);
       printf("(%c) polling threads%s: SM active GPU0 %.1f %%, GPU1 %.1f %%\n", use_lock ? 'e' : 'd',
              use_lock ? ", one lock" : "", poll_sm(0), poll_sm(1));
-    }
-    for (use_lock = 0; use_lock < 2; use_lock++) {
-      pthread_t t[2];
-      busy(2);
-      stop_eval = 0;
-      for (int g = 0; g < 2; g++) pthread_create(&t[g], NULL, eval_poller, (void *)(long)g);
-      usleep(600000);
-      double sm0 = eval_locked(ev_s[0][0], ev_s[0][1], 2), tn0 = eval_locked(ev_s[0][0], ev_s[0][1], 5);
-      stop_eval = 1;
-      for (int g = 0; g < 2; g++) pthread_join(t[g], NULL);
-      done(2);
-      printf("(%c) evaluating pollers%s: GPU0 SM %.1f %% tensor %.1f %% (while GPU1 polls); after: GPU0 SM %.1f %%, GPU1 SM %.1f %%\n",
-             use_lock ? 'g' : 'f', use_lock ? ", one lock" : "", sm0, tn0,
-             eval_locked(ev_s[0][0], ev_s[0][1], 2), eval_locked(ev_s[1][0], ev_s[1][1], 2));
     }
   }
   return 0;
