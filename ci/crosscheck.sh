@@ -60,10 +60,21 @@ failed=0
 started=$SECONDS
 
 # The scenario's result folder holds a folder per GPU (its slug): where its ceilings go.
+# The slug of the ceilings' "# gpu:" line, as uf_slug makes it (lower case, runs of other
+# characters one dash); the ceilings' folder name where the line is missing.
+ceilings_slug() {
+  local name
+  name=$(sed -n 's/^# gpu: //p' "$ceilings" | head -n 1)
+  if [ -n "$name" ]; then
+    printf '%s' "$name" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//'
+  else
+    basename "$(dirname "$ceilings")"
+  fi
+}
 slug_dir() {  # slug_dir RUN_DIR: the GPU folder a run wrote, or the one the ceilings name
   local dirs=("$1"/*/)
   if [ ${#dirs[@]} -gt 0 ]; then echo "${dirs[0]%/}"
-  elif [ -n "$ceilings" ]; then echo "$1/$(basename "$(dirname "$ceilings")")"
+  elif [ -n "$ceilings" ]; then echo "$1/$(ceilings_slug)"
   fi
 }
 

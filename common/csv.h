@@ -4,8 +4,9 @@
  * Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
  * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
  *
- * Results CSV (uf_table_write_csv), version 4 (v3: the same without gpm_agree_pts):
- *     # underfed-results v4                 magic line (v2: no `rank` column, no step_ms_mean,
+ * Results CSV (uf_table_write_csv), version 5 (v4: the same without the host-call columns
+ * syncs_per_step ... sync_gap_us; v3: also without gpm_agree_pts):
+ *     # underfed-results v5                 magic line (v2: no `rank` column, no step_ms_mean,
  *                                           no rank lines; v1: neither comm_sm_pct,
  *                                           copy_overlap_pct, sm_clock_mhz, sm_clock_min_mhz,
  *                                           power_w); anything else is refused
@@ -24,7 +25,7 @@
  *   RFC-4180 style ("" inside quotes is one quote).
  *
  * Results JSON (uf_table_write_json), the same content:
- *     {"format":"underfed-results","version":4,"scenario":..,"meta":{KEY:VALUE,..},
+ *     {"format":"underfed-results","version":5,"scenario":..,"meta":{KEY:VALUE,..},
  *      "axes":[NAME,..],"extras":[{"name":..,"unit":..}],"metrics":[{"name":..,"unit":..}],
  *      "rows":[{"variant":..,"role":..,"axes":{..},"metrics":{..},"extras":{..},
  *               "skip_reason":..}]}
@@ -60,12 +61,15 @@
 extern "C" {
 #endif
 
-#define RESULTS_VERSION 4     /* v4 added gpm_agree_pts; v3 added step_ms_mean (the step of
+#define RESULTS_VERSION 5     /* v5 added syncs_per_step, stream_/context_/event_syncs_per_step,
+                               * pageable_copies_per_step, drains_per_step, sync_gap_us; v4
+                               * added gpm_agree_pts; v3 added step_ms_mean (the step of
                                * figures derived from the mean), the `rank` column and per-rank
                                * lines; v2 added comm_sm_pct, copy_overlap_pct, sm_clock_mhz,
-                               * sm_clock_min_mhz, power_w; v1 to v3 are still read */
+                               * sm_clock_min_mhz, power_w; v1 to v4 are still read */
 #define RESULTS_VERSION_RANKS 3 /* the first version with the `rank` column */
-#define RESULTS_MAGIC "# underfed-results v4"
+#define RESULTS_MAGIC "# underfed-results v5"
+#define RESULTS_MAGIC_V4 "# underfed-results v4"
 #define RESULTS_MAGIC_V3 "# underfed-results v3"
 #define RESULTS_MAGIC_V2 "# underfed-results v2"
 #define RESULTS_MAGIC_V1 "# underfed-results v1"

@@ -1,5 +1,6 @@
 /* The trace pass's instrument: CUPTI Activity records (kernels, memcpys, memsets, runtime and
- * driver API calls) converted to the plain uf_activity / uf_api_call records of timeline.h.
+ * driver API calls, synchronizations) converted to the plain uf_activity / uf_api_call /
+ * uf_sync_record records of timeline.h.
  *
  * CUPTI hands filled buffers to a completion callback that may run on its own worker thread,
  * so the records live in this file's one global state, guarded by a mutex. That is the only
@@ -35,7 +36,7 @@
     } while (0)
 
 /* The kinds the trace pass enables. CONCURRENT_KERNEL, never KERNEL (which serializes
- * kernels). SYNCHRONIZATION records are collected by CUPTI but not converted yet. */
+ * kernels). */
 static const CUpti_ActivityKind trace_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
@@ -58,6 +59,8 @@ static struct {
     size_t n_acts, cap_acts;
     uf_api_call *apis;
     size_t n_apis, cap_apis;
+    uf_sync_record *syncs;
+    size_t n_syncs, cap_syncs;
     size_t dropped;             /* dropped by CUPTI, plus records lost to a failed allocation */
     name_table names;
     /* API names by callback id, so each id is looked up and interned once */
@@ -295,6 +298,8 @@ static void store_memcpy(const CUpti_ActivityMemcpy6 *m)
     a->stream_id = m->streamId;
     a->graph_id = m->graphId;
     a->kind = UF_ACT_MEMCPY;
+    a->src_mem = m->srcKind;    /* CUpti_ActivityMemoryKind: uf_mem_kind has its values */
+    a->dst_mem = m->dstKind;
     a->name = memcpy_name(m->copyKind); /* a literal: valid for the whole run */
 }
 
@@ -330,6 +335,28 @@ static void store_api(const CUpti_ActivityAPI *r)
     c->name = api_name(c->is_runtime, r->cbid);
 }
 
+/* A host thread's wait (stream, context or event synchronize; a stream waiting on an event). */
+static void store_sync(const CUpti_ActivitySynchronization2 *r)
+{
+    uf_sync_record *syncs = grow_for_one(g_trace.syncs, &g_trace.cap_syncs, g_trace.n_syncs,
+                                         sizeof *syncs);
+    if (!syncs) {
+        g_trace.dropped++;
+        return;
+    }
+    g_trace.syncs = syncs;
+    uf_sync_record *y = &syncs[g_trace.n_syncs++];
+    y->start_ns = r->start;
+    y->end_ns = r->end;
+    y->correlation_id = r->correlationId;
+    y->stream_id = r->streamId;
+    /* CUpti_ActivitySynchronizationType: uf_sync_kind has its values; others are unknown */
+    y->kind = r->type >= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE &&
+                      r->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                  ? (uint8_t)r->type
+                  : 0;
+}
+
 /* Convert one record (caller holds the lock). Other kinds are ignored. */
 static void store_record(const CUpti_Activity *r)
 {
@@ -347,6 +374,9 @@ static void store_record(const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER:
         store_api((const CUpti_ActivityAPI *)r);
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        store_sync((const CUpti_ActivitySynchronization2 *)r);
         break;
     default:
         break;
@@ -436,6 +466,7 @@ int uf_trace_begin(char *reason, size_t reason_len)
     pthread_mutex_lock(&g_trace.lock);
     g_trace.n_acts = 0;
     g_trace.n_apis = 0;
+    g_trace.n_syncs = 0;
     g_trace.dropped = 0;
     g_trace.collecting = 1;
     pthread_mutex_unlock(&g_trace.lock);
@@ -503,13 +534,16 @@ int uf_trace_end(char *reason, size_t reason_len)
 }
 
 void uf_trace_records(const uf_activity **acts, size_t *n_acts, const uf_api_call **apis,
-                      size_t *n_apis, size_t *dropped)
+                      size_t *n_apis, const uf_sync_record **syncs, size_t *n_syncs,
+                      size_t *dropped)
 {
     pthread_mutex_lock(&g_trace.lock);
     *acts = g_trace.acts;
     *n_acts = g_trace.n_acts;
     *apis = g_trace.apis;
     *n_apis = g_trace.n_apis;
+    *syncs = g_trace.syncs;
+    *n_syncs = g_trace.n_syncs;
     *dropped = g_trace.dropped;
     pthread_mutex_unlock(&g_trace.lock);
 }
@@ -520,10 +554,13 @@ void uf_trace_release(void)
     g_trace.collecting = 0;
     free(g_trace.acts);
     free(g_trace.apis);
+    free(g_trace.syncs);
     g_trace.acts = NULL;
     g_trace.apis = NULL;
+    g_trace.syncs = NULL;
     g_trace.n_acts = g_trace.cap_acts = 0;
     g_trace.n_apis = g_trace.cap_apis = 0;
+    g_trace.n_syncs = g_trace.cap_syncs = 0;
     g_trace.dropped = 0;
     name_table_free(&g_trace.names);
     memset(g_trace.runtime_names, 0, sizeof g_trace.runtime_names);

@@ -23,10 +23,10 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_SYNC] = {
         .id = "host_sync",
         .failure = "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
-        .share = "device idle after a sync that waited for the device drained",
+        .share = "device idle after a drain: a call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains_per_step, sync_gap_us)",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
-        .scenario = "examples/pytorch/item_sync.py",
+        .scenario = "host_sync (examples/pytorch/item_sync.py)",
         .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
@@ -146,8 +146,10 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 static uint64_t activity_key(const uf_activity *a)
 {
     uint64_t h = fnv1a(14695981039346656037ull, &a->kind, 1);
-    if (a->kind == UF_ACT_MEMCPY)
-        h = fnv1a(h, &a->copy_kind, 1);
+    if (a->kind == UF_ACT_MEMCPY) {
+        uint8_t direction = (uint8_t)uf_copy_direction(a);
+        h = fnv1a(h, &direction, 1);
+    }
     if (a->kind == UF_ACT_KERNEL && a->name != NULL)
         h = fnv1a(h, a->name, strlen(a->name));
     return h;
@@ -175,7 +177,6 @@ typedef struct work {
     const uf_dtrace *t;
     uf_timeline tl;
     uint64_t *launch_ns;        /* per activity: launch call start (or its own start) */
-    uint64_t *launch_end_ns;    /* per activity: launch call end (0 none) */
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
     int n_steps;
     uint64_t first_ns, last_ns; /* first and last record of the process */
@@ -476,72 +477,63 @@ static int in_window(const work *w, uint64_t t_ns)
     return t_ns >= w->bounds[0] && t_ns < w->bounds[w->n_steps];
 }
 
-/* A host wait: a sync call (not cudaStreamWaitEvent: the device waits there, not the host), or
- * a device-to-host copy whose call returned after the copy. */
-typedef struct host_wait {
-    uint64_t start_ns, end_ns;
-} host_wait;
-
-static int cmp_wait_end(const void *pa, const void *pb)
+/* The host waits that cost the device time are the timeline's drains (timeline.h,
+ * drains_per_step: a call in flight when the device ran out of the work queued before it, be
+ * it a sync, a blocking read-back or a pageable copy), by the end of the call. */
+static int cmp_drain_end(const void *pa, const void *pb)
 {
-    const host_wait *a = pa, *b = pb;
+    const uf_drain *a = pa, *b = pb;
     return (a->end_ns > b->end_ns) - (a->end_ns < b->end_ns);
 }
 
-static host_wait *collect_waits(const work *w, size_t *n)
-{
-    const uf_dtrace *t = w->t;
-    host_wait *hw = malloc((t->n_syncs + t->n_acts + 1) * sizeof *hw);
-    if (hw == NULL)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < t->n_syncs; i++)     /* cudaStreamWaitEvent makes the device wait */
-        if (t->syncs[i].kind != UF_SYNC_STREAM_WAIT_EVENT)
-            hw[k++] = (host_wait){t->syncs[i].start_ns, t->syncs[i].end_ns};
-    for (size_t i = 0; i < t->n_acts; i++) {
-        const uf_activity *a = &t->acts[i];
-        if (a->kind == UF_ACT_MEMCPY && a->copy_kind == UF_COPY_DTOH &&
-            w->launch_end_ns[i] >= a->end_ns)
-            hw[k++] = (host_wait){w->launch_ns[i], w->launch_end_ns[i]};
-    }
-    qsort(hw, k, sizeof *hw, cmp_wait_end);
-    *n = k;
-    return hw;
-}
-
-/* Syncs per step (a wait belongs to the step it began in), and their mean position in
- * their step: where the wait returned, i.e. where the host got its value (a sync is entered
- * early when the host runs ahead; what the step pays for is when it comes back). */
-static void sync_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagnosis *d)
+/* Where in their step the drains returned, on average (0 start, 100 end): where the host got
+ * its value (a sync is entered early when the host runs ahead; what the step pays for is when
+ * it comes back). NaN without drains. */
+static double drain_position_pct(const work *w, const uf_drain *dr, size_t n_dr)
 {
     size_t n = 0;
     double pos = 0.0;
-    for (size_t i = 0; i < n_hw; i++) {
-        if (!in_window(w, hw[i].start_ns))
+    for (size_t i = 0; i < n_dr; i++) {
+        int s = uf_timeline_step_index(w->bounds, w->n_steps, dr[i].start_ns);
+        if (s < 0 || s >= w->n_steps)
             continue;
-        int s = uf_timeline_step_index(w->bounds, w->n_steps, hw[i].start_ns);
         double len = (double)(w->bounds[s + 1] - w->bounds[s]);
-        double at = (double)(hw[i].end_ns - w->bounds[s]) / len * 100.0;
+        double at = (double)(dr[i].end_ns - w->bounds[s]) / len * 100.0;
         pos += at < 100.0 ? at : 100.0;
         n++;
     }
-    d->syncs_per_step = (double)n / w->n_steps;
-    d->sync_pos_pct = n > 0 ? pos / (double)n : NAN;
+    return n > 0 ? pos / (double)n : NAN;
 }
 
-/* Did a host wait return inside gap g, having started before the device ran dry? */
-static int gap_follows_wait(const host_wait *hw, size_t n_hw, const uf_gap *g)
+/* The host_sync figures from the timeline's drains: the idle after them, as a share of the
+ * window (the gaps whose mean is uf_timeline_metrics.sync_gap_us, those that end inside the
+ * window: the last step's drain idles into the step after it, which is not in the window,
+ * and the shares of the window's idle must add up), and where in the step they returned.
+ * last_start_ns: the latest start of the window's device work. */
+static void sync_figures(const work *w, const uf_drain *dr, size_t n_dr, uint64_t last_start_ns,
+                         uf_diagnosis *d)
 {
-    size_t lo = 0, hi = n_hw;   /* first wait ending at or after the gap's start */
+    double gap_ns = 0.0;
+    for (size_t i = 0; i < n_dr; i++)
+        if (dr[i].has_gap && dr[i].end_ns <= last_start_ns)
+            gap_ns += (double)dr[i].gap_ns;
+    d->sync_gap_pct = gap_ns / (d->tl.window_ms * 1e6) * 100.0;
+    d->sync_pos_pct = drain_position_pct(w, dr, n_dr);
+}
+
+/* Did a drain return inside gap g, having started before the device ran dry? (dr by end) */
+static int gap_follows_drain(const uf_drain *dr, size_t n_dr, const uf_gap *g)
+{
+    size_t lo = 0, hi = n_dr;   /* first drain ending at or after the gap's start */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (hw[mid].end_ns < g->start_ns)
+        if (dr[mid].end_ns < g->start_ns)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < n_hw && hw[i].end_ns <= g->end_ns; i++)
-        if (hw[i].start_ns <= g->start_ns)
+    for (size_t i = lo; i < n_dr && dr[i].end_ns <= g->end_ns; i++)
+        if (dr[i].start_ns <= g->start_ns)
             return 1;
     return 0;
 }
@@ -564,9 +556,9 @@ static uint64_t *first_launches(const work *w)
     return first;
 }
 
-/* The host-wait idle gaps split by cause: after a wait, before a step's first work, between
- * launches. */
-static int gap_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagnosis *d)
+/* The host-wait idle gaps split by cause: after a drain (the share the timeline's sync_gap_us
+ * measures: set in sync_figures), before a step's first work, between launches. dr by end. */
+static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagnosis *d)
 {
     uf_gap *gaps;
     size_t n_gaps;
@@ -577,7 +569,7 @@ static int gap_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagn
         free(gaps);
         return -1;
     }
-    double sync_ns = 0, input_ns = 0, launch_ns = 0;
+    double input_ns = 0, launch_ns = 0;
     int boundaries = w->n_steps > 1;
     for (size_t i = 0; i < n_gaps; i++) {
         const uf_gap *g = &gaps[i];
@@ -585,15 +577,14 @@ static int gap_figures(const work *w, const host_wait *hw, size_t n_hw, uf_diagn
         if (!g->host_wait)
             continue;
         int s = uf_timeline_step_index(w->bounds, w->n_steps, g->next_launch_ns);
-        if (gap_follows_wait(hw, n_hw, g))
-            sync_ns += len;
-        else if (boundaries && s >= 0 && g->next_launch_ns == first[s])
+        if (gap_follows_drain(dr, n_dr, g))
+            continue;
+        if (boundaries && s >= 0 && g->next_launch_ns == first[s])
             input_ns += len;
         else
             launch_ns += len;
     }
     double window_ns = d->tl.window_ms * 1e6;
-    d->sync_gap_pct = sync_ns / window_ns * 100.0;
     d->input_gap_pct = input_ns / window_ns * 100.0;
     d->launch_gap_pct = launch_ns / window_ns * 100.0;
     free(first);
@@ -642,7 +633,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
         free(order);
         return -1;
     }
-    size_t n_h2d = 0, n_kern = 0, n_order = 0, pageable = 0;
+    size_t n_h2d = 0, n_kern = 0, n_order = 0;
     double simt_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
@@ -650,11 +641,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
             continue;
         uf_interval iv = {a->start_ns, a->end_ns};
         double dur = a->end_ns > a->start_ns ? (double)(a->end_ns - a->start_ns) : 0.0;
-        if (a->kind == UF_ACT_MEMCPY) {
-            pageable += a->pageable != 0;
-            if (a->copy_kind == UF_COPY_HTOD)
-                h2d[n_h2d++] = iv;
-        }
+        if (uf_copy_direction(a) == UF_COPY_HTOD)
+            h2d[n_h2d++] = iv;
         if (a->kind != UF_ACT_KERNEL)
             continue;
         kern[n_kern++] = iv;
@@ -700,7 +688,6 @@ static int work_figures(const work *w, uf_diagnosis *d)
     uint64_t h2d_ns = uf_interval_union_ns(h2d, n_h2d);
     uint64_t hidden_ns = uf_interval_overlap_ns(h2d, n_h2d, kern, n_kern);
     d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
-    d->pageable_per_step = (double)pageable / steps;
     d->elementwise_ms = chain_ns / 1e6 / steps;
     d->simt_gemm_ms = simt_ns / 1e6 / steps;
     d->underfilled_ms = under_ns / 1e6 / steps;
@@ -752,13 +739,15 @@ static void apply_rules(const uf_dtrace *t, uf_diagnosis *d)
                 "launch %s us; busy %.1f %%", d->launch_gap_pct, m->kernels_per_step,
                 num(m->kernel_us_mean, 1).s, num(m->launch_us, 1).s, m->busy_pct);
     set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
-                "%.1f %% of the step idle after syncs; %.2f syncs/step returning at %s %% of the step",
-                d->sync_gap_pct, d->syncs_per_step, num(d->sync_pos_pct, 0).s);
+                "%.1f %% of the step idle after syncs; %.2f syncs/step, %.2f drained the device "
+                "(%s us idle after each, returning at %s %% of the step)", d->sync_gap_pct,
+                m->syncs_per_step,
+                m->drains_per_step, num(m->sync_gap_us, 1).s, num(d->sync_pos_pct, 0).s);
     double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
     set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
                 "%.1f %% of the step idle before its first work; %.3f ms/step of host-to-device "
                 "copies exposed; %.1f pageable copies/step", d->input_gap_pct, d->h2d_exposed_ms,
-                d->pageable_per_step);
+                m->pageable_copies_per_step);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];
@@ -854,14 +843,14 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
         return uf_set_err(err, errlen, "pid %d: no device activity recorded%s%s", t->pid,
                           t->note[0] ? ": " : "", t->note);
     int rc = -1;
-    host_wait *hw = NULL;
+    uf_drain *drains = NULL;
+    size_t n_drains = 0;
     work w = {.t = t};
     w.tl = (uf_timeline){.acts = t->acts, .n_acts = t->n_acts, .apis = t->apis,
-                         .n_apis = t->n_apis, .device_id = -1, .sm_count = t->sm_count};
+                         .n_apis = t->n_apis, .syncs = t->syncs, .n_syncs = t->n_syncs,
+                         .device_id = -1, .sm_count = t->sm_count};
     w.launch_ns = malloc(t->n_acts * sizeof *w.launch_ns);
-    w.launch_end_ns = malloc(t->n_acts * sizeof *w.launch_end_ns);
-    if (w.launch_ns == NULL || w.launch_end_ns == NULL ||
-        uf_timeline_launch_calls(&w.tl, w.launch_ns, w.launch_end_ns) != 0)
+    if (w.launch_ns == NULL || uf_timeline_launch_calls(&w.tl, w.launch_ns, NULL) != 0)
         goto out_oom;
     record_span(t, &w.first_ns, &w.last_ns);
     if (find_steps(&w, d) != 0)
@@ -869,6 +858,7 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     d->n_steps = w.n_steps;
     w.tl.measure_begin_ns = w.bounds[0];
     w.tl.measure_end_ns = w.bounds[w.n_steps] - 1;
+    w.tl.steps_enqueued_ns = w.bounds[w.n_steps];     /* host calls: [bounds[0], bounds[n]) */
     w.tl.n_steps = w.n_steps;
     if (uf_timeline_analyze(&w.tl, &d->tl) != 0 || !(d->tl.window_ms > 0.0)) {
         rc = uf_set_err(err, errlen, "pid %d: no device work launched inside the steady window",
@@ -877,20 +867,23 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     }
     /* The steady window on the device: the harness's window over the steps' work. */
     d->window_ms = d->tl.window_ms;
-    uint64_t dev_begin = UINT64_MAX, dev_end = 0;
+    uint64_t dev_begin = UINT64_MAX, dev_end = 0, dev_last_start = 0;
     for (size_t i = 0; i < t->n_acts; i++)
         if (in_window(&w, w.launch_ns[i])) {
             dev_begin = t->acts[i].start_ns < dev_begin ? t->acts[i].start_ns : dev_begin;
             dev_end = t->acts[i].end_ns > dev_end ? t->acts[i].end_ns : dev_end;
+            if (t->acts[i].start_ns > dev_last_start)
+                dev_last_start = t->acts[i].start_ns;
         }
     d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
     d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
     d->step_ms = median_step_ms(&w, d->window_ms);
-    size_t n_hw;
-    hw = collect_waits(&w, &n_hw);
-    if (hw == NULL || gap_figures(&w, hw, n_hw, d) != 0 || work_figures(&w, d) != 0)
+    if (uf_timeline_drains(&w.tl, &drains, &n_drains) != 0)
         goto out_oom;
-    sync_figures(&w, hw, n_hw, d);
+    qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
+    if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)
+        goto out_oom;
+    sync_figures(&w, drains, n_drains, dev_last_start, d);
     apply_rules(t, d);
     order_findings(d);
     rc = 0;
@@ -898,10 +891,9 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
 out_oom:
     rc = uf_set_err(err, errlen, "pid %d: out of memory", t->pid);
 out_free:
-    free(hw);
+    free(drains);
     free(w.bounds);
     free(w.launch_ns);
-    free(w.launch_end_ns);
     return rc;
 }
 
@@ -939,10 +931,11 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
                " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->window_ms);
     fprintf(f, "  per step: busy %.1f %%, idle waiting for the host %.1f %% (launches %.1f, "
                "input %.1f, syncs %.1f), %.1f kernels of %s us, launch %s us, %.2f syncs "
-               "returning at %s %% of the step, %.1f pageable copies\n", d->tl.busy_pct,
-            d->tl.idle_host_pct, d->launch_gap_pct, d->input_gap_pct, d->sync_gap_pct,
-            d->tl.kernels_per_step, num(d->tl.kernel_us_mean, 1).s, num(d->tl.launch_us, 1).s,
-            d->syncs_per_step, num(d->sync_pos_pct, 0).s, d->pageable_per_step);
+               "(%.2f drained the device, returning at %s %% of the step), %.1f pageable "
+               "copies\n", d->tl.busy_pct, d->tl.idle_host_pct, d->launch_gap_pct,
+            d->input_gap_pct, d->sync_gap_pct, d->tl.kernels_per_step,
+            num(d->tl.kernel_us_mean, 1).s, num(d->tl.launch_us, 1).s, d->tl.syncs_per_step,
+            d->tl.drains_per_step, num(d->sync_pos_pct, 0).s, d->tl.pageable_copies_per_step);
     fprintf(f, "  findings:\n");
     for (int i = 0; i < UF_N_RULES; i++)
         print_finding(f, &d->findings[d->order[i]]);
@@ -992,9 +985,11 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "comm_overlap_pct", d->tl.comm_overlap_pct);
     json_num(b, "comm_exposed_ms", d->tl.comm_exposed_ms);
     json_num(b, "copy_overlap_pct", d->tl.copy_overlap_pct);
-    json_num(b, "syncs_per_step", d->syncs_per_step);
+    json_num(b, "syncs_per_step", d->tl.syncs_per_step);
+    json_num(b, "drains_per_step", d->tl.drains_per_step);
+    json_num(b, "sync_gap_us", d->tl.sync_gap_us);
     json_num(b, "sync_pos_pct", d->sync_pos_pct);
-    json_num(b, "pageable_per_step", d->pageable_per_step);
+    json_num(b, "pageable_copies_per_step", d->tl.pageable_copies_per_step);
     json_num(b, "h2d_exposed_ms", d->h2d_exposed_ms);
     uf_sb_item(b, ", ");
     uf_sb_puts(b, "\"findings\": [");

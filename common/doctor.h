@@ -9,9 +9,10 @@
  *    compiling first step) are left out. What precedes the steps (start-up, compilation,
  *    warm-up) and follows them (the tail) is measured and reported, not analysed.
  * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
- *    plus the idle gaps split by cause (after a sync that waited for the device, at a step
- *    boundary, between launches inside a step), syncs per step and where in the step they
- *    fall, pageable and exposed host-to-device copies.
+ *    syncs, drains, the idle after a drain and pageable copies per step included (its step
+ *    window is the steps' host span), plus the host-wait idle gaps split by cause (after a
+ *    drain, at a step boundary, between launches inside a step), where in the step the
+ *    drains returned, and exposed host-to-device copies.
  * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that the README's
  *    table is tested against): verdict none / moderate / high from the share of step time at
  *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
@@ -40,7 +41,7 @@ typedef struct uf_dtrace {
     size_t n_acts;
     uf_api_call *apis;
     size_t n_apis;
-    uf_sync_call *syncs;
+    uf_sync_record *syncs;
     size_t n_syncs;
     uf_range *ranges;
     size_t n_ranges;
@@ -117,11 +118,11 @@ typedef struct uf_diagnosis {
     uf_timeline_metrics tl;     /* the harness's metrics over the window */
     double launch_gap_pct;      /* host-wait idle between launches inside a step, % of window */
     double input_gap_pct;       /* host-wait idle before a step's first work, % of window */
-    double sync_gap_pct;        /* idle after a sync that waited for the device, % of window */
-    double syncs_per_step;      /* host waits (sync calls, blocking device-to-host copies) */
-    double sync_pos_pct;        /* mean position in their step where those waits returned
+    double sync_gap_pct;        /* idle after the timeline's drains (the gaps sync_gap_us
+                                 * averages), % of window; syncs, drains and pageable copies
+                                 * per step are tl's */
+    double sync_pos_pct;        /* mean position in their step where the drains returned
                                  * (0 start, 100 end); NaN with none */
-    double pageable_per_step;   /* pageable memcpys per step */
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
     double elementwise_ms;      /* kernel time per step in elementwise chains */
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */

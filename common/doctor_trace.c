@@ -45,7 +45,7 @@ static void put_activity(uf_strbuf *b, const uf_activity *a)
         uf_sb_printf(b, " %" PRIu32 " %" PRIu32 " %d ", a->blocks, a->graph_id, a->is_comm ? 1 : 0);
         put_name(b, a->name);
     } else if (a->kind == UF_ACT_MEMCPY) {
-        uf_sb_printf(b, " %d %d %" PRIu64 "\n", a->copy_kind, a->pageable ? 1 : 0, a->bytes);
+        uf_sb_printf(b, " %d %d %" PRIu64 "\n", a->src_mem, a->dst_mem, a->bytes);
     } else {
         uf_sb_printf(b, " %" PRIu64 "\n", a->bytes);
     }
@@ -73,9 +73,9 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
         put_name(b, a->name);
     }
     for (size_t i = 0; i < t->n_syncs; i++) {
-        const uf_sync_call *s = &t->syncs[i];
-        uf_sb_printf(b, "S %" PRIu64 " %" PRIu64 " %" PRIu32 " %d\n", s->start_ns, s->end_ns,
-                     s->correlation_id, s->kind);
+        const uf_sync_record *s = &t->syncs[i];
+        uf_sb_printf(b, "S %" PRIu64 " %" PRIu64 " %" PRIu32 " %" PRIu32 " %d\n", s->start_ns,
+                     s->end_ns, s->correlation_id, s->stream_id, s->kind);
     }
     for (size_t i = 0; i < t->n_ranges; i++) {
         uf_sb_printf(b, "R %" PRIu64 " %" PRIu64 " ", t->ranges[i].start_ns, t->ranges[i].end_ns);
@@ -99,6 +99,7 @@ int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen
 
 typedef struct cursor {
     char *p;                    /* the rest of the current line */
+    int version;                /* the file's format version (1 or UF_TRACE_VERSION) */
     const char *path;
     int line;
     char *err;
@@ -177,6 +178,25 @@ static int field_times(cursor *c, uint64_t *start, uint64_t *end, int last)
     return *end < *start ? bad(c, "end before start") : 0;
 }
 
+/* Version 1 wrote a copy's direction (uf_copy_kind) and whether its host side was pageable;
+ * the memory kinds that give back both (uf_copy_direction, uf_copy_pageable). */
+static void v1_memory_kinds(uf_activity *a, uint8_t direction, uint8_t pageable)
+{
+    const uint8_t host = pageable ? UF_MEM_PAGEABLE : UF_MEM_PINNED;
+    a->src_mem = a->dst_mem = UF_MEM_UNKNOWN;
+    if (direction == UF_COPY_HTOD) {
+        a->src_mem = host;
+        a->dst_mem = UF_MEM_DEVICE;
+    } else if (direction == UF_COPY_DTOH) {
+        a->src_mem = UF_MEM_DEVICE;
+        a->dst_mem = host;
+    } else if (direction == UF_COPY_DTOD) {
+        a->src_mem = a->dst_mem = UF_MEM_DEVICE;
+    } else if (pageable) {
+        a->src_mem = UF_MEM_PAGEABLE;   /* another direction (host to host): pageable kept */
+    }
+}
+
 static int parse_activity(cursor *c, char kind, uf_activity *a)
 {
     memset(a, 0, sizeof *a);
@@ -192,9 +212,18 @@ static int parse_activity(cursor *c, char kind, uf_activity *a)
                        field_small(c, &a->is_comm, 1, 0, "comm") != 0 ||
                        field_name(c, &a->name) != 0
                    ? -1 : 0;
+    if (kind == 'C' && c->version == 1) {
+        uint8_t direction, pageable;
+        if (field_small(c, &direction, UF_COPY_DTOD, 0, "copy kind") != 0 ||
+            field_small(c, &pageable, 1, 0, "pageable") != 0)
+            return -1;
+        v1_memory_kinds(a, direction, pageable);
+        return field_u64(c, &a->bytes, 1, "bytes");
+    }
     if (kind == 'C')
-        return field_small(c, &a->copy_kind, UF_COPY_DTOD, 0, "copy kind") != 0 ||
-                       field_small(c, &a->pageable, 1, 0, "pageable") != 0 ||
+        return field_small(c, &a->src_mem, UF_MEM_MANAGED_STATIC, 0, "source memory") != 0 ||
+                       field_small(c, &a->dst_mem, UF_MEM_MANAGED_STATIC, 0,
+                                   "destination memory") != 0 ||
                        field_u64(c, &a->bytes, 1, "bytes") != 0
                    ? -1 : 0;
     return field_u64(c, &a->bytes, 1, "bytes");
@@ -284,10 +313,11 @@ static int parse_record(cursor *c, char kind, uf_dtrace *t)
                        field_name(c, &a->name) != 0 ? -1 : 0;
     }
     case 'S': {
-        uf_sync_call *s = &t->syncs[t->n_syncs++];
+        uf_sync_record *s = &t->syncs[t->n_syncs++];
         memset(s, 0, sizeof *s);
         return field_times(c, &s->start_ns, &s->end_ns, 0) != 0 ||
                        field_u32(c, &s->correlation_id, 0, "correlation id") != 0 ||
+                       (c->version > 1 && field_u32(c, &s->stream_id, 0, "stream") != 0) ||
                        field_small(c, &s->kind, UF_SYNC_CONTEXT, 1, "sync kind") != 0 ? -1 : 0;
     }
     case 'R': {
@@ -325,7 +355,11 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
         if (ended)
             return bad(c, "text after the end line");
         if (c->line == 1) {
-            if (strcmp(line, UF_TRACE_MAGIC) != 0)
+            if (strcmp(line, UF_TRACE_MAGIC) == 0)
+                c->version = UF_TRACE_VERSION;
+            else if (strcmp(line, UF_TRACE_MAGIC_V1) == 0)
+                c->version = 1;
+            else
                 return bad(c, "not an underfed doctor trace (expected \"" UF_TRACE_MAGIC "\")");
         } else if (header < N_HEADER) {
             size_t klen = strlen(header_keys[header]);
@@ -374,7 +408,8 @@ int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, si
     memset(f, 0, sizeof *f);
     f->text = text;
     uf_copy_str(f->path, sizeof f->path, path);
-    cursor c = {text, path, 0, err, errlen};
+    cursor c = {.p = text, .version = UF_TRACE_VERSION, .path = path, .err = err,
+                .errlen = errlen};
     if (alloc_records(&f->t, text) != 0) {
         uf_trace_free(f);
         return uf_set_err(err, errlen, "%s: out of memory", path);

@@ -6,22 +6,27 @@
  * (CUPTI's timebase). The header lines come first, each at most once, in this order; the last
  * line counts the records, so that a truncated file is an error, not a shorter run:
  *
- *   underfed-doctor-trace 1
+ *   underfed-doctor-trace 2           (version 1, read too: see below)
  *   pid PID
  *   sm_count N                        SMs of the device (0 unknown)
  *   counters SM TENSOR DRAM NVML      run means in %, "nan" where not measured
  *   dropped N                         records CUPTI dropped
  *   note TEXT                         what the recorder could not see (may be empty)
  *   K START END CORR DEVICE STREAM BLOCKS GRAPH COMM NAME   kernel (COMM 1: NCCL)
- *   C START END CORR DEVICE STREAM KIND PAGEABLE BYTES     memcpy (KIND uf_copy_kind)
+ *   C START END CORR DEVICE STREAM SRC DST BYTES           memcpy (SRC, DST uf_mem_kind)
  *   M START END CORR DEVICE STREAM BYTES                   memset
  *   A START END CORR RUNTIME NAME                          API call (RUNTIME 1, driver 0)
- *   S START END CORR KIND                                  sync (KIND uf_sync_kind)
+ *   S START END CORR STREAM KIND                           sync (KIND uf_sync_kind)
  *   R START END NAME                                       NVTX range
  *   end N                                                  N = records above
  *
  * NAME is the rest of the line (kernel names have spaces); the writer turns control
- * characters into spaces and writes "?" for a missing name. */
+ * characters into spaces and writes "?" for a missing name.
+ *
+ * Version 1 (doctor before the merge of the harness's memory kinds) differs in two lines:
+ *   C START END CORR DEVICE STREAM KIND PAGEABLE BYTES (KIND uf_copy_kind, PAGEABLE 0/1),
+ *     read as the memory kinds that give the same direction and pageable flag;
+ *   S START END CORR KIND (no stream: read as stream 0). */
 #ifndef UF_DOCTOR_TRACE_H
 #define UF_DOCTOR_TRACE_H
 
@@ -34,7 +39,9 @@
 extern "C" {
 #endif
 
-#define UF_TRACE_MAGIC "underfed-doctor-trace 1"
+#define UF_TRACE_VERSION 2
+#define UF_TRACE_MAGIC "underfed-doctor-trace 2"
+#define UF_TRACE_MAGIC_V1 "underfed-doctor-trace 1"
 #define UF_TRACE_PREFIX "underfed-trace."
 #define UF_TRACE_SUFFIX ".txt"
 

@@ -34,10 +34,12 @@ uint64_t uf_cupti_now_ns(void);
 int uf_trace_begin(char *reason, size_t reason_len);
 /* Flush all records, disable the kinds. Records stay readable until the next begin. */
 int uf_trace_end(char *reason, size_t reason_len);
-/* The records collected between begin and end; names stay valid until uf_trace_release.
- * `dropped` gets the number of records CUPTI dropped. */
+/* The records collected between begin and end (device activities, API calls, the host's
+ * synchronizations); names stay valid until uf_trace_release. `dropped` gets the number of
+ * records CUPTI dropped. */
 void uf_trace_records(const uf_activity **acts, size_t *n_acts, const uf_api_call **apis,
-                      size_t *n_apis, size_t *dropped);
+                      size_t *n_apis, const uf_sync_record **syncs, size_t *n_syncs,
+                      size_t *dropped);
 /* Free all records and interned names (call at exit). */
 void uf_trace_release(void);
 

@@ -596,6 +596,13 @@ static void trace_metrics_of_rank(const run *r, uf_row *row, int k, uf_timeline 
         dst[i]->comm_exposed_ms = m.comm_exposed_ms;
         dst[i]->comm_sm_pct = m.comm_sm_pct;
         dst[i]->copy_overlap_pct = m.copy_overlap_pct;
+        dst[i]->syncs_per_step = m.syncs_per_step;
+        dst[i]->stream_syncs_per_step = m.stream_syncs_per_step;
+        dst[i]->context_syncs_per_step = m.context_syncs_per_step;
+        dst[i]->event_syncs_per_step = m.event_syncs_per_step;
+        dst[i]->pageable_copies_per_step = m.pageable_copies_per_step;
+        dst[i]->drains_per_step = m.drains_per_step;
+        dst[i]->sync_gap_us = m.sync_gap_us;
     }
 }
 
@@ -608,7 +615,7 @@ static int trace_pass(run *r, int variant, uf_row *row)
     int n = r->repeat;
     uint64_t *step_begin = malloc((size_t)n * sizeof *step_begin);
     uf_marks marks = {0};   /* mark 0: before the traced steps; mark 1: after them */
-    uint64_t begin_ns = 0, end_ns = 0;
+    uint64_t begin_ns = 0, end_ns = 0, enqueued_ns = 0;
     char reason[UF_REASON_LEN] = "";
     if (!step_begin)
         return uf_fail(&r->ctx, UF_ERR, "out of host memory for the trace pass");
@@ -631,6 +638,7 @@ static int trace_pass(run *r, int variant, uf_row *row)
         step_begin[i] = uf_cupti_now_ns();
         UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 1, name), out_end);
     }
+    enqueued_ns = uf_cupti_now_ns();    /* the closing mark and wait below are no step's */
     UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 1, r->ctx.stream), out_end);
     UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, uf_marks_event(&marks, 1), "the traced steps"),
                       out_end);
@@ -646,8 +654,9 @@ out_end:
     if (rc == UF_OK) {
         const uf_activity *acts;
         const uf_api_call *apis;
-        size_t n_acts, n_apis, dropped;
-        uf_trace_records(&acts, &n_acts, &apis, &n_apis, &dropped);
+        const uf_sync_record *syncs;
+        size_t n_acts, n_apis, n_syncs, dropped;
+        uf_trace_records(&acts, &n_acts, &apis, &n_apis, &syncs, &n_syncs, &dropped);
         char note[96] = "";
         if (dropped)    /* a timeline with holes: every trace metric would be wrong */
             snprintf(note, sizeof note, "CUPTI dropped %zu records: trace metrics left empty",
@@ -655,7 +664,8 @@ out_end:
         uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
                           .measure_begin_ns = begin_ns, .measure_end_ns = end_ns,
                           .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device,
-                          .sm_count = r->sm_count};
+                          .sm_count = r->sm_count, .syncs = syncs, .n_syncs = n_syncs,
+                          .steps_enqueued_ns = enqueued_ns};
         for (int k = 0; k < ranks_analysed(r); k++) {
             rank_note(row, k, note);
             if (!dropped)

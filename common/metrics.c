@@ -74,6 +74,23 @@ const uf_metric_desc uf_metrics[] = {
       "share of SMs holding a block while communication runs (upper bound, from grid sizes)"),
     D(copy_overlap_pct, "copy overlap", "%", UF_DIR_HIGHER, PERCENT, 0, 2,
       "share of memcpy time hidden under kernels"),
+    D(syncs_per_step, "syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "CUPTI SYNCHRONIZATION records per step starting during the steps (the harness's closing "
+      "wait excluded) of kind stream, context or event synchronize: the host blocked"),
+    D(stream_syncs_per_step, "stream syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "syncs_per_step of kind stream synchronize (cudaStreamSynchronize)"),
+    D(context_syncs_per_step, "context syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "syncs_per_step of kind context synchronize (cudaDeviceSynchronize)"),
+    D(event_syncs_per_step, "event syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "syncs_per_step of kind event synchronize (cudaEventSynchronize)"),
+    D(pageable_copies_per_step, "pageable copies per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "memcpys per step whose host source or destination is pageable memory"),
+    D(drains_per_step, "drains per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+      "runtime calls per step (launches and error queries aside) in flight when the device ran "
+      "out of the work queued before them, returning after"),
+    D(sync_gap_us, "gap after sync", "us", UF_DIR_LOWER, NONNEG, 0, 5,
+      "mean device idle gap around the return of each drain followed by device work: the host "
+      "time it exposes"),
     /* counters pass (CUPTI PM sampling) and the NVML GPM cross-check: pct of peak */
     D(sm_active_pct, "SM active", "%", UF_DIR_NONE, COUNTER_PCT, 0, 1,
       "sm__cycles_active pct of peak sustained elapsed (DCGM SM_ACTIVE)"),

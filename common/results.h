@@ -48,6 +48,10 @@ typedef struct uf_row {
     double comm_sm_pct;             /* share of SMs holding a block while communication runs,
                                      * from grid sizes: an upper bound of SM activity (format v2) */
     double copy_overlap_pct;        /* share of copy time overlapped by kernels (format v2) */
+    /* the host's calls in the steps (format v5): syncs per step, by kind, pageable copies,
+     * calls that drained the device, and the device's idle gap after each */
+    double syncs_per_step, stream_syncs_per_step, context_syncs_per_step, event_syncs_per_step;
+    double pageable_copies_per_step, drains_per_step, sync_gap_us;
     /* counters pass (CUPTI PM sampling), and the NVML GPM cross-check */
     double sm_active_pct, occupancy_pct, tensor_active_pct, dram_pct;
     double gpm_sm_active_pct, gpm_occupancy_pct, gpm_tensor_active_pct, gpm_dram_pct;
@@ -137,9 +141,10 @@ int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t er
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 
-/* Strict reader of a file written by uf_table_write_csv (format v3, with a `rank` column and
- * per-rank lines attached to their row's ranks; or an older one: v2 without the rank column
- * and the columns of `since` 3, v1 without those of `since` 2, which then read as empty):
+/* Strict reader of a file written by uf_table_write_csv (format v5; v3 and later with a `rank`
+ * column and per-rank lines attached to their row's ranks; or an older one: each version
+ * without the columns of a later `since`, which then read as empty; v2 and v1 also without
+ * the rank column):
  * unknown columns, wrong field counts, unparsable numbers, a rank line that does not follow
  * its row in order, a missing header or a truncated last line are errors naming the file and
  * line. Fills an initialized table. Return 0, or -1 with a message in err. */

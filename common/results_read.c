@@ -419,7 +419,7 @@ static int check_scenario(const uf_csv_reader *r, const uf_table *t, const resul
 }
 
 static const char *const results_magic[RESULTS_VERSION + 1] = {
-    NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC_V3, RESULTS_MAGIC};
+    NULL, RESULTS_MAGIC_V1, RESULTS_MAGIC_V2, RESULTS_MAGIC_V3, RESULTS_MAGIC_V4, RESULTS_MAGIC};
 
 /* The results reader on an initialized reader (uf_csv_open). */
 static int parse_results(uf_csv_reader *r, uf_table *t, const char *scenario, char *err,

@@ -27,6 +27,11 @@
  *   are resident blocks at best: a block may be stalled, and a grid larger than the GPU runs in
  *   waves, so this is an upper bound of the SMs that are active, not a sampled counter.
  *
+ * - Host calls (syncs, pageable copies, drains, the gap after a drain) count in the step
+ *   window [first step's begin, steps_enqueued_ns): the caller's own closing wait after the
+ *   steps is no step's. A drain is found with the activities sorted by launch time and a
+ *   running maximum of their ends: t_last(C) is that maximum over the launches before C.start.
+ *
  * Correlation lookups sort once and binary-search, so 100k-record passes stay O(n log n). */
 #include "timeline.h"
 
@@ -170,6 +175,7 @@ typedef struct counted_act {
     uint32_t device_id;
     uint32_t blocks;            /* kernels: grid size, 0 unknown */
     uint8_t kind, is_comm, has_api;
+    uint8_t pageable;           /* a memcpy from or to pageable host memory */
 } counted_act;
 
 static int cmp_counted_start(const void *pa, const void *pb)
@@ -194,6 +200,9 @@ static void metrics_nan(uf_timeline_metrics *m)
     m->launch_us = m->idle_host_pct = m->idle_other_pct = NAN;
     m->comm_ms_per_step = m->comm_overlap_pct = m->comm_exposed_ms = m->comm_sm_pct = NAN;
     m->copy_ms_per_step = m->copy_overlap_pct = NAN;
+    m->syncs_per_step = m->stream_syncs_per_step = m->context_syncs_per_step = NAN;
+    m->event_syncs_per_step = m->pageable_copies_per_step = m->drains_per_step = NAN;
+    m->sync_gap_us = NAN;
     m->n_activities = 0;
 }
 
@@ -230,6 +239,7 @@ static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counte
         c->blocks = a->kind == UF_ACT_KERNEL ? a->blocks : 0;
         c->kind = a->kind;
         c->is_comm = a->is_comm ? 1 : 0;
+        c->pageable = (uint8_t)uf_copy_pageable(a);
     }
     return n;
 }
@@ -436,6 +446,218 @@ static int comm_sm_share(const counted_act *c, size_t n, int sm_count, double *p
     return 0;
 }
 
+/* ---- host calls in the step window ------------------------------------------------------ */
+
+int uf_api_never_waits(const char *name)
+{
+    static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaGetLastError",
+                                           "cudaPeekAtLastError"};
+    for (size_t i = 0; name != NULL && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The device's activities as three sorted views: (launch time, end) pairs by launch time with
+ * the running maximum of the ends, and all starts and all ends ascending. */
+typedef struct device_views {
+    uint64_t *launch, *max_end;     /* n entries, by launch */
+    uint64_t *starts, *ends;        /* n entries each, ascending */
+    size_t n;
+} device_views;
+
+typedef struct launch_end {
+    uint64_t launch_ns, end_ns;
+} launch_end;
+
+static int cmp_launch_end(const void *pa, const void *pb)
+{
+    const launch_end *a = pa, *b = pb;
+    return (a->launch_ns > b->launch_ns) - (a->launch_ns < b->launch_ns);
+}
+
+static void device_views_free(device_views *v)
+{
+    free(v->launch);
+    free(v->max_end);
+    free(v->starts);
+    free(v->ends);
+}
+
+/* Every activity of the analysed device (measured or not: work queued before the steps can
+ * still run into them), launched at its API call's start, or at its own start without one. */
+static int device_views_build(const uf_timeline *tl, const api_index *ix, device_views *v)
+{
+    size_t cap = tl->n_acts > 0 ? tl->n_acts : 1, n = 0;
+    launch_end *le = malloc(cap * sizeof *le);
+    v->launch = malloc(cap * sizeof *v->launch);
+    v->max_end = malloc(cap * sizeof *v->max_end);
+    v->starts = malloc(cap * sizeof *v->starts);
+    v->ends = malloc(cap * sizeof *v->ends);
+    if (le == NULL || v->launch == NULL || v->max_end == NULL || v->starts == NULL ||
+        v->ends == NULL) {
+        free(le);
+        device_views_free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < tl->n_acts; i++) {
+        const uf_activity *a = &tl->acts[i];
+        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
+            continue;
+        const api_key *k = api_find(ix, a->correlation_id);
+        uint64_t end = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+        le[n] = (launch_end){k != NULL ? k->start_ns : a->start_ns, end};
+        v->starts[n] = a->start_ns;
+        v->ends[n++] = end;
+    }
+    qsort(le, n, sizeof *le, cmp_launch_end);
+    qsort(v->starts, n, sizeof *v->starts, cmp_u64);
+    qsort(v->ends, n, sizeof *v->ends, cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        v->launch[i] = le[i].launch_ns;
+        v->max_end[i] = i > 0 && v->max_end[i - 1] > le[i].end_ns ? v->max_end[i - 1] : le[i].end_ns;
+    }
+    v->n = n;
+    free(le);
+    return 0;
+}
+
+/* How many of the ascending a[0..n) are < t (or <= t with or_equal). */
+static size_t count_below(const uint64_t *a, size_t n, uint64_t t, int or_equal)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < t || (or_equal && a[mid] == t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Is call [c0, c1] a drain (timeline.h, drains_per_step)? */
+static int is_drain(const device_views *v, uint64_t c0, uint64_t c1)
+{
+    size_t before = count_below(v->launch, v->n, c0, 0);
+    if (before == 0)
+        return 0;
+    uint64_t t_last = v->max_end[before - 1];
+    return c0 < t_last && t_last <= c1;
+}
+
+/* The device idle gap around t: first start >= t minus last end <= t; 0 when no activity
+ * starts after t or none ended before it (no gap to measure). */
+static int gap_around(const device_views *v, uint64_t t, uint64_t *gap_ns)
+{
+    size_t ended = count_below(v->ends, v->n, t, 1);
+    size_t not_started = count_below(v->starts, v->n, t, 0);
+    if (ended == 0 || not_started == v->n)
+        return 0;
+    uint64_t last_end = v->ends[ended - 1], next_start = v->starts[not_started];
+    *gap_ns = next_start > last_end ? next_start - last_end : 0;
+    return 1;
+}
+
+/* The step window of the host-call metrics: [first step's begin, steps_enqueued_ns). */
+static void host_call_window(const uf_timeline *tl, uint64_t *w0, uint64_t *w1)
+{
+    *w0 = tl->step_begin_ns != NULL ? tl->step_begin_ns[0] : tl->measure_begin_ns;
+    *w1 = tl->steps_enqueued_ns;
+}
+
+/* The drains of the step window (timeline.h, drains_per_step) into out (room for tl->n_apis),
+ * each with the device gap around its return. Returns how many, or -1 when out of memory. */
+static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drain *out)
+{
+    uint64_t w0, w1;
+    host_call_window(tl, &w0, &w1);
+    device_views v;
+    if (device_views_build(tl, ix, &v) != 0)
+        return -1;
+    ptrdiff_t n = 0;
+    for (size_t i = 0; tl->apis != NULL && i < tl->n_apis; i++) {
+        const uf_api_call *a = &tl->apis[i];
+        if (!a->is_runtime || a->start_ns < w0 || a->start_ns >= w1 ||
+            uf_api_never_waits(a->name) || !is_drain(&v, a->start_ns, a->end_ns))
+            continue;
+        uf_drain *d = &out[n++];
+        *d = (uf_drain){.start_ns = a->start_ns, .end_ns = a->end_ns};
+        d->has_gap = (uint8_t)gap_around(&v, a->end_ns, &d->gap_ns);
+    }
+    device_views_free(&v);
+    return n;
+}
+
+/* The host-call metrics (timeline.h) over the step window. Returns 0, or -1 when out of
+ * memory. */
+static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const counted_act *c,
+                             size_t n, double steps, uf_timeline_metrics *out)
+{
+    if (tl->steps_enqueued_ns == 0)
+        return 0;
+    uint64_t w0, w1;
+    host_call_window(tl, &w0, &w1);
+    size_t by_kind[5] = {0};
+    for (size_t i = 0; tl->syncs != NULL && i < tl->n_syncs; i++)
+        if (tl->syncs[i].start_ns >= w0 && tl->syncs[i].start_ns < w1 && tl->syncs[i].kind <= 4)
+            by_kind[tl->syncs[i].kind]++;
+    out->event_syncs_per_step = (double)by_kind[UF_SYNC_EVENT] / steps;
+    out->stream_syncs_per_step = (double)by_kind[UF_SYNC_STREAM] / steps;
+    out->context_syncs_per_step = (double)by_kind[UF_SYNC_CONTEXT] / steps;
+    out->syncs_per_step = out->event_syncs_per_step + out->stream_syncs_per_step +
+                          out->context_syncs_per_step;
+    size_t pageable = 0;
+    for (size_t i = 0; i < n; i++)
+        pageable += c[i].pageable;
+    out->pageable_copies_per_step = (double)pageable / steps;
+
+    uf_drain *drains = malloc((tl->n_apis > 0 ? tl->n_apis : 1) * sizeof *drains);
+    ptrdiff_t n_drains = drains != NULL ? find_drains(tl, ix, drains) : -1;
+    if (n_drains < 0) {
+        free(drains);
+        return -1;
+    }
+    size_t gaps = 0;
+    double gap_ns_sum = 0.0;
+    for (ptrdiff_t i = 0; i < n_drains; i++)
+        if (drains[i].has_gap) {
+            gap_ns_sum += (double)drains[i].gap_ns;
+            gaps++;
+        }
+    free(drains);
+    out->drains_per_step = (double)n_drains / steps;
+    out->sync_gap_us = gaps > 0 ? gap_ns_sum / (double)gaps / 1e3 : NAN;
+    return 0;
+}
+
+int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains)
+{
+    *drains = NULL;
+    *n_drains = 0;
+    if (tl == NULL || tl->steps_enqueued_ns == 0 || tl->apis == NULL || tl->n_apis == 0)
+        return 0;
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    uf_drain *out = malloc(tl->n_apis * sizeof *out);
+    ptrdiff_t n = out != NULL ? find_drains(tl, &ix, out) : -1;
+    free(ix.keys);
+    if (n <= 0) {
+        free(out);
+        return n < 0 ? -1 : 0;
+    }
+    *drains = out;
+    *n_drains = (size_t)n;
+    return 0;
+}
+
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
 {
     metrics_nan(out);
@@ -474,6 +696,8 @@ int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
     if (kernel_metrics(c, n, steps, out) != 0)
         goto out_free_counted;
     if (comm_sm_share(c, n, tl->sm_count, &out->comm_sm_pct) != 0)
+        goto out_free_counted;
+    if (host_call_metrics(tl, &ix, c, n, steps, out) != 0)
         goto out_free_counted;
     out->launch_us = launch_median_us(c, n);
     rc = 0;
@@ -533,7 +757,8 @@ int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
     for (size_t i = 0; i < tl->n_acts; i++) {
         const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
         launch_start_ns[i] = k != NULL ? k->start_ns : tl->acts[i].start_ns;
-        launch_end_ns[i] = k != NULL ? k->end_ns : 0;
+        if (launch_end_ns != NULL)
+            launch_end_ns[i] = k != NULL ? k->end_ns : 0;
     }
     free(ix.keys);
     return 0;

@@ -16,10 +16,31 @@ extern "C" {
 
 typedef enum { UF_ACT_KERNEL = 0, UF_ACT_MEMCPY = 1, UF_ACT_MEMSET = 2 } uf_act_kind;
 
-/* A memcpy's direction (CUPTI's copyKind folded to what the doctor asks). */
+/* Where a copy's source or destination lives: the values of CUpti_ActivityMemoryKind. */
+typedef enum {
+    UF_MEM_UNKNOWN = 0, UF_MEM_PAGEABLE = 1, UF_MEM_PINNED = 2, UF_MEM_DEVICE = 3,
+    UF_MEM_ARRAY = 4, UF_MEM_MANAGED = 5, UF_MEM_DEVICE_STATIC = 6, UF_MEM_MANAGED_STATIC = 7
+} uf_mem_kind;
+
+/* A memcpy's direction, derived from its memory kinds (uf_copy_direction). */
 typedef enum {
     UF_COPY_OTHER = 0, UF_COPY_HTOD = 1, UF_COPY_DTOH = 2, UF_COPY_DTOD = 3
 } uf_copy_kind;
+
+/* What a host thread waited for: the values of CUpti_ActivitySynchronizationType (OTHER: a
+ * type CUPTI added later, or unknown). EVENT, STREAM and CONTEXT block the host; STREAM_WAIT
+ * (cudaStreamWaitEvent) makes a stream wait, not the host. */
+typedef enum {
+    UF_SYNC_OTHER = 0, UF_SYNC_EVENT = 1, UF_SYNC_STREAM_WAIT = 2, UF_SYNC_STREAM = 3,
+    UF_SYNC_CONTEXT = 4
+} uf_sync_kind;
+
+/* One CUPTI SYNCHRONIZATION record: the host call's wait, CUPTI timestamps in ns. */
+typedef struct uf_sync_record {
+    uint64_t start_ns, end_ns;
+    uint32_t correlation_id, stream_id;
+    uint8_t kind;               /* uf_sync_kind */
+} uf_sync_record;
 
 /* One interval of device work (kernel, memcpy or memset), CUPTI timestamps in ns. */
 typedef struct uf_activity {
@@ -31,25 +52,39 @@ typedef struct uf_activity {
     uint8_t is_comm;            /* a communication kernel (NCCL) */
     uint32_t blocks;            /* kernel: thread blocks in its grid (gridX·gridY·gridZ,
                                  * saturated at UINT32_MAX); 0 unknown, and 0 for memcpy/memset */
+    uint8_t src_mem, dst_mem;   /* memcpy: uf_mem_kind of source and destination; 0 otherwise */
     const char *name;           /* kernel name (owned by the trace session), may be NULL */
-    uint8_t copy_kind;          /* memcpy: uf_copy_kind; 0 otherwise */
-    uint8_t pageable;           /* memcpy: host side is pageable memory (staged, synchronous) */
     uint64_t bytes;             /* memcpy/memset: bytes moved; 0 unknown */
 } uf_activity;
 
-/* What a host synchronization waited for (CUPTI's synchronization record types). */
-typedef enum {
-    UF_SYNC_OTHER = 0, UF_SYNC_EVENT = 1, UF_SYNC_STREAM_WAIT_EVENT = 2, UF_SYNC_STREAM = 3,
-    UF_SYNC_CONTEXT = 4
-} uf_sync_kind;
+/* A memcpy from or to pageable host memory (staged by the driver, synchronous for the host). */
+static inline int uf_copy_pageable(const uf_activity *a)
+{
+    return a->kind == UF_ACT_MEMCPY &&
+           (a->src_mem == UF_MEM_PAGEABLE || a->dst_mem == UF_MEM_PAGEABLE);
+}
 
-/* One host synchronization call (cudaStreamSynchronize, cudaEventSynchronize, ...): the host
- * blocked from start_ns to end_ns. CUPTI timestamps in ns. */
-typedef struct uf_sync_call {
-    uint64_t start_ns, end_ns;
-    uint32_t correlation_id;    /* the API call's */
-    uint8_t kind;               /* uf_sync_kind */
-} uf_sync_call;
+/* A memcpy's direction from its memory kinds: host is pageable or pinned, device is device
+ * memory or an array; managed or unknown memory on either side is UF_COPY_OTHER, as is any
+ * activity that is not a memcpy. */
+static inline uf_copy_kind uf_copy_direction(const uf_activity *a)
+{
+#define UF_MEM_IS_HOST(m) ((m) == UF_MEM_PAGEABLE || (m) == UF_MEM_PINNED)
+#define UF_MEM_IS_DEVICE(m) ((m) == UF_MEM_DEVICE || (m) == UF_MEM_ARRAY || \
+                             (m) == UF_MEM_DEVICE_STATIC)
+    uf_copy_kind k = UF_COPY_OTHER;
+    if (a->kind != UF_ACT_MEMCPY)
+        k = UF_COPY_OTHER;
+    else if (UF_MEM_IS_HOST(a->src_mem) && UF_MEM_IS_DEVICE(a->dst_mem))
+        k = UF_COPY_HTOD;
+    else if (UF_MEM_IS_DEVICE(a->src_mem) && UF_MEM_IS_HOST(a->dst_mem))
+        k = UF_COPY_DTOH;
+    else if (UF_MEM_IS_DEVICE(a->src_mem) && UF_MEM_IS_DEVICE(a->dst_mem))
+        k = UF_COPY_DTOD;
+#undef UF_MEM_IS_HOST
+#undef UF_MEM_IS_DEVICE
+    return k;
+}
 
 /* One NVTX range on the host (push/pop or start/end), CUPTI timestamps in ns. */
 typedef struct uf_range {
@@ -83,8 +118,8 @@ uint64_t uf_interval_union_ns(uf_interval *iv, size_t n);
 /* Length of union(a) ∩ union(b), in ns. Sorts both arrays in place. */
 uint64_t uf_interval_overlap_ns(uf_interval *a, size_t na, uf_interval *b, size_t nb);
 
-/* The trace of one measured run: activities and API calls (any order), the host timestamps
- * that bracket the measured steps, and which device to analyse. */
+/* The trace of one measured run: activities, API calls and synchronizations (any order), the
+ * host timestamps that bracket the measured steps, and which device to analyse. */
 typedef struct uf_timeline {
     const uf_activity *acts;
     size_t n_acts;
@@ -96,6 +131,11 @@ typedef struct uf_timeline {
     int n_steps;                /* measured steps (>= 1) */
     int device_id;              /* analyse this device only; -1 for all devices */
     int sm_count;               /* SMs of the analysed device (multiProcessorCount); 0 unknown */
+    const uf_sync_record *syncs;
+    size_t n_syncs;
+    uint64_t steps_enqueued_ns; /* host time right after the last measured step returned, before
+                                 * the caller's own closing wait; 0 unknown (then the host-call
+                                 * metrics below are NaN) */
 } uf_timeline;
 
 typedef struct uf_timeline_metrics {
@@ -118,6 +158,22 @@ typedef struct uf_timeline_metrics {
     double copy_ms_per_step;    /* |union(memcpy)| / n_steps */
     double copy_overlap_pct;    /* |union(memcpy) ∩ union(kernels)| / |union(memcpy)|; NaN
                                  * without copies: how much copying hid under compute */
+    /* Host calls in the step window [step_begin_ns[0] (measure_begin_ns without steps),
+     * steps_enqueued_ns), per step; NaN when steps_enqueued_ns is 0: */
+    double syncs_per_step;      /* SYNCHRONIZATION records of kind EVENT, STREAM or CONTEXT (the
+                                 * host-blocking ones) starting in the step window */
+    double stream_syncs_per_step, context_syncs_per_step, event_syncs_per_step; /* by kind */
+    double pageable_copies_per_step; /* counted memcpys with a pageable source or destination */
+    double drains_per_step;     /* runtime API calls C starting in the step window, other than
+                                 * launches and error queries, with C.start < t_last(C) <= C.end,
+                                 * t_last(C) = the latest end of the device's activities whose
+                                 * launching call started before C.start: C was in flight when
+                                 * the device ran out of the work queued before it, and returned
+                                 * only after */
+    double sync_gap_us;         /* mean over the drains followed by device work of (first
+                                 * activity start >= C.end) - (last activity end <= C.end): the
+                                 * device idle gap around each drain's return, the exposed host
+                                 * time after it; NaN without one */
     size_t n_activities;        /* activities counted as measured */
 } uf_timeline_metrics;
 
@@ -127,8 +183,29 @@ typedef struct uf_timeline_metrics {
  * its own start. The window is [earliest start, latest end] of the counted activities; each
  * metric is as its field's comment defines it over the counted activities. comm_sm_pct sums
  * blocks per device: with device_id -1 each device is swept on its own, and the comm time of
- * every device weighs in. Returns 0, or -1 when no activity counts (the metrics are then NaN). */
+ * every device weighs in. The host-call metrics (syncs, pageable copies, drains, sync_gap_us)
+ * count host calls in the step window, which ends at steps_enqueued_ns so that the caller's
+ * closing wait is never a step's sync; t_last and the gap look at every activity of the
+ * device, measured or not. Returns 0, or -1 when no activity counts (the metrics are then
+ * NaN). */
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
+
+/* Does this runtime API call never wait for the device (a launch or an error query)? Such
+ * calls are not drains even when the device happens to run dry while one is in flight. */
+int uf_api_never_waits(const char *name);
+
+/* One drain (uf_timeline_metrics.drains_per_step): a runtime call of the step window that was
+ * in flight when the device ran out of the work queued before it. */
+typedef struct uf_drain {
+    uint64_t start_ns, end_ns;  /* the call */
+    uint64_t gap_ns;            /* the device idle gap around its return (sync_gap_us's term) */
+    uint8_t has_gap;            /* device work followed it, so gap_ns was measured */
+} uf_drain;
+
+/* The drains uf_timeline_analyze counts in drains_per_step and sync_gap_us (same window, same
+ * rule), in the order of tl->apis, into *drains (malloc'ed, caller frees; NULL when none or
+ * when steps_enqueued_ns is 0). Returns 0, or -1 when out of memory. */
+int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains);
 
 /* The idle gaps of the activities uf_timeline_analyze counts (same selection, same host-wait
  * rule: see timeline.c), in time order, into *gaps (malloc'ed, caller frees; NULL when none).
@@ -137,8 +214,8 @@ int uf_timeline_idle_gaps(const uf_timeline *tl, uf_gap **gaps, size_t *n_gaps);
 
 /* For each activity of tl->acts (in its order), the start and end of its launching call
  * (runtime record preferred, as everywhere here) into launch_start_ns[i] / launch_end_ns[i];
- * an activity with no matching call gets its own start and end 0. Returns 0, or -1 when out
- * of memory. */
+ * an activity with no matching call gets its own start and end 0; launch_end_ns may be NULL.
+ * Returns 0, or -1 when out of memory. */
 int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
                              uint64_t *launch_end_ns);
 

@@ -4,8 +4,9 @@
 #   - plots/render.sh on copies of gpu-a and gpu-b in the build tree (REPORT.md is written into
 #     the copies, never into tests/data): PNG and SVG of every ladder, series and sweep, the
 #     comparison across the two folders, and each folder's REPORT.md;
-#   - every scenario-specific plots/NAME.gp on the fixture of all six scenarios (derived-good),
-#     and on a file without its columns: it must still draw;
+#   - every scenario-specific plots/NAME.gp on the fixture of all six scenarios (derived-good)
+#     and of small_batch and tensor_alignment (shape), and on a file without its columns: it
+#     must still draw;
 #   - no plots/*.gp runs a command (system(), "< cmd"): the data and its facts come from
 #     `underfed plotdata` (.dat with a `# key: value` header, .gp include), each loads lib.gp;
 #   - render.sh with gnuplot hidden from PATH: exit 0, the data and REPORT.md written, no image,
@@ -43,7 +44,7 @@ check_image() {  # check_image PREFIX: PREFIX.png and PREFIX.svg
 
 rm -rf "$work"
 mkdir -p "$work/results" || exit 1
-for fixture in gpu-a gpu-b gpu-truncated derived-good; do
+for fixture in gpu-a gpu-b gpu-truncated derived-good shape; do
   cp -R "$src/tests/data/$fixture" "$work/results/$fixture" || exit 1
 done
 results=$work/results
@@ -200,6 +201,31 @@ if [ $images = 1 ]; then
               elementwise_chain_roofline starved_input_workers varlen_attention_flops; do
     check_image "$work/plots-derived/derived-good/$plot"
   done
+fi
+
+# small_batch and tensor_alignment (tests/data/shape: copy 4000 GB/s, bf16 GEMM 800 TFLOP/s;
+# useful_flops / min_bytes = 1000 M / (1000 + M)): the roofline's slope meets the roof at
+# M = 262.6, odd_hidden's spikes are the dims 4088, 4096 and 4104.
+PLOTS_DIR=$work/plots-shape BUILD_DIR=$build bash "$src/plots/render.sh" "$results/shape" \
+  > "$work/shape.log" 2>&1
+status=$?
+if [ $status = 0 ]; then pass "render.sh on shape"; else fail "render.sh on shape exited $status:"; cat "$work/shape.log" >&2; fi
+if [ $images = 1 ]; then
+  for plot in small_batch_roofline tensor_alignment_tflops; do
+    check_image "$work/plots-shape/shape/$plot"
+  done
+fi
+shape=$work/plots-shape/shape/data
+if grep -q '^ridge = 262\.60' "$shape/small_batch.gp" && grep -q '^copy = 4000$' "$shape/small_batch.gp" &&
+   grep -q '^262\.602 800$' "$shape/small_batch_roof.dat"; then
+  pass "shape small_batch roofline: copy slope from the ceilings meets the roof at M = 262.6"
+else
+  fail "shape small_batch.gp / _roof.dat: no ridge at M = 262.6 under copy 4000 GB/s, GEMM 800 TFLOP/s"
+fi
+if [ "$(grep -v '^#' "$shape/tensor_alignment_spikes.dat" | cut -d' ' -f1 | tr '\n' ' ')" = "4088 4096 4104 " ]; then
+  pass "shape tensor_alignment spikes at the multiples of 8"
+else
+  fail "shape tensor_alignment_spikes.dat does not hold exactly the dims 4088 4096 4104"
 fi
 
 # ---- plots one way: the scripts only draw, from what `underfed plotdata` wrote -------------

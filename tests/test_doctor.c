@@ -23,7 +23,7 @@ enum { MAX_RECORDS = 20000, SM_COUNT = 132 };
 typedef struct sim {
     uf_activity acts[MAX_RECORDS];
     uf_api_call apis[MAX_RECORDS];
-    uf_sync_call syncs[MAX_RECORDS];
+    uf_sync_record syncs[MAX_RECORDS];
     uf_range ranges[MAX_RECORDS];
     size_t n_acts, n_apis, n_syncs, n_ranges;
     uint64_t host_ns;
@@ -84,14 +84,16 @@ static void sim_kernel(sim *s, int stream, const char *name, uint64_t dur_ns, ui
     s->host_ns += LAUNCH_COST_NS;
 }
 
-/* A copy; a blocking one returns to the host after the copy ends. */
+/* A copy between device memory and host memory (pageable or pinned); a blocking one returns
+ * to the host after the copy ends. */
 static void sim_copy(sim *s, int stream, uf_copy_kind kind, int pageable, uint64_t dur_ns,
                      int blocking)
 {
     uf_api_call *a = sim_api(s, "cudaMemcpyAsync_v3020", 0);
     uf_activity *c = sim_work(s, stream, UF_ACT_MEMCPY, dur_ns);
-    c->copy_kind = (uint8_t)kind;
-    c->pageable = (uint8_t)pageable;
+    uint8_t host = pageable ? UF_MEM_PAGEABLE : UF_MEM_PINNED;
+    c->src_mem = kind == UF_COPY_HTOD ? host : UF_MEM_DEVICE;
+    c->dst_mem = kind == UF_COPY_DTOH ? host : UF_MEM_DEVICE;
     c->bytes = 4096;
     a->end_ns = blocking ? c->end_ns + 2 * US : s->host_ns + LAUNCH_COST_NS;
     s->host_ns = a->end_ns;
@@ -109,9 +111,22 @@ static void sim_sync(sim *s, int stream)
 {
     uint64_t done = s->stream_free_ns[stream] > s->host_ns ? s->stream_free_ns[stream] : s->host_ns;
     uf_api_call *a = sim_api(s, "cudaStreamSynchronize_v3020", done + 2 * US);
-    s->syncs[s->n_syncs++] = (uf_sync_call){.start_ns = a->start_ns, .end_ns = a->end_ns,
-                                             .correlation_id = a->correlation_id,
-                                             .kind = UF_SYNC_STREAM};
+    s->syncs[s->n_syncs++] = (uf_sync_record){.start_ns = a->start_ns, .end_ns = a->end_ns,
+                                               .correlation_id = a->correlation_id,
+                                               .stream_id = (uint32_t)stream,
+                                               .kind = UF_SYNC_STREAM};
+    s->host_ns = a->end_ns;
+}
+
+/* cudaStreamWaitEvent(stream, event): the stream waits on the device; the call returns at
+ * once. */
+static void sim_stream_wait(sim *s, int stream)
+{
+    uf_api_call *a = sim_api(s, "cudaStreamWaitEvent_v3020", s->host_ns + 2 * US);
+    s->syncs[s->n_syncs++] = (uf_sync_record){.start_ns = a->start_ns, .end_ns = a->end_ns,
+                                               .correlation_id = a->correlation_id,
+                                               .stream_id = (uint32_t)stream,
+                                               .kind = UF_SYNC_STREAM_WAIT};
     s->host_ns = a->end_ns;
 }
 
@@ -243,6 +258,17 @@ static void case_simt_gemm(sim *s)
     }
 }
 
+/* A blocking read-back into pageable memory every step (a cudaMemcpy of the loss), and no
+ * sync call: the copy's call is what waits for the device. */
+static void case_readback_every_step(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_copy(s, 0, UF_COPY_DTOH, 1, 2 * US, 1);
+        sim_host(s, 300 * US);
+    }
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -267,6 +293,7 @@ static const doctor_case cases[] = {
     {"small batch", case_small_batch, UF_RULE_LOW_SM_FILL},
     {"fp32 SIMT GEMM", case_simt_gemm, UF_RULE_SIMT_GEMM},
     {"healthy", case_healthy, -1},
+    {"blocking read-back every step", case_readback_every_step, UF_RULE_HOST_SYNC},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -323,12 +350,15 @@ Test(doctor, item_every_step_against_after_the_loop)
     cr_assert_eq(a->n_syncs, b->n_syncs, "same number of syncs");
     free(a);
     free(b);
-    cr_expect_float_eq(every.syncs_per_step, 1.0, 1e-9, "a sync in every step: %g",
-                       every.syncs_per_step);
+    cr_expect_float_eq(every.tl.syncs_per_step, 1.0, 1e-9, "a sync in every step: %g",
+                       every.tl.syncs_per_step);
+    cr_expect_float_eq(every.tl.drains_per_step, 1.0, 1e-9, "each drains the device: %g",
+                       every.tl.drains_per_step);
     cr_expect_gt(every.sync_pos_pct, 50.0, "it returns late in the step: %g", every.sync_pos_pct);
     cr_expect_gt(every.sync_gap_pct, 10.0, "%g", every.sync_gap_pct);
-    cr_expect_float_eq(after.syncs_per_step, 0.0, 1e-9, "none inside the steps: %g",
-                       after.syncs_per_step);
+    cr_expect_float_eq(after.tl.syncs_per_step, 0.0, 1e-9, "none inside the steps: %g",
+                       after.tl.syncs_per_step);
+    cr_expect_float_eq(after.tl.drains_per_step, 0.0, 1e-9, "%g", after.tl.drains_per_step);
     cr_expect(isnan(after.sync_pos_pct));
     cr_expect_gt(after.tail_ms, 0.0, "the reads after the loop are the tail");
     cr_expect_lt(every.step_ms / after.step_ms, 1.5, "steps of similar length");
@@ -394,7 +424,8 @@ Test(doctor, starved_step_starts_after_the_pause)
     diagnose(&cases[3], &d);
     /* 3 ms of tokenizing a step, 1.5 ms of it under the previous step's kernels. */
     cr_expect_gt(d.input_gap_pct, 35.0, "%g", d.input_gap_pct);
-    cr_expect_float_eq(d.pageable_per_step, 1.0, 1e-9, "%g", d.pageable_per_step);
+    cr_expect_float_eq(d.tl.pageable_copies_per_step, 1.0, 1e-9, "%g",
+                       d.tl.pageable_copies_per_step);
     cr_expect_float_eq(d.h2d_exposed_ms, 0.3, 1e-9, "%g", d.h2d_exposed_ms);
 }
 
@@ -421,18 +452,22 @@ Test(doctor, detected_step_starts_after_the_pause_whatever_the_names)
     }
 }
 
-/* cudaStreamWaitEvent is a device-side wait: the host does not stall on it. */
+/* cudaStreamWaitEvent is a device-side wait: the host does not stall on it (the item loop
+ * with a stream wait where its read-back and sync were). */
 Test(doctor, stream_wait_event_is_not_a_host_sync)
 {
     sim *s = sim_new();
-    case_item_every_step(s);
-    for (size_t i = 0; i < s->n_syncs; i++)
-        s->syncs[i].kind = UF_SYNC_STREAM_WAIT_EVENT;
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        sim_stream_wait(s, 0);
+        sim_host(s, 300 * US);
+    }
     uf_diagnosis d;
     char err[256];
     cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
     free(s);
-    cr_expect_float_eq(d.syncs_per_step, 0.0, 1e-9, "%g", d.syncs_per_step);
+    cr_expect_float_eq(d.tl.syncs_per_step, 0.0, 1e-9, "%g", d.tl.syncs_per_step);
+    cr_expect_float_eq(d.tl.drains_per_step, 0.0, 1e-9, "%g", d.tl.drains_per_step);
     cr_expect_float_eq(d.sync_gap_pct, 0.0, 1e-9, "%g", d.sync_gap_pct);
 }
 
@@ -485,7 +520,7 @@ Test(doctor, nvtx_ranges_of_two_threads_are_one_step)
     free(s);
     cr_expect_eq(d.n_steps, STEPS, "%d", d.n_steps);
     cr_expect(strstr(d.step_source, "merged") != NULL, "%s", d.step_source);
-    cr_expect_float_eq(d.syncs_per_step, 1.0, 1e-9, "%g", d.syncs_per_step);
+    cr_expect_float_eq(d.tl.syncs_per_step, 1.0, 1e-9, "%g", d.tl.syncs_per_step);
 }
 
 /* Slow first steps (compilation, autotuning) are left out of the steady window. */
@@ -704,8 +739,9 @@ Test(doctor_trace, round_trip)
         const uf_activity *x = &t->acts[i], *y = &f.t.acts[i];
         cr_expect(x->start_ns == y->start_ns && x->end_ns == y->end_ns &&
                   x->correlation_id == y->correlation_id && x->kind == y->kind &&
-                  x->blocks == y->blocks && x->copy_kind == y->copy_kind &&
-                  x->pageable == y->pageable && x->is_comm == y->is_comm, "activity %zu", i);
+                  x->blocks == y->blocks && x->src_mem == y->src_mem &&
+                  x->dst_mem == y->dst_mem && x->bytes == y->bytes && x->is_comm == y->is_comm,
+                  "activity %zu", i);
         if (x->kind == UF_ACT_KERNEL)
             cr_expect_str_eq(y->name, x->name);
     }
@@ -716,6 +752,33 @@ Test(doctor_trace, round_trip)
     cr_expect_float_eq(d1.sync_gap_pct, d2.sync_gap_pct, 1e-12);
     uf_trace_free(&f);
     free(s);
+}
+
+/* Version 1 files (direction and pageable flag, syncs without a stream) read as the memory
+ * kinds that give back the same direction and flag. */
+Test(doctor_trace, version_1_still_read)
+{
+    char text[] = "underfed-doctor-trace 1\npid 7\nsm_count 132\ncounters nan nan nan nan\n"
+                  "dropped 0\nnote \n"
+                  "C 100 200 1 0 0 1 1 4096\n"     /* host to device, pageable */
+                  "C 300 400 2 0 0 2 0 64\n"       /* device to host, pinned */
+                  "C 500 600 3 0 0 3 0 64\n"       /* device to device */
+                  "C 700 800 4 0 0 0 1 64\n"       /* another direction, pageable */
+                  "S 410 420 5 2\nend 5\n";
+    uf_trace_file f;
+    char err[256];
+    cr_assert_eq(uf_trace_parse(strdup(text), "v1", &f, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(f.t.n_acts, 4);
+    const uf_copy_kind dir[] = {UF_COPY_HTOD, UF_COPY_DTOH, UF_COPY_DTOD, UF_COPY_OTHER};
+    const int pageable[] = {1, 0, 0, 1};
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(uf_copy_direction(&f.t.acts[i]), dir[i], "copy %d", i);
+        cr_expect_eq(uf_copy_pageable(&f.t.acts[i]), pageable[i], "copy %d", i);
+    }
+    cr_expect_eq(f.t.acts[0].bytes, 4096);
+    cr_expect(f.t.n_syncs == 1 && f.t.syncs[0].kind == UF_SYNC_STREAM_WAIT &&
+              f.t.syncs[0].stream_id == 0 && f.t.syncs[0].correlation_id == 5);
+    uf_trace_free(&f);
 }
 
 Test(doctor_trace, names_ranges_counters_and_memsets)
@@ -756,7 +819,7 @@ static void expect_bad(const char *from, const char *to, int line, const char *w
 
 Test(doctor_trace, strict_errors_name_file_and_line)
 {
-    expect_bad("underfed-doctor-trace 1", "underfed-doctor-trace 2", 1, "not an underfed");
+    expect_bad("underfed-doctor-trace 2", "underfed-doctor-trace 3", 1, "not an underfed");
     expect_bad("pid 42\n", "pid x\n", 2, "pid: expected a decimal");
     expect_bad("sm_count", "sm_cnt", 3, "expected the header line \"sm_count");
     expect_bad("counters 12.5", "counters 120", 4, "percentage");

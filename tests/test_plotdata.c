@@ -176,3 +176,142 @@ Test(plotdata, across_counts_each_block)
     free(gp);
     remove_out(out);
 }
+
+/* The numeric lines of a data file (comments and block headings skipped): up to max rows of
+ * up to 8 columns into v; returns the rows read. */
+static int numeric_rows(char *text, double v[][8], int max, int *cols)
+{
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line && n < max; line = strtok(NULL, "\n")) {
+        char *end;
+        double first = strtod(line, &end);
+        if (line[0] == '#' || end == line)
+            continue;
+        int c = 0;
+        v[n][c++] = first;
+        for (char *p = end; c < 8;) {
+            double x = strtod(p, &end);
+            if (end == p)
+                break;
+            v[n][c++] = x;
+            p = end;
+        }
+        cols[n++] = c;
+    }
+    return n;
+}
+
+static int near(double got, double want, double rel)
+{
+    return fabs(got - want) <= rel * fabs(want);
+}
+
+/* tests/data/shape/small_batch.csv: 1e8 weights, per step 6 FLOPs and 6 bytes per weight and
+ * token and 6e5 bytes per token more, so useful_flops / min_bytes = 1000 M / (1000 + M); its
+ * ceilings.csv: copy 4000 GB/s, bf16 GEMM 800 TFLOP/s. */
+static double shape_slope(double m)
+{
+    return 1000 * m / (1000 + m) * 4000 / 1000;     /* FLOP/B x GB/s = GFLOP/s, in TFLOP/s */
+}
+
+/* small_batch's roofline: the copy slope of each M from the file's own FLOP and byte counts
+ * and the folder's copy ceiling, the roof at the GEMM ceiling, the ridge where they meet
+ * (log-log between the rows around it), large_micro at its GEMM rows. */
+Test(plotdata, small_batch_roofline_from_counts_and_ceilings)
+{
+    char out[64];
+    double v[32][8];
+    int cols[32];
+    plot_folder("shape", out, sizeof out);
+    char *gp = slurp(out, "small_batch.gp");
+    char *micro = slurp(out, "small_batch_micro1.dat");
+    char *roof = slurp(out, "small_batch_roof.dat");
+    char *large = slurp(out, "small_batch_large.dat");
+    cr_assert(gp && micro && roof && large);
+    cr_expect_not_null(strstr(gp, "\ncopy = 4000\ngemm = 800\n"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "\ncounts = '6 6 6 6 6 6'\n"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "\nflop_per_byte_per_token = 0.999000999\n"), "%s", gp);
+    /* M, TFLOP/s, GB/s, slope, NVML, SM, tensor; micro1 at 1, 8, 32, 128, 512, 2048 */
+    int n = numeric_rows(micro, v, 32, cols);
+    cr_assert_eq(n, 6, "micro1 rows: %d", n);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(cols[i], 7);
+        cr_expect(near(v[i][3], shape_slope(v[i][0]), 1e-5), "slope at M = %g: %g, want %g",
+                  v[i][0], v[i][3], shape_slope(v[i][0]));
+        cr_expect(v[i][1] < v[i][3] && v[i][1] <= 800, "M = %g: rate %g above its roofs", v[i][0],
+                  v[i][1]);
+    }
+    /* the ridge: between M = 128 (slope 453.9) and 512 (1354.5), log-log */
+    double t = log(800 / shape_slope(128)) / log(shape_slope(512) / shape_slope(128));
+    double ridge = 128 * pow(4, t);
+    char *at = strstr(gp, "\nridge = ");
+    cr_assert_not_null(at, "%s", gp);
+    cr_expect(near(strtod(at + 9, NULL), ridge, 1e-6), "ridge %s, want %g", at + 9, ridge);
+    /* the roofline: min(slope, roof) at each M, the ridge inserted at the roof */
+    n = numeric_rows(roof, v, 32, cols);
+    cr_assert_eq(n, 7, "roof points: %d", n);
+    for (int i = 0, k = 0; i < n; i++) {
+        if (near(v[i][0], ridge, 1e-5)) {
+            cr_expect_eq(v[i][1], 800);
+            k = 1;
+            continue;
+        }
+        cr_expect(near(v[i][1], fmin(shape_slope(v[i][0]), 800), 1e-5), "roof at M = %g: %g",
+                  v[i][0], v[i][1]);
+        cr_expect(k == (v[i][0] > ridge), "M = %g out of order around the ridge", v[i][0]);
+    }
+    /* large_micro: one micro-batch of global_tokens = 4096 rows at 690 TFLOP/s */
+    n = numeric_rows(large, v, 32, cols);
+    cr_assert_eq(n, 1);
+    cr_expect(v[0][0] == 4096 && near(v[0][1], 690, 1e-5), "large_micro at %g, %g", v[0][0],
+              v[0][1]);
+    free(gp);
+    free(micro);
+    free(roof);
+    free(large);
+    remove_out(out);
+}
+
+/* tensor_alignment: odd_hidden's spikes are the dims that are multiples of 8 (and only
+ * those); each bar is drawn against its own math's ceiling from the folder's ceilings.csv. */
+Test(plotdata, tensor_alignment_spikes_and_own_ceilings)
+{
+    static const char *const bars[] = {"\"odd_vocab\" broken 96 800 19\n",
+                                       "\"padded_vocab\" fixed 600 800 83\n",
+                                       "\"fp32\" broken 50 50 0\n", "\"tf32\" fixed 330 400 95\n",
+                                       "\"bf16\" fixed 670 800 92\n"};
+    char out[64];
+    double v[32][8];
+    int cols[32];
+    plot_folder("shape", out, sizeof out);
+    char *gp = slurp(out, "tensor_alignment.gp");
+    char *spikes = slurp(out, "tensor_alignment_spikes.dat");
+    char *bar = slurp(out, "tensor_alignment_bars.dat");
+    char *dims = slurp(out, "tensor_alignment_dim.dat");
+    cr_assert(gp && spikes && bar && dims);
+    cr_expect_not_null(strstr(gp, "\nnsweep = 2\nndim = 34\n"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "\nnspike = 3\n"), "%s", gp);
+    cr_expect_not_null(strstr(gp, "\nbnames = 'odd_vocab padded_vocab fp32 tf32 bf16'\nnbar = 5\n"
+                                  "nbrate = 5\n"), "%s", gp);
+    int n = numeric_rows(spikes, v, 32, cols);
+    cr_assert_eq(n, 3, "spikes: %d", n);
+    for (int i = 0; i < n; i++)
+        cr_expect(v[i][0] == 4088 + 8 * i && near(v[i][1], 650, 1e-5), "spike %d: %g %g", i,
+                  v[i][0], v[i][1]);
+    const char *at = bar;
+    for (int i = 0; i < 5; i++) {
+        const char *hit = strstr(at, bars[i]);
+        cr_expect_not_null(hit, "no bar line %s in\n%s", bars[i], bar);
+        at = hit ? hit : at;                        /* and in this order */
+    }
+    /* two blocks of 17 dims: odd_hidden then aligned_hidden */
+    cr_expect_not_null(strstr(dims, "dim \"odd_hidden\" tflops_useful\n4088 650\n4089 130\n"
+                                    "4090 260\n"), "%s", dims);
+    cr_expect_not_null(strstr(dims, "\n\n\ndim \"aligned_hidden\" tflops_useful\n4088 670\n"),
+                       "%s", dims);
+    free(gp);
+    free(spikes);
+    free(bar);
+    free(dims);
+    remove_out(out);
+}

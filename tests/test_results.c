@@ -199,8 +199,18 @@ Test(results, metric_table_v2_columns)
     };
     size_t found = 0;
     for (int i = 0; i < uf_n_metrics; i++) {
-        cr_assert(uf_metrics[i].since >= 1 && uf_metrics[i].since <= 4, "%s",
+        cr_assert(uf_metrics[i].since >= 1 && uf_metrics[i].since <= 5, "%s",
                   uf_metrics[i].name);
+        if (uf_metrics[i].since == 5) {     /* v5: the host's calls, after the copy overlap */
+            static const char *const v5[] = {
+                "syncs_per_step", "stream_syncs_per_step", "context_syncs_per_step",
+                "event_syncs_per_step", "pageable_copies_per_step", "drains_per_step",
+                "sync_gap_us"};
+            int k = i - uf_metric_index("syncs_per_step");
+            cr_assert(k >= 0 && k < 7 && uf_metric_index("copy_overlap_pct") ==
+                                             uf_metric_index("syncs_per_step") - 1);
+            cr_assert_str_eq(uf_metrics[i].name, v5[k]);
+        }
         if (uf_metrics[i].since == 4) {     /* v4: the GPM agreement after the GPM figures */
             cr_assert_str_eq(uf_metrics[i].name, "gpm_agree_pts");
             cr_assert_str_eq(uf_metrics[i - 1].name, "gpm_dram_pct");
@@ -374,13 +384,15 @@ Test(results, csv_layout)
     make_table(&t);
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v4\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
+    cr_assert(strncmp(text, "# underfed-results v5\n# scenario: launch_storm\n# gpu: NVIDIA H200\n",
                       66) == 0, "%s", text);
     cr_assert(strstr(text, "# unit.tokens_per_s: tokens/s\n") != NULL);
     cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,step_ms_min,step_ms_max,"
                            "step_ms_mean,spread_pct,") != NULL);
     cr_assert(strstr(text, ",comm_overlap_pct,comm_exposed_ms,comm_sm_pct,copy_overlap_pct,"
-                           "sm_active_pct,") != NULL);
+                           "syncs_per_step,stream_syncs_per_step,context_syncs_per_step,"
+                           "event_syncs_per_step,pageable_copies_per_step,drains_per_step,"
+                           "sync_gap_us,sm_active_pct,") != NULL);
     cr_assert(strstr(text, ",nvml_util_pct,sm_clock_mhz,sm_clock_min_mhz,power_w,"
                            "useful_flops,") != NULL);
     cr_assert(strstr(text, ",max_rel_err,tokens_per_s,pad_pct,skip_reason\n") != NULL);
@@ -476,6 +488,14 @@ Test(results, reader_format_versions)
     cr_assert_float_eq(t.rows[0].step_ms_mean, 1.5, 0.0);
     cr_assert(isnan(t.rows[0].gpm_agree_pts));
     uf_table_free(&t);
+    /* v4 (before the host-call columns) is read, those empty */
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, DATA("good_v4.csv"), err, sizeof err), 0, "%s", err);
+    cr_assert_eq(t.n_rows, 2);
+    cr_assert_float_eq(t.rows[0].sm_clock_mhz, 1712.5, 0.0);
+    cr_assert(isnan(t.rows[0].drains_per_step) && isnan(t.rows[0].syncs_per_step));
+    cr_assert(isnan(t.rows[0].sync_gap_us));
+    uf_table_free(&t);
 
     /* the same for the NVML clock and power columns, on edited copies of the fixtures */
     char *dir = make_tmpdir();
@@ -492,6 +512,12 @@ Test(results, reader_format_versions)
     join(path, sizeof path, dir, "v3_with_agreement.csv");
     write_edited(DATA("good_v3.csv"), path, ",gpm_dram_pct,", ",gpm_dram_pct,gpm_agree_pts,");
     expect_read_error(path, 6, "column 'gpm_agree_pts' is not in format v3");
+    join(path, sizeof path, dir, "v5_no_drains.csv");
+    write_edited(DATA("good.csv"), path, ",drains_per_step,", ",");
+    expect_read_error(path, 6, "missing required column 'drains_per_step'");
+    join(path, sizeof path, dir, "v4_with_drains.csv");
+    write_edited(DATA("good_v4.csv"), path, ",copy_overlap_pct,", ",copy_overlap_pct,drains_per_step,");
+    expect_read_error(path, 6, "column 'drains_per_step' is not in format v4");
     join(path, sizeof path, dir, "v2_with_mean.csv");
     write_edited(DATA("good_v2.csv"), path, ",step_ms_max,", ",step_ms_max,step_ms_mean,");
     expect_read_error(path, 6, "column 'step_ms_mean' is not in format v2");
@@ -544,7 +570,7 @@ Test(results, json_is_well_formed)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":4",
+    const char *keys[] = {"\"format\":\"underfed-results\"", "\"version\":5",
                           "\"scenario\":\"launch_storm\"", "\"meta\":{\"gpu\":\"NVIDIA H200\"",
                           "\"axes\":[\"elems\",\"ops\"]",
                           "\"extras\":[{\"name\":\"tokens_per_s\",\"unit\":\"tokens/s\"}",
@@ -759,7 +785,9 @@ Test(results, per_device_metrics)
         "idle_other_pct", "comm_overlap_pct", "comm_exposed_ms", "comm_sm_pct",
         "copy_overlap_pct", "sm_active_pct", "occupancy_pct", "tensor_active_pct", "dram_pct",
         "gpm_sm_active_pct", "gpm_occupancy_pct", "gpm_tensor_active_pct", "gpm_dram_pct",
-        "gpm_agree_pts", "nvml_util_pct", "sm_clock_mhz", "sm_clock_min_mhz", "power_w"};
+        "gpm_agree_pts", "nvml_util_pct", "sm_clock_mhz", "sm_clock_min_mhz", "power_w",
+        "syncs_per_step", "stream_syncs_per_step", "context_syncs_per_step",
+        "event_syncs_per_step", "pageable_copies_per_step", "drains_per_step", "sync_gap_us"};
     size_t n = sizeof per_device / sizeof per_device[0], found = 0;
     for (int i = 0; i < uf_n_metrics; i++) {
         int listed = 0;
@@ -801,7 +829,7 @@ Test(results, rank_lines_round_trip)
     t.rows[0].ranks[0].step_ms = 99;
     cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
-    cr_assert(strncmp(text, "# underfed-results v4\n", 22) == 0, "%.40s", text);
+    cr_assert(strncmp(text, "# underfed-results v5\n", 22) == 0, "%.40s", text);
     cr_assert(strstr(text, "\nvariant,role,rank,elems,ops,step_ms,") != NULL);
     cr_assert(strstr(text, "\neager,broken,,4096,64,1.25,") != NULL, "the row: rank empty");
     cr_assert(strstr(text, "\neager,broken,0,4096,64,,") != NULL, "rank 0, no step_ms");
@@ -856,7 +884,7 @@ Test(results, json_with_ranks)
     cr_assert_eq(uf_table_write_json(&t, path, err, sizeof err), 0, "%s", err);
     char *text = read_text(path);
     cr_assert(json_valid(text), "not valid JSON:\n%s", text);
-    cr_assert(strstr(text, "\"version\":4") != NULL);
+    cr_assert(strstr(text, "\"version\":5") != NULL);
     cr_assert(strstr(text, ",\"ranks\":[{\"rank\":0,\"metrics\":{\"busy_pct\":40,") != NULL,
               "%s", text);
     cr_assert(strstr(text, "{\"rank\":1,\"metrics\":{\"busy_pct\":41,") != NULL);
@@ -894,7 +922,7 @@ Test(results, reader_refuses_misplaced_rank_lines)
         {"\neager,broken,0,", "\neager,broken,x,", "column 'rank': 'x' is not a number", 2},
         {"\neager,broken,0,", "\neager,broken,nan,", "column 'rank': 'nan' is not a number", 2},
         {"variant,role,rank,", "variant,role,", "missing required column 'rank'", 0},
-        {"# underfed-results v4", "# underfed-results v2", "bad axis column 'rank'", 0},
+        {"# underfed-results v5", "# underfed-results v2", "bad axis column 'rank'", 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         join(path, sizeof path, dir, "bad.csv");
@@ -1040,16 +1068,16 @@ Test(hostile, impossible_values_name_line_and_column)
         {"4096,1.25,", "4096,1.25 ,", 7, 20, "'1.25 ' is not a number"},
         {"4096,1.25,", "4096,.,", 7, 20, "'.' is not a number"},
         {"eager,broken,,4096,", "eager,broken,,0x10,", 7, 15, "column 'elems': '0x10'"},
-        {",1000,\n", ",nan,\n", 7, 100, "column 'tokens_per_s': 'nan' is not a number"},
+        {",1000,\n", ",nan,\n", 7, 107, "column 'tokens_per_s': 'nan' is not a number"},
         /* ranges */
         {"4096,1.25,", "4096,0,", 7, 20, "column 'step_ms': 0 is outside its valid range > 0"},
         {"4096,1.25,", "4096,-1.25,", 7, 20, "'step_ms': -1.25 is outside"},
         {",37.5,", ",-50,", 7, 35, "column 'busy_pct': -50 is outside its valid range [0, 100]"},
         {",37.5,", ",500,", 7, 35, "column 'busy_pct': 500 is outside its valid range [0, 100]"},
         {"4096,1.25,,,1.5,,", "4096,1.25,,,1.5,-3,", 7, 31, "column 'spread_pct': -3 is outside"},
-        {",1,,1000,", ",0.5,,1000,", 7, 97, "column 'verified': 0.5 is outside its valid range "
+        {",1,,1000,", ",0.5,,1000,", 7, 104, "column 'verified': 0.5 is outside its valid range "
                                            "0 or 1"},
-        {",1712.5,", ",-1712.5,", 7, 70, "column 'sm_clock_mhz': -1712.5 is outside"},
+        {",1712.5,", ",-1712.5,", 7, 77, "column 'sm_clock_mhz': -1712.5 is outside"},
     };
     expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
 }
@@ -1303,7 +1331,7 @@ Test(hostile, many_rows_read_without_quadratic_time, .timeout = 30)
 {
     enum { ROWS = 40000 };
     uf_strbuf b = {0};
-    uf_sb_puts(&b, "# underfed-results v4\n# scenario: many\nvariant,role,rank,elems");
+    uf_sb_puts(&b, "# underfed-results v5\n# scenario: many\nvariant,role,rank,elems");
     for (int i = 0; i < uf_n_metrics; i++)
         uf_sb_printf(&b, ",%s", uf_metrics[i].name);
     uf_sb_puts(&b, ",skip_reason\n");

@@ -657,3 +657,231 @@ Test(nvml, util_window_whole_intervals_only)
     cr_assert(isnan(uf_util_window(ts, v, 0, 0, 1000000, &used)));
     cr_assert(isnan(uf_util_window(ts, v, 1, 0, 1000000, &used)));
 }
+
+/* ---- host calls: syncs, pageable copies, drains, the gap after a drain ------------------ */
+
+#define US 1000u    /* these timelines are written in µs */
+
+static uf_api_call call(uint64_t start_us, uint64_t end_us, uint32_t corr, const char *name)
+{
+    uf_api_call c = {.start_ns = start_us * US, .end_ns = end_us * US, .correlation_id = corr,
+                     .is_runtime = 1, .name = name};
+    return c;
+}
+
+static uf_activity act_us(uint64_t start_us, uint64_t end_us, uint32_t corr, uint8_t kind)
+{
+    uf_activity a = kernel(start_us * US, end_us * US, corr);
+    a.kind = kind;
+    return a;
+}
+
+static uf_sync_record sync_rec(uint64_t start_us, uint64_t end_us, uint8_t kind)
+{
+    uf_sync_record s = {.start_ns = start_us * US, .end_ns = end_us * US, .kind = kind};
+    return s;
+}
+
+static uf_timeline host_tl(const uf_activity *acts, size_t n_acts, const uf_api_call *apis,
+                           size_t n_apis, const uf_sync_record *syncs, size_t n_syncs,
+                           const uint64_t *step_begin, int n_steps, uint64_t enqueued_us)
+{
+    uf_timeline tl = make_tl(acts, n_acts, apis, n_apis, step_begin[0], n_steps);
+    tl.step_begin_ns = step_begin;
+    tl.syncs = syncs;
+    tl.n_syncs = n_syncs;
+    tl.steps_enqueued_ns = enqueued_us * US;
+    return tl;
+}
+
+/* loss.item(): 3 kernels, a stream synchronize that returns when the last one ends, the next
+ * step's kernel launched 100 µs later. Then the caller's own closing event wait, after
+ * steps_enqueued_ns, which also spans the end of the device's work: not a step's sync. */
+Test(host_calls, stream_sync_drains_and_its_gap)
+{
+    const uint64_t step_begin[] = {5 * US};
+    const uf_activity acts[] = {
+        act_us(100, 200, 1, UF_ACT_KERNEL), act_us(200, 300, 2, UF_ACT_KERNEL),
+        act_us(300, 400, 3, UF_ACT_KERNEL), act_us(510, 800, 5, UF_ACT_KERNEL)};
+    const uf_api_call apis[] = {
+        call(10, 12, 1, "cudaLaunchKernel_v7000"), call(20, 22, 2, "cudaLaunchKernel_v7000"),
+        call(30, 32, 3, "cudaLaunchKernel_v7000"), call(40, 405, 4, "cudaStreamSynchronize_v3020"),
+        call(420, 430, 8, "cudaMalloc_v3020"),  /* the device ran dry before it: no drain */
+        call(505, 507, 5, "cudaLaunchKernel_v7000"),
+        /* the harness's closing mark and wait */
+        call(700, 701, 6, "cudaEventRecord_v3020"), call(710, 805, 7, "cudaEventSynchronize_v3020")};
+    const uf_sync_record syncs[] = {sync_rec(41, 404, UF_SYNC_STREAM),
+                                    sync_rec(711, 804, UF_SYNC_EVENT)};
+    uf_timeline tl = host_tl(acts, 4, apis, 8, syncs, 2, step_begin, 1, 700);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.syncs_per_step, 1.0, EPS);
+    cr_assert_float_eq(m.stream_syncs_per_step, 1.0, EPS);
+    cr_assert_float_eq(m.event_syncs_per_step, 0.0, EPS, "the closing wait is not a step's");
+    cr_assert_float_eq(m.context_syncs_per_step, 0.0, EPS);
+    cr_assert_float_eq(m.drains_per_step, 1.0, EPS, "the closing wait is not a drain");
+    cr_assert_float_eq(m.sync_gap_us, 110.0, EPS, "last end 400 µs, next start 510 µs");
+    cr_assert_float_eq(m.pageable_copies_per_step, 0.0, EPS);
+
+    /* Without steps_enqueued_ns the window is unknown: not measured, never guessed. */
+    tl.steps_enqueued_ns = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert(isnan(m.syncs_per_step) && isnan(m.drains_per_step) && isnan(m.sync_gap_us));
+    cr_assert(!isnan(m.busy_pct));
+    /* A window ending after the closing wait counts it: the bound is what excludes it. */
+    tl.steps_enqueued_ns = 900 * US;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.syncs_per_step, 2.0, EPS);
+    cr_assert_float_eq(m.drains_per_step, 2.0, EPS);
+    /* Calls before the first step do not count either. */
+    const uint64_t late_begin[] = {35 * US};
+    tl = host_tl(acts, 4, apis, 8, syncs, 2, late_begin, 1, 700);
+    tl.measure_begin_ns = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 1.0, EPS);
+    const uint64_t after_sync[] = {45 * US};
+    tl = host_tl(acts, 4, apis, 8, syncs, 2, after_sync, 1, 700);
+    tl.measure_begin_ns = 0;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
+    cr_assert_float_eq(m.syncs_per_step, 0.0, EPS);
+}
+
+/* The drains one by one (what the doctor reads): the same window and rule as drains_per_step
+ * and the gaps sync_gap_us averages; none without steps_enqueued_ns. */
+Test(host_calls, drains_listed_as_analyze_counts_them)
+{
+    const uint64_t step_begin[] = {5 * US};
+    const uf_activity acts[] = {
+        act_us(100, 200, 1, UF_ACT_KERNEL), act_us(200, 400, 2, UF_ACT_KERNEL),
+        act_us(510, 800, 5, UF_ACT_KERNEL)};
+    const uf_api_call apis[] = {
+        call(10, 12, 1, "cudaLaunchKernel_v7000"), call(20, 22, 2, "cudaLaunchKernel_v7000"),
+        call(40, 405, 4, "cudaStreamSynchronize_v3020"),
+        call(505, 507, 5, "cudaLaunchKernel_v7000"),
+        call(510, 801, 6, "cudaDeviceSynchronize_v3020")};  /* drains, nothing follows */
+    uf_timeline tl = host_tl(acts, 3, apis, 5, NULL, 0, step_begin, 1, 900);
+    uf_drain *dr;
+    size_t n;
+    cr_assert_eq(uf_timeline_drains(&tl, &dr, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_expect(dr[0].start_ns == 40 * US && dr[0].end_ns == 405 * US);
+    cr_expect(dr[0].has_gap && dr[0].gap_ns == 110 * US, "last end 400 µs, next start 510 µs");
+    cr_expect(dr[1].start_ns == 510 * US && !dr[1].has_gap, "no device work after it");
+    free(dr);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_expect_float_eq(m.drains_per_step, 2.0, EPS);
+    cr_expect_float_eq(m.sync_gap_us, 110.0, EPS, "the mean over the drains with a gap");
+    tl.steps_enqueued_ns = 0;
+    cr_assert_eq(uf_timeline_drains(&tl, &dr, &n), 0);
+    cr_expect(n == 0 && dr == NULL);
+}
+
+/* A copy's direction and pageable flag come from its memory kinds. */
+Test(host_calls, copy_direction_and_pageable_from_memory_kinds)
+{
+    static const struct {
+        uint8_t src, dst;
+        uf_copy_kind direction;
+        int pageable;
+    } rows[] = {
+        {UF_MEM_PAGEABLE, UF_MEM_DEVICE, UF_COPY_HTOD, 1},
+        {UF_MEM_PINNED, UF_MEM_DEVICE, UF_COPY_HTOD, 0},
+        {UF_MEM_DEVICE, UF_MEM_PAGEABLE, UF_COPY_DTOH, 1},
+        {UF_MEM_DEVICE, UF_MEM_ARRAY, UF_COPY_DTOD, 0},
+        {UF_MEM_DEVICE, UF_MEM_MANAGED, UF_COPY_OTHER, 0},  /* managed: no one side */
+        {UF_MEM_PAGEABLE, UF_MEM_PAGEABLE, UF_COPY_OTHER, 1}, /* host to host */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        uf_activity c = act_us(0, 1, 1, UF_ACT_MEMCPY);
+        c.src_mem = rows[i].src;
+        c.dst_mem = rows[i].dst;
+        cr_expect_eq(uf_copy_direction(&c), rows[i].direction, "row %zu", i);
+        cr_expect_eq(uf_copy_pageable(&c), rows[i].pageable, "row %zu", i);
+        c.kind = UF_ACT_KERNEL;
+        cr_expect(uf_copy_direction(&c) == UF_COPY_OTHER && !uf_copy_pageable(&c),
+                  "a kernel is no copy");
+    }
+}
+
+/* deferred: an event wait on a copy three steps old while later kernels run through it: a
+ * sync (the host blocked), but no drain (the device still had queued work). */
+Test(host_calls, event_wait_on_old_work_is_no_drain)
+{
+    const uint64_t step_begin[] = {5 * US, 45 * US};
+    const uf_activity acts[] = {act_us(100, 300, 1, UF_ACT_KERNEL),
+                                act_us(300, 500, 2, UF_ACT_KERNEL),
+                                act_us(500, 700, 3, UF_ACT_KERNEL)};
+    const uf_api_call apis[] = {
+        call(10, 12, 1, "cudaLaunchKernel_v7000"), call(20, 22, 2, "cudaLaunchKernel_v7000"),
+        call(30, 32, 3, "cudaLaunchKernel_v7000"), call(40, 250, 4, "cudaEventSynchronize_v3020")};
+    const uf_sync_record syncs[] = {sync_rec(41, 249, UF_SYNC_EVENT),
+                                    sync_rec(50, 51, UF_SYNC_STREAM_WAIT)};
+    uf_timeline tl = host_tl(acts, 3, apis, 4, syncs, 2, step_begin, 2, 800);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.event_syncs_per_step, 0.5, EPS, "one event sync in two steps");
+    cr_assert_float_eq(m.syncs_per_step, 0.5, EPS, "a stream wait does not block the host");
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS, "t_last 700 µs is after the call's end");
+    cr_assert(isnan(m.sync_gap_us));
+}
+
+/* A copy to pageable memory whose call returns after the previous kernel ended and the copy
+ * ran: a pageable copy and a drain. The same into pinned memory returns at once: neither. */
+Test(host_calls, pageable_copy_drains_pinned_does_not)
+{
+    const uint64_t step_begin[] = {5 * US};
+    uf_activity acts[] = {act_us(100, 300, 1, UF_ACT_KERNEL), act_us(305, 315, 2, UF_ACT_MEMCPY),
+                          act_us(410, 500, 3, UF_ACT_KERNEL)};
+    acts[1].src_mem = UF_MEM_DEVICE;
+    acts[1].dst_mem = UF_MEM_PAGEABLE;
+    uf_api_call apis[] = {call(10, 12, 1, "cudaLaunchKernel_v7000"),
+                          call(20, 320, 2, "cudaMemcpyAsync_v3020"),
+                          call(400, 402, 3, "cudaLaunchKernel_v7000")};
+    uf_timeline tl = host_tl(acts, 3, apis, 3, NULL, 0, step_begin, 1, 600);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.pageable_copies_per_step, 1.0, EPS);
+    cr_assert_float_eq(m.drains_per_step, 1.0, EPS);
+    cr_assert_float_eq(m.sync_gap_us, 95.0, EPS, "the copy ended at 315 µs, next kernel 410");
+    cr_assert_float_eq(m.syncs_per_step, 0.0, EPS, "no SYNCHRONIZATION record here");
+
+    acts[1].dst_mem = UF_MEM_PINNED;
+    apis[1].end_ns = 25 * US;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.pageable_copies_per_step, 0.0, EPS);
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
+    /* A source in pageable memory counts too. */
+    acts[1].src_mem = UF_MEM_PAGEABLE;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.pageable_copies_per_step, 1.0, EPS);
+}
+
+/* A launch (or an error query) in flight while the device runs dry is no drain: the host was
+ * busy launching, not waiting. A cudaFree over the same instant is one. */
+Test(host_calls, launches_are_not_drains)
+{
+    const uint64_t step_begin[] = {5 * US};
+    const uf_activity acts[] = {act_us(100, 200, 1, UF_ACT_KERNEL),
+                                act_us(260, 300, 2, UF_ACT_KERNEL)};
+    uf_api_call apis[] = {call(10, 12, 1, "cudaLaunchKernel_v7000"),
+                          call(150, 250, 2, "cudaLaunchKernel_v7000")};
+    uf_timeline tl = host_tl(acts, 2, apis, 2, NULL, 0, step_begin, 1, 400);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
+    apis[1].name = "cudaGetLastError_v3020";
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
+    apis[1].name = "cudaFree_v3020";
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 1.0, EPS);
+    cr_assert_float_eq(m.sync_gap_us, 60.0, EPS);
+    apis[1].is_runtime = 0;     /* a driver call inside a runtime one would count it twice */
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
+    cr_assert(uf_api_never_waits("cudaGraphLaunch_v10000"));
+    cr_assert(!uf_api_never_waits("cudaStreamSynchronize_v3020"));
+    cr_assert(!uf_api_never_waits(NULL));
+}

@@ -317,6 +317,213 @@ static int fig_flops(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "varlen_attention");
 }
 
+/* The M (GEMM rows) of a small_batch row: tokens per step / micro-batches, NaN when absent. */
+static double gemm_rows(const uf_table *t, const uf_row *r)
+{
+    return pd_metric(t, r, "tokens_per_step") / pd_metric(t, r, "micro_batches");
+}
+
+/* The rate the copy ceiling allows a row, TFLOP/s: its useful FLOPs per byte (the scenario's
+ * own counts, useful_flops / min_bytes) x the copy bandwidth (GB/s); NaN when absent. */
+static double copy_slope(const uf_table *t, const uf_row *r, double copy_gbs)
+{
+    return pd_metric(t, r, "useful_flops") / pd_metric(t, r, "min_bytes") * copy_gbs / 1000;
+}
+
+/* Where the copy slope meets the GEMM roof along the sweep (rows in order of M, slope[i] at
+ * m[i]): M interpolated log-log between the last row under the roof and the next; NaN when the
+ * slope does not cross it. */
+static double ridge_of(const double *m, const double *slope, int n, double gemm)
+{
+    for (int i = 1; i < n; i++) {
+        if (!(slope[i - 1] < gemm && slope[i] >= gemm))
+            continue;
+        double t = log(gemm / slope[i - 1]) / log(slope[i] / slope[i - 1]);
+        return exp(log(m[i - 1]) + t * log(m[i] / m[i - 1]));
+    }
+    return NAN;
+}
+
+/* small_batch's micro1 sweep: "tokens "micro1" ..." then per M its rate, weight GB/s, copy
+ * slope and utilizations; the roofline (min of slope and roof, the ridge point inserted) into
+ * roof. count: [rate, gbs, slope, nvml, sm, tensor]. Returns the useful FLOPs per byte per
+ * token at the smallest M with a slope (NaN: none), and the ridge's M in *ridge. */
+static double micro1_sweep(uf_strbuf *b, uf_strbuf *roof, const pd_source *s, int ax,
+                           const double *point, double copy, double gemm, int *count,
+                           double *ridge)
+{
+    static const char *const util[] = {"nvml_util_pct", "sm_active_pct", "tensor_active_pct"};
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    double *m = malloc((size_t)(s->t->n_rows + 1) * 2 * sizeof *m);
+    double *slope = m ? m + s->t->n_rows + 1 : NULL;
+    double per_token = NAN;
+    int n = rows && m && ax >= 0 ? tq_sweep_rows(s->t, "micro1", ax, point, rows) : 0, k = 0;
+    b->failed |= !rows || !m;
+    uf_sb_puts(b, "tokens \"micro1\" tflops_useful gbs copy_slope_tflops nvml_util_pct "
+                  "sm_active_pct tensor_active_pct\n");
+    for (int i = 0; i < n; i++) {
+        double v[6] = {pd_metric(s->t, rows[i], "tflops_useful"),
+                       pd_metric(s->t, rows[i], "gbs"), copy_slope(s->t, rows[i], copy)};
+        for (int c = 0; c < 3; c++)
+            v[3 + c] = pd_metric(s->t, rows[i], util[c]);
+        uf_sb_printf(b, "%.10g", rows[i]->axis[ax]);
+        for (int c = 0; c < 6; c++) {
+            pd_put_num(b, v[c]);
+            count[c] += !isnan(v[c]);
+        }
+        uf_sb_puts(b, "\n");
+        if (isnan(v[2]))
+            continue;
+        if (isnan(per_token))
+            per_token = v[2] * 1000 / copy / rows[i]->axis[ax];
+        m[k] = rows[i]->axis[ax];
+        slope[k++] = v[2];
+    }
+    *ridge = ridge_of(m, slope, k, gemm);
+    for (int i = 0; i < k; i++) {
+        if (i > 0 && m[i - 1] < *ridge && *ridge <= m[i])
+            uf_sb_printf(roof, "%.6g %.6g\n", *ridge, gemm);
+        uf_sb_printf(roof, "%.10g %.6g\n", m[i], fmin(slope[i], gemm));
+    }
+    free(rows);
+    free(m);
+    return per_token;
+}
+
+/* small_batch: micro1 against M on a roofline (useful TFLOP/s under the measured bf16 GEMM
+ * roof and the copy slope, weight GB/s on a second axis), large_micro (at its GEMM rows) and
+ * wave as markers; micro1's NVML util, SM active and tensor active on the same M axis. */
+static int fig_small_batch(const pd_source *s, const double *point)
+{
+    static const char *const rate[] = {"tflops_useful", "gbs"};
+    int count[6] = {0}, nwave[2] = {0, 0}, ax = tq_axis_index(s->t, "tokens");
+    double copy, gemm, ridge;
+    pd_fig f;
+    if (pd_ceiling(s->dir, "copy_d2d_gbs", &copy) != 0 ||
+        pd_ceiling(s->dir, "gemm_bf16_tflops", &gemm) != 0)
+        return -1;
+    begin(&f, s);
+    pd_num(&f, "copy", copy);
+    pd_num(&f, "gemm", gemm);
+    uf_strbuf *b = pd_dat(&f, "micro", "_micro1");
+    uf_strbuf *roof = pd_dat(&f, "roof", "_roof");
+    double per_token = micro1_sweep(b, roof, s, ax, point, copy, gemm, count, &ridge);
+    pd_num(&f, "flop_per_byte_per_token", per_token);
+    pd_num(&f, "ridge", ridge);
+    pd_counts(&f, "counts", count, 6);
+    uf_strbuf *w = pd_dat(&f, "wave", "_wave");
+    if (ax >= 0 && tq_has_variant(s->t, "wave"))
+        pd_points(w, s->t, ax, point, "wave", rate, 2, nwave);
+    pd_int(&f, "nwave", nwave[0]);
+    /* large_micro: one point, at the rows of its GEMMs */
+    const uf_row *large = tq_row_at(s->t, "large_micro", point);
+    double lx = large ? gemm_rows(s->t, large) : NAN;
+    double ly = large ? pd_metric(s->t, large, "tflops_useful") : NAN;
+    int has_large = isfinite(lx) && isfinite(ly);
+    uf_strbuf *l = pd_dat(&f, "large", "_large");
+    if (has_large)
+        uf_sb_printf(l, "%.6g %.6g\n", lx, ly);
+    pd_int(&f, "nlarge", has_large);
+    return pd_fig_commit(&f, "small_batch");
+}
+
+/* The ceiling of a tensor_alignment variant's own math: fp32 FMA, TF32, else bf16. */
+static const char *own_ceiling(const char *variant)
+{
+    return strcmp(variant, "fp32") == 0   ? "gemm_fp32_tflops"
+           : strcmp(variant, "tf32") == 0 ? "gemm_tf32_tflops"
+                                          : "gemm_bf16_tflops";
+}
+
+/* odd_hidden's and aligned_hidden's useful TFLOP/s along dim, a block each, as pd_points
+ * writes them: variables nsweep (blocks) and ndim (rates). */
+static void alignment_sweep(pd_fig *f, const pd_source *s, int ax, const double *point)
+{
+    static const char *const cols[] = {"tflops_useful"};
+    uf_strbuf *b = pd_dat(f, "dims", "_dim");
+    int nsweep = 0, nrate = 0, count[1];
+    for (int v = 0; v < 2 && ax >= 0; v++) {
+        const char *name = v == 0 ? "odd_hidden" : "aligned_hidden";
+        if (!tq_has_variant(s->t, name))
+            continue;
+        uf_sb_puts(b, nsweep++ ? "\n\n" : "");
+        pd_points(b, s->t, ax, point, name, cols, 1, count);
+        nrate += count[0];
+    }
+    pd_int(f, "nsweep", nsweep);
+    pd_int(f, "ndim", nrate);
+}
+
+/* odd_hidden at each dim that is a multiple of 8 (a 16-byte bf16 row): "dim TFLOP/s" lines,
+ * their number as nspike. */
+static void alignment_spikes(pd_fig *f, const pd_source *s, int ax, const double *point)
+{
+    uf_strbuf *sp = pd_dat(f, "spikes", "_spikes");
+    const uf_row **rows = malloc((size_t)(s->t->n_rows + 1) * sizeof *rows);
+    int n = rows && ax >= 0 ? tq_sweep_rows(s->t, "odd_hidden", ax, point, rows) : 0, k = 0;
+    f->vars.failed |= !rows;
+    for (int i = 0; i < n; i++) {
+        double x = rows[i]->axis[ax], y = pd_metric(s->t, rows[i], "tflops_useful");
+        if (fmod(x, 8) == 0 && !isnan(y)) {
+            uf_sb_printf(sp, "%.10g %.6g\n", x, y);
+            k++;
+        }
+    }
+    free(rows);
+    pd_int(f, "nspike", k);
+}
+
+/* The vocabulary pair and the precision ladder at point, a line each: "variant" role, useful
+ * TFLOP/s, its own math's ceiling, tensor active; their names as bnames, nbar and nbrate
+ * (bars with a rate). 0, or -1 when the ceilings file is malformed. */
+static int alignment_bars(pd_fig *f, const pd_source *s, const double *point)
+{
+    static const char *const bars[] = {"odd_vocab", "padded_vocab", "fp32", "tf32", "bf16"};
+    uf_strbuf *bb = pd_dat(f, "bars", "_bars");
+    uf_strbuf names = {0};
+    int nbar = 0, nrate = 0, rc = 0;
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0] && rc == 0; i++) {
+        const uf_row *r = tq_row_at(s->t, bars[i], point);
+        double ceiling, rate = r ? pd_metric(s->t, r, "tflops_useful") : NAN;
+        if (!r || (rc = pd_ceiling(s->dir, own_ceiling(bars[i]), &ceiling)) != 0)
+            continue;
+        uf_sb_printf(bb, "\"%s\" %s", bars[i], r->role[0] ? r->role : "-");
+        pd_put_num(bb, rate);
+        pd_put_num(bb, ceiling);
+        pd_put_num(bb, pd_metric(s->t, r, "tensor_active_pct"));
+        uf_sb_puts(bb, "\n");
+        uf_sb_printf(&names, "%s%s", nbar++ ? " " : "", bars[i]);
+        nrate += !isnan(rate);
+    }
+    f->vars.failed |= names.failed;
+    pd_str(f, "bnames", names.data ? names.data : "");
+    pd_int(f, "nbar", nbar);
+    pd_int(f, "nbrate", nrate);
+    free(names.data);
+    return rc;
+}
+
+/* tensor_alignment: odd_hidden and aligned_hidden's TFLOP/s against dim, odd_hidden's points
+ * at multiples of 8 (16-byte bf16 rows) apart as spikes; the vocabulary pair and the
+ * precision ladder at the default point as bars, each with its own math's measured ceiling. */
+static int fig_alignment(const pd_source *s, const double *point)
+{
+    int ax = tq_axis_index(s->t, "dim");
+    double gemm;
+    pd_fig f;
+    if (pd_ceiling(s->dir, "gemm_bf16_tflops", &gemm) != 0)
+        return -1;
+    begin(&f, s);
+    pd_num(&f, "gemm", gemm);
+    alignment_sweep(&f, s, ax, point);
+    alignment_spikes(&f, s, ax, point);
+    if (alignment_bars(&f, s, point) != 0) {
+        pd_fig_free(&f);
+        return -1;
+    }
+    return pd_fig_commit(&f, "tensor_alignment");
+}
+
 static const struct scenario_figure {
     const char *scenario;                   /* also its script: plots/SCENARIO.gp */
     int (*write)(const pd_source *s, const double *point);
@@ -324,7 +531,9 @@ static const struct scenario_figure {
     {"allreduce_overlap", fig_buckets},
     {"checkpoint_recompute", fig_pareto},
     {"elementwise_chain", fig_chain},
+    {"small_batch", fig_small_batch},
     {"starved_input", fig_workers},
+    {"tensor_alignment", fig_alignment},
     {"varlen_attention", fig_flops},
 };
 

@@ -58,7 +58,7 @@ typedef struct recorder {
     pthread_mutex_t lock;
     uf_activity *acts;
     uf_api_call *apis;
-    uf_sync_call *syncs;
+    uf_sync_record *syncs;
     marker *markers;
     int n_acts, cap_acts, n_apis, cap_apis, n_syncs, cap_syncs, n_markers, cap_markers;
     char **names;               /* interned names: an open-addressing set, n_names of cap */
@@ -188,16 +188,6 @@ static void add_kernel(const CUpti_ActivityKernel10 *k)
     a->is_comm = name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
 }
 
-static uint8_t copy_kind(uint8_t cupti_kind)
-{
-    switch (cupti_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return UF_COPY_HTOD;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return UF_COPY_DTOH;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return UF_COPY_DTOD;
-    default: return UF_COPY_OTHER;
-    }
-}
-
 static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
     uf_activity *a = APPEND(acts, n_acts, cap_acts);
@@ -205,9 +195,9 @@ static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
         return;
     *a = (uf_activity){.start_ns = m->start, .end_ns = m->end, .correlation_id = m->correlationId,
                        .device_id = m->deviceId, .stream_id = m->streamId, .kind = UF_ACT_MEMCPY,
-                       .copy_kind = copy_kind(m->copyKind), .bytes = m->bytes,
-                       .pageable = m->srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
-                                   m->dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE};
+                       .bytes = m->bytes,
+                       /* CUpti_ActivityMemoryKind: uf_mem_kind has its values */
+                       .src_mem = m->srcKind, .dst_mem = m->dstKind};
 }
 
 static void add_memset(const CUpti_ActivityMemset4 *m)
@@ -235,13 +225,15 @@ static void add_api(const CUpti_ActivityAPI *r)
 
 static void add_sync(const CUpti_ActivitySynchronization2 *s)
 {
-    uf_sync_call *y = APPEND(syncs, n_syncs, cap_syncs);
+    uf_sync_record *y = APPEND(syncs, n_syncs, cap_syncs);
     if (y == NULL)
         return;
+    /* CUpti_ActivitySynchronizationType: uf_sync_kind has its values; later ones are OTHER */
     uint8_t kind = s->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
                        ? (uint8_t)s->type : UF_SYNC_OTHER;
-    *y = (uf_sync_call){.start_ns = s->start, .end_ns = s->end,
-                        .correlation_id = s->correlationId, .kind = kind};
+    *y = (uf_sync_record){.start_ns = s->start, .end_ns = s->end,
+                          .correlation_id = s->correlationId, .stream_id = s->streamId,
+                          .kind = kind};
 }
 
 static void add_marker(const CUpti_ActivityMarker2 *m)

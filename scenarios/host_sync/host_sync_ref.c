@@ -1,0 +1,98 @@
+/* host_sync's plain-C parts: see host_sync_ref.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_sync_ref.h"
+
+/* x·W for the checked rows, layer by layer: each weight is drawn once per layer and used for
+ * every row (the weights never sit in host memory: 8 layers of 4096^2 would be 512 MiB). */
+static void chain_layer(uint32_t key, int d, float amplitude, const double *in, int n_rows,
+                        double *acc)
+{
+    memset(acc, 0, (size_t)n_rows * (size_t)d * sizeof *acc);
+    for (int k = 0; k < d; k++)
+        for (int j = 0; j < d; j++) {
+            const double w = uf_bf16_round(hs_uniform(key, (uint32_t)k * (uint32_t)d +
+                                                                (uint32_t)j, amplitude));
+            for (int r = 0; r < n_rows; r++)
+                acc[(size_t)r * d + j] += in[(size_t)r * d + k] * w;
+        }
+}
+
+int hs_ref_rows(uint64_t seed, int tokens, int d, int layers, const int *rows, int n_rows,
+                double *out)
+{
+    const size_t n = (size_t)n_rows * (size_t)d;
+    for (int r = 0; r < n_rows; r++)
+        if (rows[r] < 0 || rows[r] >= tokens)
+            return 1;
+    double *acc = malloc(n * sizeof *acc);
+    if (!acc)
+        return 1;
+    const uint32_t x_key = hs_key(seed, HS_T_X);
+    for (int r = 0; r < n_rows; r++)
+        for (int k = 0; k < d; k++)
+            out[(size_t)r * d + k] = uf_bf16_round(
+                hs_uniform(x_key, (uint32_t)rows[r] * (uint32_t)d + (uint32_t)k, 1.0f));
+    for (int l = 0; l < layers; l++) {
+        chain_layer(hs_key(seed, HS_T_W + (uint32_t)l), d, hs_w_amplitude(d), out, n_rows, acc);
+        /* the GEMM stores bf16, the activation reads it and stores bf16 again */
+        for (size_t e = 0; e < n; e++)
+            out[e] = uf_bf16_round((float)tanh(uf_bf16_round((float)acc[e])));
+    }
+    free(acc);
+    return 0;
+}
+
+double hs_ref_loss(const float *y, size_t n, uint32_t label_key, uint64_t step)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double diff = (double)y[i] - (double)hs_label(label_key, step, (uint32_t)i);
+        sum += diff * diff;
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+static int same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+int hs_loss_mismatch(const float *reported, const float *ref, int n, int lag)
+{
+    int bad = 0;
+    for (int s = 0; s < n; s++) {
+        if (s < lag)
+            bad += !isnan(reported[s]);
+        else
+            bad += !same_bits(reported[s], ref[s - lag]);
+    }
+    return bad;
+}
+
+int hs_loss_lag(const float *reported, const float *ref, int n, int max_lag)
+{
+    for (int lag = 0; lag <= max_lag && lag < n; lag++)
+        if (hs_loss_mismatch(reported, ref, n, lag) == 0)
+            return lag;
+    return -1;
+}
+
+double hs_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+void hs_host_work(double us)
+{
+    if (!(us > 0))
+        return;
+    const double until = hs_now_us() + us;
+    while (hs_now_us() < until)
+        ;
+}

@@ -1,0 +1,247 @@
+/* host_sync: the state, the inputs, the calibration of the host's work, setup and teardown, and
+ * each variant's fresh start (begin_variant). Included once by host_sync.cu, at this point of
+ * its text. */
+
+#define HS_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
+#define HS_CAL_WARMUP 3                     /* calibration: steps before the measured ones */
+#define HS_CAL_STEPS 10
+
+typedef struct hs_state {
+    int tokens, d, launches;
+    int ticks_per_layer[HS_LAYERS];         /* small kernels before each layer's GEMM */
+    double host_us;                         /* the host's own work per step (calibrated) */
+    double gpu_step_ms;                     /* the step with no sync and no host work */
+    int spin;                               /* 0 while verify runs steps: no host work */
+    cublasHandle_t blas;
+    void *blas_ws;
+    bf16 *x, *w, *y;                        /* input, the layers' weights, the last output */
+    bf16 *tmp[2];                           /* intermediate outputs (all but malloc_free, pool) */
+    size_t tmp_bytes;
+    float *partials, *losses, *aux;         /* losses: one slot per step, HS_HISTORY of them */
+    uint32_t label_key;
+    cudaMemPool_t pool;                     /* pool: stream-ordered temporaries */
+    float *loss_pinned;                     /* item: the loss read every step */
+    float *ring_pinned;                     /* deferred: HS_LAG slots */
+    float *ring_pageable;                   /* pageable_copy: HS_LAG slots, plain malloc */
+    cudaEvent_t ring_done[HS_LAG];          /* a slot's copy has landed */
+    long long step;                         /* steps run since begin_variant (or verify's reset) */
+    float reported[HS_HISTORY];             /* reported[s % HS_HISTORY]: the loss the host read at
+                                             * step s (NaN: none) */
+    double step_wall_us[HS_HISTORY];        /* sync_timing's log of host-timed steps */
+    /* verify's findings, for describe */
+    double loss_mismatch, loss_lag;
+    uint64_t anchor_seed;                   /* the seed whose host reference is cached */
+    double anchor_err;                      /* max_rel_err of item against it */
+    size_t device_bytes;
+} hs_state;
+
+static size_t act_elems(const hs_state *st)
+{
+    return (size_t)st->tokens * (size_t)st->d;
+}
+
+/* Draw the input and the weights from seed on the device (hs_ref_rows redraws them). */
+static int fill_inputs(hs_state *st, uint64_t seed, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    const size_t wn = (size_t)st->d * (size_t)st->d;
+    fill_kernel<<<elementwise_blocks(act_elems(st)), HS_BLOCK, 0, stream>>>(
+        st->x, act_elems(st), hs_key(seed, HS_T_X), 1.0f);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    for (int l = 0; l < HS_LAYERS; l++) {
+        fill_kernel<<<elementwise_blocks(wn), HS_BLOCK, 0, stream>>>(
+            st->w + (size_t)l * wn, wn, hs_key(seed, HS_T_W + (uint32_t)l), hs_w_amplitude(st->d));
+        UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    }
+    st->label_key = hs_key(seed, HS_T_LABEL);
+out:
+    return rc;
+}
+
+/* Spread the launches beyond the bare step's over the layers, the first layers taking the
+ * remainder: launches = HS_BASE_LAUNCHES + the small kernels. */
+static void spread_ticks(hs_state *st)
+{
+    const int extra = st->launches - HS_BASE_LAUNCHES;
+    for (int l = 0; l < HS_LAYERS; l++)
+        st->ticks_per_layer[l] = extra / HS_LAYERS + (l < extra % HS_LAYERS);
+}
+
+static int enqueue_compute(hs_state *st, bf16 *const tmp[2], cudaStream_t stream);
+
+/* The step with nothing in its way (no sync, no host work), timed with events: what the host's
+ * work per step is a share of. The median of HS_CAL_STEPS back-to-back steps. */
+static int calibrate(uf_ctx *ctx, hs_state *st)
+{
+    int rc = UF_OK;
+    uf_marks marks = {NULL, 0};
+    double ms[HS_CAL_STEPS];
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, HS_CAL_STEPS + 1), out);
+    for (int i = 0; i < HS_CAL_WARMUP; i++)
+        UF_STATUS_OR_GOTO(rc, enqueue_compute(st, st->tmp, ctx->stream), out_free);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, ctx->stream), out_free);
+    for (int i = 0; i < HS_CAL_STEPS; i++) {
+        UF_STATUS_OR_GOTO(rc, enqueue_compute(st, st->tmp, ctx->stream), out_free);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, ctx->stream), out_free);
+    }
+    UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, HS_CAL_STEPS),
+                                        "the calibration steps"), out_free);
+    for (int i = 0; i < HS_CAL_STEPS; i++) {
+        float step_ms = 0;
+        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out_free);
+        ms[i] = step_ms;
+    }
+    st->gpu_step_ms = uf_median(ms, HS_CAL_STEPS);
+    st->host_us = uf_axis(ctx, "host_pct") / 100.0 * st->gpu_step_ms * 1e3;
+out_free:
+    uf_marks_free(&marks);
+out:
+    return rc;
+}
+
+static void hs_teardown(uf_ctx *ctx)
+{
+    hs_state *st = (hs_state *)ctx->state;
+    if (!st)
+        return;
+    cudaError_t e = cudaStreamSynchronize(ctx->stream);
+    if (e != cudaSuccess)
+        uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
+                          cudaGetErrorString(e));
+    for (int i = 0; i < HS_LAG; i++)
+        if (st->ring_done[i])
+            cudaEventDestroy(st->ring_done[i]);
+    if (st->pool)
+        cudaMemPoolDestroy(st->pool);
+    cudaFreeHost(st->loss_pinned);
+    cudaFreeHost(st->ring_pinned);
+    free(st->ring_pageable);
+    cudaFree(st->partials);
+    cudaFree(st->losses);
+    cudaFree(st->aux);
+    cudaFree(st->tmp[0]);
+    cudaFree(st->tmp[1]);
+    cudaFree(st->y);
+    cudaFree(st->w);
+    cudaFree(st->x);
+    cudaFree(st->blas_ws);
+    if (st->blas)
+        cublasDestroy(st->blas);
+    free(st);
+    ctx->state = NULL;
+}
+
+/* The pool of `pool`: device memory kept by the pool once freed (release threshold: never). */
+static int create_pool(uf_ctx *ctx, hs_state *st)
+{
+    int rc = UF_OK, pools = 0;
+    cudaMemPoolProps props;
+    uint64_t keep_all = UINT64_MAX;
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported,
+                                               ctx->device), out);
+    if (!pools)
+        return uf_fail(ctx, UF_SKIP, "this GPU or driver has no stream-ordered memory pools "
+                       "(cudaMallocAsync), which the pool variant needs");
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ctx->device;
+    UF_CUDA_OR_GOTO(rc, cudaMemPoolCreate(&st->pool, &props), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemPoolSetAttribute(st->pool, cudaMemPoolAttrReleaseThreshold,
+                                                &keep_all), out);
+out:
+    return rc;
+}
+
+static int alloc_device(hs_state *st)
+{
+    int rc = UF_OK;
+    const size_t act_bytes = act_elems(st) * sizeof(bf16);
+    const size_t w_bytes = (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16);
+    st->tmp_bytes = act_bytes;
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->blas_ws, HS_BLAS_WS_BYTES), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->x, act_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->w, w_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->y, act_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->tmp[0], act_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->tmp[1], act_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->partials, HS_LOSS_BLOCKS * sizeof(float)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->losses, HS_HISTORY * sizeof(float)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->aux, HS_AUX * sizeof(float)), out);
+    st->device_bytes = HS_BLAS_WS_BYTES + 4 * act_bytes + w_bytes +
+                       (HS_LOSS_BLOCKS + HS_HISTORY + HS_AUX) * sizeof(float);
+out:
+    return rc;
+}
+
+static int alloc_host(hs_state *st)
+{
+    int rc = UF_OK;
+    UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&st->loss_pinned, sizeof(float)), out);
+    UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&st->ring_pinned, HS_LAG * sizeof(float)), out);
+    st->ring_pageable = (float *)malloc(HS_LAG * sizeof(float));
+    if (!st->ring_pageable) {
+        fprintf(stderr, "host_sync: out of host memory\n");
+        rc = UF_ERR;
+        goto out;
+    }
+    for (int i = 0; i < HS_LAG; i++)
+        UF_CUDA_OR_GOTO(rc, cudaEventCreateWithFlags(&st->ring_done[i], cudaEventDisableTiming),
+                        out);
+out:
+    return rc;
+}
+
+static int hs_setup(uf_ctx *ctx)
+{
+    int rc = UF_OK;
+    hs_state *st = (hs_state *)calloc(1, sizeof *st);
+    if (!st)
+        return uf_fail(ctx, UF_ERR, "out of host memory");
+    ctx->state = st;
+    /* whole numbers in range: the harness checked them against hs_axes */
+    st->tokens = (int)uf_axis(ctx, "tokens");
+    st->d = (int)uf_axis(ctx, "d_model");
+    st->launches = (int)uf_axis(ctx, "launches");
+    if (st->d % 8 != 0)
+        return uf_fail(ctx, UF_USAGE, "d_model=%d: must be a multiple of 8 (bf16 GEMM rows)",
+                       st->d);
+    spread_ticks(st);
+    st->spin = 1;
+    st->loss_mismatch = st->loss_lag = st->anchor_err = NAN;
+    const size_t need = HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
+                        (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16) +
+                        2 * act_elems(st) * sizeof(bf16); /* pool / malloc_free temporaries */
+    UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "weights, activations and temporaries"), out);
+    UF_STATUS_OR_GOTO(rc, alloc_device(st), out);
+    UF_STATUS_OR_GOTO(rc, alloc_host(st), out);
+    UF_STATUS_OR_GOTO(rc, create_pool(ctx, st), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, HS_BLAS_WS_BYTES), out);
+    UF_STATUS_OR_GOTO(rc, fill_inputs(st, ctx->seed, ctx->stream), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->aux, 0, HS_AUX * sizeof(float), ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, calibrate(ctx, st), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
+out:
+    return rc; /* on failure the harness calls teardown, which frees what was made */
+}
+
+/* Every variant starts from step 0 with nothing reported and its ring's events complete. */
+static int reset_steps(hs_state *st)
+{
+    st->step = 0;
+    for (int i = 0; i < HS_HISTORY; i++) {
+        st->reported[i] = NAN;
+        st->step_wall_us[i] = NAN;
+    }
+    return UF_OK;
+}
+
+static int hs_begin_variant(uf_ctx *ctx, int variant)
+{
+    (void)variant;
+    hs_state *st = (hs_state *)ctx->state;
+    st->loss_mismatch = st->loss_lag = NAN;
+    return reset_steps(st);
+}
