@@ -880,7 +880,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     d->step_ms = median_step_ms(&w, d->window_ms);
     if (uf_timeline_drains(&w.tl, &drains, &n_drains) != 0)
         goto out_oom;
-    qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
+    if (n_drains > 1)
+        qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
     if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)
         goto out_oom;
     sync_figures(&w, drains, n_drains, dev_last_start, d);
