@@ -31,7 +31,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
         .failure = "starved input: the step waits for the host to prepare and copy its batch",
-        .share = "device idle before each step's first work + host-to-device copy time not under a kernel",
+        .share = "device idle before each step's first work (the host's time between steps, whatever it did: a trace cannot tell batch preparation from other Python there) + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
         .scenario = "starved_input",
