@@ -450,8 +450,11 @@ static int comm_sm_share(const counted_act *c, size_t n, int sm_count, double *p
 
 int uf_api_never_waits(const char *name)
 {
+    /* launches, error queries, and the two event calls that queue work without waiting for
+     * it (cudaStreamWaitEvent makes a stream wait, not the host) */
     static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaGetLastError",
-                                           "cudaPeekAtLastError"};
+                                           "cudaPeekAtLastError", "cudaEventRecord",
+                                           "cudaStreamWaitEvent"};
     for (size_t i = 0; name != NULL && i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return 1;

@@ -190,8 +190,9 @@ typedef struct uf_timeline_metrics {
  * NaN). */
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
 
-/* Does this runtime API call never wait for the device (a launch or an error query)? Such
- * calls are not drains even when the device happens to run dry while one is in flight. */
+/* Does this runtime API call never wait for the device (a launch, an error query, an event
+ * record, a stream's wait on an event)? Such calls are not drains even when the device happens
+ * to run dry while one is in flight (in a launch-bound loop it often does). */
 int uf_api_never_waits(const char *name);
 
 /* One drain (uf_timeline_metrics.drains_per_step): a runtime call of the step window that was

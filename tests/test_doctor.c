@@ -471,6 +471,28 @@ Test(doctor, stream_wait_event_is_not_a_host_sync)
     cr_expect_float_eq(d.sync_gap_pct, 0.0, 1e-9, "%g", d.sync_gap_pct);
 }
 
+/* A launch-bound loop with an event record a step that the device runs dry under (its last
+ * kernel ends while the call is in flight): the record queues work and never waits, so the
+ * idle after it is the launches', not a sync's. */
+Test(doctor, event_record_in_a_launch_bound_loop_is_no_sync)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 20; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 5 * US, SM_COUNT, 0);
+        sim_api(s, "cudaEventRecord_v3020", s->host_ns + 10 * US);
+        s->host_ns += 10 * US;
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_float_eq(d.tl.drains_per_step, 0.0, 1e-9, "%g", d.tl.drains_per_step);
+    cr_expect_eq(d.findings[UF_RULE_HOST_SYNC].verdict, UF_VERDICT_NONE, "%g",
+                 d.findings[UF_RULE_HOST_SYNC].share_pct);
+    cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
+}
+
 /* NVTX ranges make the steps when present: start-up and tail are measured outside them. */
 Test(doctor, nvtx_steps_startup_and_tail)
 {

@@ -882,6 +882,9 @@ Test(host_calls, launches_are_not_drains)
     cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
     cr_assert_float_eq(m.drains_per_step, 0.0, EPS);
     cr_assert(uf_api_never_waits("cudaGraphLaunch_v10000"));
+    cr_assert(uf_api_never_waits("cudaEventRecordWithFlags_v11010"));
+    cr_assert(uf_api_never_waits("cudaStreamWaitEvent_v3020"));
     cr_assert(!uf_api_never_waits("cudaStreamSynchronize_v3020"));
+    cr_assert(!uf_api_never_waits("cudaEventSynchronize_v3020"));
     cr_assert(!uf_api_never_waits(NULL));
 }
