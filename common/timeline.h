@@ -64,26 +64,26 @@ static inline int uf_copy_pageable(const uf_activity *a)
            (a->src_mem == UF_MEM_PAGEABLE || a->dst_mem == UF_MEM_PAGEABLE);
 }
 
-/* A memcpy's direction from its memory kinds: host is pageable or pinned, device is device
- * memory or an array; managed or unknown memory on either side is UF_COPY_OTHER, as is any
- * activity that is not a memcpy. */
+/* Host memory (pageable or pinned), and device memory (device, array, static device). */
+static inline int uf_mem_is_host(uint8_t m) { return m == UF_MEM_PAGEABLE || m == UF_MEM_PINNED; }
+static inline int uf_mem_is_device(uint8_t m)
+{
+    return m == UF_MEM_DEVICE || m == UF_MEM_ARRAY || m == UF_MEM_DEVICE_STATIC;
+}
+
+/* A memcpy's direction from its memory kinds; managed or unknown memory on either side is
+ * UF_COPY_OTHER, as is any activity that is not a memcpy. */
 static inline uf_copy_kind uf_copy_direction(const uf_activity *a)
 {
-#define UF_MEM_IS_HOST(m) ((m) == UF_MEM_PAGEABLE || (m) == UF_MEM_PINNED)
-#define UF_MEM_IS_DEVICE(m) ((m) == UF_MEM_DEVICE || (m) == UF_MEM_ARRAY || \
-                             (m) == UF_MEM_DEVICE_STATIC)
-    uf_copy_kind k = UF_COPY_OTHER;
     if (a->kind != UF_ACT_MEMCPY)
-        k = UF_COPY_OTHER;
-    else if (UF_MEM_IS_HOST(a->src_mem) && UF_MEM_IS_DEVICE(a->dst_mem))
-        k = UF_COPY_HTOD;
-    else if (UF_MEM_IS_DEVICE(a->src_mem) && UF_MEM_IS_HOST(a->dst_mem))
-        k = UF_COPY_DTOH;
-    else if (UF_MEM_IS_DEVICE(a->src_mem) && UF_MEM_IS_DEVICE(a->dst_mem))
-        k = UF_COPY_DTOD;
-#undef UF_MEM_IS_HOST
-#undef UF_MEM_IS_DEVICE
-    return k;
+        return UF_COPY_OTHER;
+    if (uf_mem_is_host(a->src_mem) && uf_mem_is_device(a->dst_mem))
+        return UF_COPY_HTOD;
+    if (uf_mem_is_device(a->src_mem) && uf_mem_is_host(a->dst_mem))
+        return UF_COPY_DTOH;
+    if (uf_mem_is_device(a->src_mem) && uf_mem_is_device(a->dst_mem))
+        return UF_COPY_DTOD;
+    return UF_COPY_OTHER;
 }
 
 /* One NVTX range on the host (push/pop or start/end), CUPTI timestamps in ns. */
