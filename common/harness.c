@@ -209,6 +209,14 @@ int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what)
     return wait_for(ctx, query_event, sync_event, (void *)event, what);
 }
 
+void uf_teardown_drain(uf_ctx *ctx)
+{
+    cudaError_t e = cudaStreamSynchronize(ctx->stream);
+    if (e != cudaSuccess)
+        uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
+                          cudaGetErrorString(e));
+}
+
 static double wall_s(void)
 {
     struct timespec t;

@@ -151,6 +151,9 @@ typedef struct uf_ctx {
  * ctx->watch is set, a watched poll (uf_watch). UF_OK, or UF_ERR with why in ctx->reason. */
 int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what);
 int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what);
+/* For a teardown: drain ctx->stream before freeing what it used; a failure is reported on
+ * stderr and the teardown goes on (it frees what it can). */
+void uf_teardown_drain(uf_ctx *ctx);
 
 /* Value of the named axis at the current point (NaN if the scenario has no such axis). */
 double uf_axis(const uf_ctx *ctx, const char *name);

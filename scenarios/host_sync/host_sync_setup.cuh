@@ -104,10 +104,7 @@ static void hs_teardown(uf_ctx *ctx)
     hs_state *st = (hs_state *)ctx->state;
     if (!st)
         return;
-    cudaError_t e = cudaStreamSynchronize(ctx->stream);
-    if (e != cudaSuccess)
-        uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
-                          cudaGetErrorString(e));
+    uf_teardown_drain(ctx);
     for (int i = 0; i < HS_LAG; i++)
         if (st->ring_done[i])
             cudaEventDestroy(st->ring_done[i]);

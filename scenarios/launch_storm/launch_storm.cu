@@ -181,10 +181,7 @@ static void ls_teardown(uf_ctx *ctx)
     ls_state *st = (ls_state *)ctx->state;
     if (!st)
         return;
-    cudaError_t e = cudaStreamSynchronize(ctx->stream);
-    if (e != cudaSuccess)
-        uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
-                          cudaGetErrorString(e));
+    uf_teardown_drain(ctx);
     (void)destroy_graph(st); /* reports its own failure */
     free_device(st->ops_dev, "cudaFree(ops_dev)");
     free_device(st->x_out, "cudaFree(x_out)");
