@@ -8,6 +8,20 @@ typedef __nv_bfloat16 bf16;
 #define HS_LOSS_BLOCKS 264          /* loss partials: a fixed grid, so the sum's order is fixed */
 #define HS_AUX 256                  /* floats the small kernels touch */
 
+/* The block's sum of s, in a fixed tree order (HS_BLOCK threads, a power of two): the total
+ * is returned to thread 0. */
+__device__ float hs_block_sum(float s, float *sums)
+{
+    sums[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = HS_BLOCK / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half)
+            sums[threadIdx.x] += sums[threadIdx.x + half];
+        __syncthreads();
+    }
+    return sums[0];
+}
+
 /* tensor[i] = bf16(uniform of [-amplitude, amplitude) at (key, i)), as hs_ref_rows redraws it. */
 __global__ void fill_kernel(bf16 *tensor, size_t n, uint32_t key, float amplitude)
 {
@@ -44,15 +58,9 @@ __global__ void loss_partial_kernel(const bf16 *y, size_t n, uint32_t label_key,
         const float diff = __bfloat162float(y[i]) - hs_label(label_key, step, (uint32_t)i);
         s = __fmaf_rn(diff, diff, s);
     }
-    sums[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = HS_BLOCK / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half)
-            sums[threadIdx.x] += sums[threadIdx.x + half];
-        __syncthreads();
-    }
+    s = hs_block_sum(s, sums);
     if (threadIdx.x == 0)
-        partials[blockIdx.x] = sums[0];
+        partials[blockIdx.x] = s;
 }
 
 /* The partials summed in a fixed order: *loss = sum / n. One block. */
@@ -62,15 +70,9 @@ __global__ void loss_final_kernel(const float *partials, int n_partials, size_t 
     float s = 0.0f;
     for (int i = threadIdx.x; i < n_partials; i += blockDim.x)
         s += partials[i];
-    sums[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = HS_BLOCK / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half)
-            sums[threadIdx.x] += sums[threadIdx.x + half];
-        __syncthreads();
-    }
+    s = hs_block_sum(s, sums);
     if (threadIdx.x == 0)
-        *loss = sums[0] / (float)n;
+        *loss = s / (float)n;
 }
 
 /* Grid of an elementwise kernel over n elements: enough blocks to fill the GPU, no more. */
