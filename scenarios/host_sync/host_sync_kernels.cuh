@@ -8,8 +8,8 @@ typedef __nv_bfloat16 bf16;
 #define HS_LOSS_BLOCKS 264          /* loss partials: a fixed grid, so the sum's order is fixed */
 #define HS_AUX 256                  /* floats the small kernels touch */
 
-/* The block's sum of s, in a fixed tree order (HS_BLOCK threads, a power of two): the total
- * is returned to thread 0. */
+/* The block's sum of s, in a fixed tree order (HS_BLOCK threads, a power of two), returned
+ * to every thread. */
 __device__ float hs_block_sum(float s, float *sums)
 {
     sums[threadIdx.x] = s;
