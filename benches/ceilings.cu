@@ -46,7 +46,11 @@ enum {
     BENCH_GRAPH_NODES = 1000,
     BENCH_REPEAT = 10,          /* samples per figure (default; --repeat overrides) */
     BENCH_QUICK_REPEAT = 5,
-    BENCH_WARMUP = 2            /* untimed runs before the samples (default; --warmup overrides) */
+    BENCH_WARMUP = 2,           /* untimed runs before the samples (default; --warmup overrides) */
+    BENCH_SUSTAIN_MS = 1000,    /* the sustained GEMM: as long as a scenario's timing pass */
+    BENCH_SUSTAIN_QUICK_MS = 200,
+    BENCH_SUSTAIN_CHUNK = 16,   /* GEMMs between two events */
+    BENCH_SUSTAIN_MAX_CHUNKS = 512
 };
 
 
@@ -278,18 +282,22 @@ typedef struct bench_gemm_kind {
     cublasComputeType_t compute;
     size_t elem_bytes;
     const char *note;
+    const char *sustained_row;  /* also timed back to back for BENCH_SUSTAIN_MS; NULL: not */
 } bench_gemm_kind;
 
 static const bench_gemm_kind bench_gemm_kinds[] = {
     {.label = "bf16", .row = "gemm_bf16_tflops", .type = CUDA_R_16BF,
      .compute = CUBLAS_COMPUTE_32F, .elem_bytes = 2,
-     .note = "bf16 A B C, fp32 accumulate (CUBLAS_COMPUTE_32F)"},
+     .note = "bf16 A B C, fp32 accumulate (CUBLAS_COMPUTE_32F)",
+     .sustained_row = "gemm_bf16_sustained_tflops"},
     {.label = "tf32", .row = "gemm_tf32_tflops", .type = CUDA_R_32F,
      .compute = CUBLAS_COMPUTE_32F_FAST_TF32, .elem_bytes = 4,
-     .note = "fp32 A B C, tf32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)"},
+     .note = "fp32 A B C, tf32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)",
+     .sustained_row = NULL},
     {.label = "fp32", .row = "gemm_fp32_tflops", .type = CUDA_R_32F,
      .compute = CUBLAS_COMPUTE_32F, .elem_bytes = 4,
-     .note = "fp32 A B C, fp32 FMA (CUBLAS_COMPUTE_32F, default math mode)"},
+     .note = "fp32 A B C, fp32 FMA (CUBLAS_COMPUTE_32F, default math mode)",
+     .sustained_row = NULL},
 };
 
 typedef struct bench_gemm {
@@ -309,6 +317,48 @@ static int bench_enqueue_gemm(bench *b, const void *arg)
                                     g->n, &beta, g->c, g->kind->type, g->n, g->kind->compute,
                                     CUBLAS_GEMM_DEFAULT),
                    out);
+out:
+    return rc;
+}
+
+/* The same GEMM back to back for BENCH_SUSTAIN_MS, as a scenario's timing pass runs its steps:
+ * the burst samples (one GEMM each, after an idle gap) run at the boost clock, a second of
+ * them at the clock the power limit leaves. Chunks of BENCH_SUSTAIN_CHUNK GEMMs between
+ * events, as many as the burst rate (gemm_ms) says fill the time; the rate is the median of
+ * the second half's chunks, once the clock has settled. */
+static int bench_gemm_sustained(bench *b, const bench_gemm *g, double gemm_ms)
+{
+    int rc = UF_OK;
+    uf_marks marks;
+    double rates[BENCH_SUSTAIN_MAX_CHUNKS];
+    const double want_ms = b->quick ? BENCH_SUSTAIN_QUICK_MS : BENCH_SUSTAIN_MS;
+    const int per_chunk = BENCH_SUSTAIN_CHUNK;
+    int chunks = (int)ceil(want_ms / (per_chunk * gemm_ms));
+    chunks = chunks < 4 ? 4 : chunks > BENCH_SUSTAIN_MAX_CHUNKS ? BENCH_SUSTAIN_MAX_CHUNKS : chunks;
+    const double flop = 2.0 * (double)g->n * g->n * g->n * per_chunk;
+    memset(&marks, 0, sizeof marks);
+    int n = 0;
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, chunks + 1), out);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, b->stream), out_free);
+    for (int c = 0; c < chunks; c++) {
+        for (int i = 0; i < BENCH_SUSTAIN_CHUNK; i++)
+            UF_STATUS_OR_GOTO(rc, bench_enqueue_gemm(b, g), out_free);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, c + 1, b->stream), out_free);
+    }
+    UF_STATUS_OR_GOTO(rc, uf_marks_sync(&marks, chunks), out_free);
+    for (int c = chunks / 2; c < chunks; c++) {
+        float ms = 0.0f;
+        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, c, c + 1, &ms), out_free);
+        rates[n++] = flop / (ms * 1e-3) / 1e12;
+    }
+    bench_row_summary(bench_row(b, g->kind->sustained_row, "cublasGemmEx n=%d, %s, back to back "
+                                "for %.0f ms in chunks of %d (as a scenario's timing pass): "
+                                "median of the second half's %d chunks",
+                                g->n, g->kind->note, chunks * per_chunk * gemm_ms, per_chunk,
+                                n),
+                      rates, n);
+out_free:
+    uf_marks_free(&marks);
 out:
     return rc;
 }
@@ -336,13 +386,18 @@ static int bench_gemm_rate(bench *b, const bench_gemm_kind *kind)
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&c, elems * kind->elem_bytes), out_free_b);
     UF_STATUS_OR_GOTO(rc, bench_fill(b, a, elems, kind->elem_bytes == 2, 0x5eed0a00u), out_free_c);
     UF_STATUS_OR_GOTO(rc, bench_fill(b, bm, elems, kind->elem_bytes == 2, 0x5eed0b00u), out_free_c);
-    {
+    {   /* a block: the labels below are not in the scope of its declarations (CUDA C++) */
         bench_gemm g = {.kind = kind, .n = n, .a = a, .b = bm, .c = c};
+        uf_summary burst;
         UF_STATUS_OR_GOTO(rc, bench_time(b, bench_enqueue_gemm, &g), out_free_c);
+        if (uf_summarize(b->samples, b->repeat, &burst) != 0)
+            burst.median = NAN;     /* ms per GEMM, before the samples become rates */
+        bench_samples_to_rate(b, 2.0 * (double)n * n * n / 1e3);
+        bench_row_summary(bench_row(b, kind->row, "cublasGemmEx n=%d, %s", n, kind->note),
+                          b->samples, b->repeat);
+        if (kind->sustained_row && burst.median > 0)
+            UF_STATUS_OR_GOTO(rc, bench_gemm_sustained(b, &g, burst.median), out_free_c);
     }
-    bench_samples_to_rate(b, 2.0 * (double)n * n * n / 1e3);
-    bench_row_summary(bench_row(b, kind->row, "cublasGemmEx n=%d, %s", n, kind->note),
-                      b->samples, b->repeat);
 out_free_c:
     cudaFree(c);
 out_free_b:
