@@ -780,12 +780,22 @@ static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1
     }
 }
 
+/* UNDERFED_GPM_ALONE=1: a diagnostic for the counters pass: NVML GPM read with CUPTI PM
+ * sampling off. On two GPUs GPM disagrees with PM sampling on every row (README, "How far the
+ * instruments agree") and neither concurrent reads nor concurrent evaluation explain it; this
+ * tells whether PM sampling running on both GPUs does. */
+static int gpm_alone(void)
+{
+    const char *v = getenv("UNDERFED_GPM_ALONE");
+    return v && strcmp(v, "1") == 0;
+}
+
 /* Pass 3: PM sampling (and NVML GPM) on every GPU over enough back-to-back steps to span
  * COUNTERS_MIN_MS. A GPU whose sampler does not start keeps its reason; the steps run when at
- * least one started. */
+ * least one started (or, with UNDERFED_GPM_ALONE=1, for GPM alone). */
 static int counters_pass(run *r, int variant, uf_row *row)
 {
-    int rc = UF_OK, n_ranks = ranks_analysed(r), any = 0;
+    int rc = UF_OK, n_ranks = ranks_analysed(r), any = 0, alone = gpm_alone();
     int started[UF_MAX_RANKS] = {0}, gpm[UF_MAX_RANKS] = {0};
     char reason[UF_REASON_LEN] = "";
     const char *name = r->s->variants[variant].name;
@@ -801,6 +811,10 @@ static int counters_pass(run *r, int variant, uf_row *row)
     open_rank_instruments(r);   /* a no-op after a timing pass */
     open_rank_pm(r, n_ranks);   /* a no-op for the ranks the timing passes used */
     for (int k = 0; k < n_ranks; k++) {
+        if (alone) {
+            rank_note(row, k, "PM sampling off (UNDERFED_GPM_ALONE=1): NVML GPM alone");
+            continue;
+        }
         if (!pm_of(r, k)) {
             rank_note(row, k, pm_note_of(r, k));
             continue;
@@ -816,7 +830,7 @@ static int counters_pass(run *r, int variant, uf_row *row)
         }
         any |= started[k];
     }
-    if (!any)
+    if (!any && !alone)
         return UF_OK;
     UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the steps before the "
                                          "counters"), out_stop);
