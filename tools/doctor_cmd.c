@@ -57,8 +57,8 @@ static void usage(FILE *f)
             "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls, no\n"
             "NVTX ranges and no counters (PM sampling, NVML) (less overhead; kernels, copies,\n"
             "syncs and the runtime calls that launch them stay); --inject: the recorder (default:\n"
-            "next to underfed); --trace: the\n"
-            "records as a Perfetto/Chrome trace (ui.perfetto.dev), one process per pid.\n"
+            "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
+            "(ui.perfetto.dev), one process per pid.\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
             "skipped (exit 77: no GPU, too few GPUs).\n");
 }
