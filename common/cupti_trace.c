@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cuda_runtime_api.h>
 #include "cupti_dl.h"
 #include "gpu_probe.h"
 #include "underfed.h"
@@ -67,64 +66,6 @@ static struct {
     const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
 } g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* ---- CUPTI results in words ------------------------------------------------------------ */
-
-/* The results that mean "this instrument is not available here", with what each means. */
-static const struct {
-    CUptiResult result;
-    const char *meaning;
-} cupti_unavailable[] = {
-    {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES,
-     "counters are admin-only: run as root or set NVreg_RestrictProfilingToAdminUsers=0"},
-    {CUPTI_ERROR_HARDWARE_BUSY,
-     "the counters are in use by another client, e.g. DCGM profiling"},
-    {CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED, "profiling is not supported on this vGPU"},
-    {CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES,
-     "the hypervisor does not allow profiling on this vGPU"},
-    {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
-     "another profiler is attached: nsys, ncu, compute-sanitizer or cuda-gdb"},
-    {CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED,
-     "profiling and tracing are not allowed in confidential-computing mode"},
-    {CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED, "profiling is not supported on a MIG instance"},
-    {CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED, "not supported on crypto-mining processors"},
-    {CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED, "profiling is not supported with SLI"},
-    {CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED, "profiling is not supported on this WSL setup"},
-    {CUPTI_ERROR_INVALID_CHIP_NAME, "this CUPTI does not know this GPU's chip"},
-    {CUPTI_ERROR_DISABLED, "CUPTI is disabled by a conflicting profiler"},
-    {CUPTI_ERROR_NOT_SUPPORTED, "not supported on this system or device"},
-    {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI could not connect to the CUDA driver"},
-};
-
-int uf_cupti_status(int cupti_result, const char *what, const char *expr, const char *file,
-                    int line, char *reason, size_t reason_len)
-{
-    const char *name = NULL;
-    if (!uf_cupti_api_get() ||
-        CUPTI(cuptiGetResultString)((CUptiResult)cupti_result, &name) != CUPTI_SUCCESS || !name)
-        name = "unknown CUPTI result";
-
-    for (size_t i = 0; i < sizeof cupti_unavailable / sizeof cupti_unavailable[0]; i++) {
-        if ((int)cupti_unavailable[i].result != cupti_result)
-            continue;
-        if (reason && reason_len)
-            snprintf(reason, reason_len, "%s unavailable: %s (%s)", what, name,
-                     cupti_unavailable[i].meaning);
-        return UF_SKIP;
-    }
-    /* Without a driver CUPTI only says CUPTI_ERROR_UNKNOWN: that is "unavailable" too. */
-    int driver_version = 0;
-    if (cudaDriverGetVersion(&driver_version) != cudaSuccess || driver_version == 0) {
-        if (reason && reason_len)
-            snprintf(reason, reason_len, "%s unavailable: %s (no CUDA driver is loaded)", what,
-                     name);
-        return UF_SKIP;
-    }
-    uf_report_failure(file, line, expr, name);
-    if (reason && reason_len)
-        snprintf(reason, reason_len, "%s failed: %s returned %s", what, expr, name);
-    return UF_ERR;
-}
 
 /* ---- interned names -------------------------------------------------------------------- */
 

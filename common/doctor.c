@@ -57,16 +57,17 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_LOW_SM_FILL] = {
         .id = "low_sm_fill",
         .failure = "small batch: kernels too small to fill the GPU (NVML says 100 %, SMs idle)",
-        .share = "kernel time x share of SMs its grid leaves empty (counters: busy x (100 - SM active))",
+        .share = "with counters (PM sampling's SM active over the steady window): busy x (100 - SM active); without: kernel time x share of SMs its grid leaves empty",
         .moderate_pct = 10.0, .high_pct = 30.0,
-        .gate = "with counters: NVML utilization >= 90 %", .gate_value = 90.0, .gate_min_pct = NAN,
+        .gate = "with counters: NVML utilization (without NVML, the trace's busy share) >= 90 %",
+        .gate_value = 90.0, .gate_min_pct = NAN,
         .fix = "larger batch or micro-batch, fused kernels, more tokens per step",
         .scenario = "launch_storm (its kernels fill a few SMs)",
         .source = "issue #20: SM active < 50 % while NVML >= 90 %"},
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time whose kernel name shows no tensor-core path",
+        .share = "GEMM kernel time whose kernel name shows no tensor-core path; with counters, also the tensor-core-named GEMMs' time when tensor active is under a quarter of it",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
         .scenario = "",
@@ -386,6 +387,29 @@ int uf_doctor_is_event_record(const char *api_name)
 
 static int is_event_record(const char *name) { return uf_doctor_is_event_record(name); }
 
+/* Is name `base` itself, or base with CUPTI's version suffix ("cudaFree_v3020")? */
+static int is_call(const char *name, const char *base)
+{
+    size_t n = strlen(base);
+    return strncmp(name, base, n) == 0 && (name[n] == '\0' || name[n] == '_');
+}
+
+int uf_doctor_may_drain(const char *api_name)
+{
+    static const char *const waits[] = {
+        "cudaFree", "cudaFreeHost", "cudaFreeArray", "cudaFreeMipmappedArray",
+        "cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+        "cudaEventSynchronize", "cudaDeviceReset", "cudaStreamDestroy", NULL};
+    if (api_name == NULL)
+        return 0;
+    for (int i = 0; waits[i] != NULL; i++)
+        if (is_call(api_name, waits[i]))
+            return 1;
+    /* every copy (cudaMemcpyAsync waits for a pageable one), the memsets that do not queue */
+    return strncmp(api_name, "cudaMemcpy", 10) == 0 ||
+           (strncmp(api_name, "cudaMemset", 10) == 0 && strstr(api_name, "Async") == NULL);
+}
+
 /* ---- what the recorder could not see ----------------------------------------------------- */
 
 void uf_doctor_refusal_note(char *out, size_t len, int result, const char *result_name,
@@ -634,7 +658,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
         return -1;
     }
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
-    double simt_ns = 0, under_ns = 0;
+    double simt_ns = 0, tc_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
         if (!in_window(w, w->launch_ns[i]))
@@ -649,6 +673,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
         order[n_order++] = i;
         if (uf_doctor_is_gemm(a->name) && !uf_doctor_is_tensor_core(a->name))
             simt_ns += dur;
+        else if (uf_doctor_is_gemm(a->name))
+            tc_ns += dur;
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
@@ -690,11 +716,94 @@ static int work_figures(const work *w, uf_diagnosis *d)
     d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
     d->elementwise_ms = chain_ns / 1e6 / steps;
     d->simt_gemm_ms = simt_ns / 1e6 / steps;
+    d->tc_gemm_ms = tc_ns / 1e6 / steps;
     d->underfilled_ms = under_ns / 1e6 / steps;
     free(h2d);
     free(kern);
     free(order);
     return 0;
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+/* NVML's utilization over [t0, t1]: the samples whose whole interval lies inside
+ * (uf_util_window, as the harness reads it); a window shorter than two sample periods holds
+ * none, and then the samples whose interval overlaps it, weighted by the overlap. */
+static double util_over(const uf_util_sample *u, size_t n, uint64_t t0, uint64_t t1, int *used)
+{
+    uint64_t *ts = malloc((n + 1) * sizeof *ts);
+    double *v = malloc((n + 1) * sizeof *v);
+    double pct = NAN;
+    *used = 0;
+    if (ts != NULL && v != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            ts[i] = u[i].t_ns / 1000;
+            v[i] = u[i].util_pct;
+        }
+        pct = uf_util_window(ts, v, n, t0 / 1000, t1 / 1000, used);
+    }
+    free(ts);
+    free(v);
+    double sum = 0.0, weight = 0.0;
+    for (size_t i = 1; *used == 0 && i < n; i++) {
+        uint64_t lo = u[i - 1].t_ns > t0 ? u[i - 1].t_ns : t0;
+        uint64_t hi = u[i].t_ns < t1 ? u[i].t_ns : t1;
+        if (hi > lo && !isnan(u[i].util_pct)) {
+            sum += u[i].util_pct * (double)(hi - lo);
+            weight += (double)(hi - lo);
+        }
+    }
+    if (*used == 0 && weight > 0.0) {
+        pct = sum / weight;
+        *used = -1;     /* partial intervals */
+    }
+    return pct;
+}
+
+/* The mean of the clock and power reads inside [t0, t1] (NaN where none). */
+static int clocks_over(const uf_clock_sample *c, size_t n, uint64_t t0, uint64_t t1,
+                       double *mhz, double *watts)
+{
+    double s_mhz = 0.0, s_w = 0.0;
+    int n_mhz = 0, n_w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].t_ns < t0 || c[i].t_ns > t1)
+            continue;
+        if (!isnan(c[i].sm_clock_mhz)) {
+            s_mhz += c[i].sm_clock_mhz;
+            n_mhz++;
+        }
+        if (!isnan(c[i].power_w)) {
+            s_w += c[i].power_w;
+            n_w++;
+        }
+    }
+    *mhz = n_mhz ? s_mhz / n_mhz : NAN;
+    *watts = n_w ? s_w / n_w : NAN;
+    return n_mhz > n_w ? n_mhz : n_w;
+}
+
+/* The counters over the steady window [t0, t1] (device time): the series' means, or the
+ * trace's run means where there is no series (formats 1 and 2, hand-made traces). */
+static void counter_figures(const uf_dtrace *t, uint64_t t0, uint64_t t1, uf_diagnosis *d)
+{
+    uf_copy_str(d->counters_note, sizeof d->counters_note, t->counters_note);
+    d->sm_active_pct = t->sm_active_pct;
+    d->tensor_active_pct = t->tensor_active_pct;
+    d->dram_pct = t->dram_pct;
+    d->nvml_util_pct = t->nvml_util_pct;
+    d->sm_clock_mhz = d->power_w = NAN;
+    /* a series that misses the window gives no value: its run mean is another period's */
+    if (t->n_pm > 0) {
+        uf_pm_sample mean;
+        d->n_pm_used = (int)uf_pm_window_mean(t->pm, t->n_pm, t0, t1, &mean);
+        d->sm_active_pct = d->n_pm_used > 0 ? mean.sm_active_pct : NAN;
+        d->tensor_active_pct = d->n_pm_used > 0 ? mean.tensor_active_pct : NAN;
+        d->dram_pct = d->n_pm_used > 0 ? mean.dram_pct : NAN;
+    }
+    if (t->n_util > 0)
+        d->nvml_util_pct = util_over(t->util, t->n_util, t0, t1, &d->n_util_used);
+    d->n_clocks_used = clocks_over(t->clocks, t->n_clocks, t0, t1, &d->sm_clock_mhz, &d->power_w);
 }
 
 /* ---- the rules ----------------------------------------------------------------------------- */
@@ -730,7 +839,46 @@ static num_text num(double v, int decimals)
     return n;
 }
 
-static void apply_rules(const uf_dtrace *t, uf_diagnosis *d)
+/* low_sm_fill. With SM active (PM sampling): the busy time whose SMs sat idle, busy x
+ * (100 - SM active), counted while NVML calls the GPU busy (its gate; the trace's busy share
+ * stands in where NVML was not read). Without: kernel time x the share of SMs its grid leaves
+ * empty (grid sizes: a full grid of stalled blocks looks full). */
+static void low_sm_fill(uf_diagnosis *d, double step)
+{
+    const uf_timeline_metrics *m = &d->tl;
+    const double gate_pct = uf_doctor_rules[UF_RULE_LOW_SM_FILL].gate_value;
+    if (!isnan(d->sm_active_pct)) {
+        double fill = m->busy_pct * (100.0 - fmin(d->sm_active_pct, 100.0)) / 100.0;
+        int nvml = !isnan(d->nvml_util_pct);
+        double util = nvml ? d->nvml_util_pct : m->busy_pct;
+        set_finding(d, UF_RULE_LOW_SM_FILL, fill, util >= gate_pct,
+                    "SM active %.1f %% while %s says %.0f %% (gate %.0f %%); busy %.1f %% "
+                    "(from counters)", d->sm_active_pct, nvml ? "NVML" : "the trace's busy share",
+                    util, gate_pct, m->busy_pct);
+        return;
+    }
+    set_finding(d, UF_RULE_LOW_SM_FILL, d->underfilled_ms / step * 100.0, 1,
+                "%.3f ms/step of SM time left empty by grids smaller than the %d SMs (from "
+                "grid sizes: no counters%s%s)", d->underfilled_ms, d->sm_count,
+                d->counters_note[0] ? ": " : "", d->counters_note);
+}
+
+/* simt_gemm. GEMM kernels whose name shows no tensor-core path; with tensor active (PM
+ * sampling), also the tensor-core-named GEMMs when the tensor pipes were active less than
+ * UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its tensorop name). */
+static void simt_gemm(uf_diagnosis *d, double step)
+{
+    double simt = d->simt_gemm_ms / step * 100.0, tc = d->tc_gemm_ms / step * 100.0;
+    int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
+               d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
+    set_finding(d, UF_RULE_SIMT_GEMM, simt + (idle ? tc : 0.0), 1,
+                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step with one; "
+                "tensor active %s %%%s", d->simt_gemm_ms, d->tc_gemm_ms,
+                num(d->tensor_active_pct, 1).s,
+                idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
+}
+
+static void apply_rules(uf_diagnosis *d)
 {
     double step = d->window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
@@ -757,22 +905,9 @@ static void apply_rules(const uf_dtrace *t, uf_diagnosis *d)
                 comm_share, num(m->comm_overlap_pct, 0).s, num(m->comm_exposed_ms, 3).s);
     set_finding(d, UF_RULE_ELEMENTWISE_CHAIN, d->elementwise_ms / step * 100.0, 1,
                 "%.3f ms/step in elementwise chains; DRAM %s %%", d->elementwise_ms,
-                num(t->dram_pct, 0).s);
-    int counters = !isnan(t->sm_active_pct) && !isnan(t->nvml_util_pct);
-    double fill = counters ? m->busy_pct * (100.0 - t->sm_active_pct) / 100.0
-                           : d->underfilled_ms / step * 100.0;
-    int fill_gate = !counters || t->nvml_util_pct >= uf_doctor_rules[UF_RULE_LOW_SM_FILL].gate_value;
-    if (counters)
-        set_finding(d, UF_RULE_LOW_SM_FILL, fill, fill_gate,
-                    "SM active %.0f %% while NVML says %.0f %%; busy %.1f %%", t->sm_active_pct,
-                    t->nvml_util_pct, m->busy_pct);
-    else
-        set_finding(d, UF_RULE_LOW_SM_FILL, fill, fill_gate,
-                    "%.3f ms/step of SM time left empty by grids smaller than the %d SMs (from "
-                    "grid sizes: no counters)", d->underfilled_ms, t->sm_count);
-    set_finding(d, UF_RULE_SIMT_GEMM, d->simt_gemm_ms / step * 100.0, 1,
-                "%.3f ms/step in GEMM kernels without a tensor-core name; tensor active %s %%",
-                d->simt_gemm_ms, num(t->tensor_active_pct, 0).s);
+                num(d->dram_pct, 0).s);
+    low_sm_fill(d, step);
+    simt_gemm(d, step);
     set_finding(d, UF_RULE_PADDING, NAN, 1, "%s", uf_doctor_rules[UF_RULE_PADDING].share);
     set_finding(d, UF_RULE_RECOMPUTE, NAN, 1, "%s", uf_doctor_rules[UF_RULE_RECOMPUTE].share);
 }
@@ -838,6 +973,7 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
 {
     memset(d, 0, sizeof *d);
     d->pid = t->pid;
+    d->sm_count = t->sm_count;
     uf_copy_str(d->note, sizeof d->note, t->note);
     if (t->n_acts == 0)
         return uf_set_err(err, errlen, "pid %d: no device activity recorded%s%s", t->pid,
@@ -885,7 +1021,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)
         goto out_oom;
     sync_figures(&w, drains, n_drains, dev_last_start, d);
-    apply_rules(t, d);
+    counter_figures(t, dev_begin, dev_end, d);
+    apply_rules(d);
     order_findings(d);
     rc = 0;
     goto out_free;
@@ -915,6 +1052,23 @@ static void print_finding(FILE *f, const uf_finding *x)
     }
 }
 
+/* The counters line: over the steady window, or why there are none. */
+static void print_counters(FILE *f, const uf_diagnosis *d)
+{
+    int any = !isnan(d->sm_active_pct) || !isnan(d->nvml_util_pct) || !isnan(d->sm_clock_mhz);
+    if (!any) {
+        int why = d->counters_note[0] != '\0';
+        fprintf(f, "  counters: none%s%s%s\n", why ? " (" : "", d->counters_note, why ? ")" : "");
+        return;
+    }
+    fprintf(f, "  counters (steady window, %d PM samples): SM active %s %%, tensor active %s %%, "
+               "DRAM %s %%; NVML util %s %%, SM clock %s MHz, power %s W\n", d->n_pm_used,
+            num(d->sm_active_pct, 1).s, num(d->tensor_active_pct, 1).s, num(d->dram_pct, 1).s,
+            num(d->nvml_util_pct, 0).s, num(d->sm_clock_mhz, 0).s, num(d->power_w, 0).s);
+    if (d->counters_note[0])
+        fprintf(f, "  counters note: %s\n", d->counters_note);
+}
+
 void uf_doctor_print(FILE *f, const uf_diagnosis *d)
 {
     const uf_finding *top = &d->findings[d->order[0]];
@@ -937,6 +1091,7 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             d->input_gap_pct, d->sync_gap_pct, d->tl.kernels_per_step,
             num(d->tl.kernel_us_mean, 1).s, num(d->tl.launch_us, 1).s, d->tl.syncs_per_step,
             d->tl.drains_per_step, num(d->sync_pos_pct, 0).s, d->tl.pageable_copies_per_step);
+    print_counters(f, d);
     fprintf(f, "  findings:\n");
     for (int i = 0; i < UF_N_RULES; i++)
         print_finding(f, &d->findings[d->order[i]]);
@@ -992,6 +1147,14 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "sync_pos_pct", d->sync_pos_pct);
     json_num(b, "pageable_copies_per_step", d->tl.pageable_copies_per_step);
     json_num(b, "h2d_exposed_ms", d->h2d_exposed_ms);
+    json_num(b, "sm_active_pct", d->sm_active_pct);
+    json_num(b, "tensor_active_pct", d->tensor_active_pct);
+    json_num(b, "dram_pct", d->dram_pct);
+    json_num(b, "nvml_util_pct", d->nvml_util_pct);
+    json_num(b, "sm_clock_mhz", d->sm_clock_mhz);
+    json_num(b, "power_w", d->power_w);
+    json_num(b, "pm_samples", d->n_pm_used);
+    json_str(b, "counters_note", d->counters_note);
     uf_sb_item(b, ", ");
     uf_sb_puts(b, "\"findings\": [");
     for (int i = 0; i < UF_N_RULES; i++) {

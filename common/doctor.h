@@ -34,6 +34,20 @@ extern "C" {
 /* The recorder's note: its sentences on what it could not see, "; "-separated. */
 #define UF_DOCTOR_NOTE_LEN 1024
 
+/* NVML's utilization as nvmlDeviceGetSamples lists it: the busy share of the interval that
+ * ends at t_ns (CUPTI's timebase; the recorder moves NVML's realtime stamps onto it). */
+typedef struct uf_util_sample {
+    uint64_t t_ns;
+    double util_pct;
+} uf_util_sample;
+
+/* One read of the SM clock and the board power (NaN where the read failed). */
+typedef struct uf_clock_sample {
+    uint64_t t_ns;
+    double sm_clock_mhz;
+    double power_w;
+} uf_clock_sample;
+
 /* One process's records (one file per pid: doctor_trace.h). Counter means are NaN when not
  * recorded. */
 typedef struct uf_dtrace {
@@ -51,6 +65,15 @@ typedef struct uf_dtrace {
     double tensor_active_pct;
     double dram_pct;
     double nvml_util_pct;       /* NVML "gpu" utilization mean, NaN when absent */
+    /* the series (format 3): the analysis takes their means over the steady window; where a
+     * series is empty, the run means above stand in (formats 1 and 2, hand-made traces) */
+    uf_pm_sample *pm;           /* CUPTI PM sampling, CUPTI's timebase */
+    size_t n_pm;
+    uf_util_sample *util;
+    size_t n_util;
+    uf_clock_sample *clocks;
+    size_t n_clocks;
+    char counters_note[256];    /* why a series is empty or partial ("" none) */
     uint64_t dropped;           /* records CUPTI dropped */
     char note[UF_DOCTOR_NOTE_LEN]; /* what the recorder could not see (another CUPTI client, ...) */
 } uf_dtrace;
@@ -91,6 +114,8 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
+#define UF_DOCTOR_TENSOR_IDLE 0.25     /* simt_gemm: tensor active below this × the tensor-core
+                                        * GEMMs' share of the step: they ran without them */
 #define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
                                         * the longer period wins */
 
@@ -126,7 +151,17 @@ typedef struct uf_diagnosis {
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
     double elementwise_ms;      /* kernel time per step in elementwise chains */
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
+    double tc_gemm_ms;          /* GEMM kernel time per step with a tensor-core name */
+    int sm_count;               /* the trace's SM count (0 unknown) */
     double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
+    /* the counters over the steady window (NaN where not recorded): PM sampling's means
+     * (uf_pm_window_mean), NVML's utilization (uf_util_window), SM clock and power (the reads
+     * inside the window) */
+    double sm_active_pct, tensor_active_pct, dram_pct;
+    double nvml_util_pct, sm_clock_mhz, power_w;
+    int n_pm_used, n_util_used, n_clocks_used; /* samples behind each (0: run means or none;
+                                                * n_util_used -1: partial intervals) */
+    char counters_note[256];    /* the recorder's reason for missing counters */
     uf_finding findings[UF_N_RULES];   /* in rule order */
     int order[UF_N_RULES];      /* findings by verdict, then share: order[0] is the top finding */
     char note[UF_DOCTOR_NOTE_LEN]; /* the recorder's note */
@@ -153,6 +188,11 @@ int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
 /* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
 int uf_doctor_is_event_record(const char *api_name);
+/* Runtime calls that may wait for the device (cudaFree, cudaDeviceSynchronize,
+ * cudaStreamSynchronize, cudaEventSynchronize, cudaMemcpy*, cudaMemset*, ...; not cudaFreeAsync
+ * nor cudaMemsetAsync... which queue): kept by the recorder even without an activity or a
+ * sync record of their own, so that the timeline's drains see them. */
+int uf_doctor_may_drain(const char *api_name);
 
 /* ---- what the recorder could not see (its decisions, in plain C so they are tested) ---------- */
 

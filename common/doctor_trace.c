@@ -51,6 +51,41 @@ static void put_activity(uf_strbuf *b, const uf_activity *a)
     }
 }
 
+/* Text as the rest of a line: control characters become spaces. */
+static void put_line_text(uf_strbuf *b, const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
+        uf_sb_putn(b, &c, 1);
+    }
+    uf_sb_puts(b, "\n");
+}
+
+/* The counter series (format 3): PM samples, NVML utilization, SM clock and power. */
+static void put_samples(uf_strbuf *b, const uf_dtrace *t)
+{
+    for (size_t i = 0; i < t->n_pm; i++) {
+        const uf_pm_sample *p = &t->pm[i];
+        uf_sb_printf(b, "P %" PRIu64 " %" PRIu64, p->start_ns, p->end_ns);
+        put_pct(b, p->sm_active_pct);
+        put_pct(b, p->occupancy_pct);
+        put_pct(b, p->tensor_active_pct);
+        put_pct(b, p->dram_pct);
+        uf_sb_puts(b, "\n");
+    }
+    for (size_t i = 0; i < t->n_util; i++) {
+        uf_sb_printf(b, "U %" PRIu64, t->util[i].t_ns);
+        put_pct(b, t->util[i].util_pct);
+        uf_sb_puts(b, "\n");
+    }
+    for (size_t i = 0; i < t->n_clocks; i++) {
+        uf_sb_printf(b, "W %" PRIu64, t->clocks[i].t_ns);
+        put_pct(b, t->clocks[i].sm_clock_mhz);
+        put_pct(b, t->clocks[i].power_w);
+        uf_sb_puts(b, "\n");
+    }
+}
+
 void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
 {
     uf_sb_printf(b, "%s\npid %d\nsm_count %d\ncounters", UF_TRACE_MAGIC, t->pid, t->sm_count);
@@ -59,11 +94,9 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
     put_pct(b, t->dram_pct);
     put_pct(b, t->nvml_util_pct);
     uf_sb_printf(b, "\ndropped %" PRIu64 "\nnote ", t->dropped);
-    for (const char *p = t->note; *p; p++) {
-        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
-        uf_sb_putn(b, &c, 1);
-    }
-    uf_sb_puts(b, "\n");
+    put_line_text(b, t->note);
+    uf_sb_puts(b, "counters_note ");
+    put_line_text(b, t->counters_note);
     for (size_t i = 0; i < t->n_acts; i++)
         put_activity(b, &t->acts[i]);
     for (size_t i = 0; i < t->n_apis; i++) {
@@ -81,7 +114,9 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
         uf_sb_printf(b, "R %" PRIu64 " %" PRIu64 " ", t->ranges[i].start_ns, t->ranges[i].end_ns);
         put_name(b, t->ranges[i].name);
     }
-    uf_sb_printf(b, "end %zu\n", t->n_acts + t->n_apis + t->n_syncs + t->n_ranges);
+    put_samples(b, t);
+    uf_sb_printf(b, "end %zu\n", t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm +
+                                     t->n_util + t->n_clocks);
 }
 
 int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen)
@@ -99,7 +134,7 @@ int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen
 
 typedef struct cursor {
     char *p;                    /* the rest of the current line */
-    int version;                /* the file's format version (1 or UF_TRACE_VERSION) */
+    int version;                /* the file's format version (1, 2 or UF_TRACE_VERSION) */
     const char *path;
     int line;
     char *err;
@@ -229,31 +264,65 @@ static int parse_activity(cursor *c, char kind, uf_activity *a)
     return field_u64(c, &a->bytes, 1, "bytes");
 }
 
+/* One real field: a number in 0..max or "nan", followed by a space (or the end of the line
+ * when last). */
+static int field_real(cursor *c, double *v, double max, int last, const char *what)
+{
+    char msg[128];
+    char *end;
+    if (strncmp(c->p, "nan", 3) == 0) {
+        *v = NAN;
+        end = c->p + 3;
+    } else {
+        errno = 0;
+        *v = strtod(c->p, &end);
+        if (end == c->p || errno != 0 || !(*v >= 0.0 && *v <= max)) {
+            snprintf(msg, sizeof msg, "%s: expected a number 0..%g or nan", what, max);
+            return bad(c, msg);
+        }
+    }
+    if (*end != (last ? '\0' : ' ')) {
+        snprintf(msg, sizeof msg, "%s: %s", what,
+                 last ? "trailing characters" : "expected a space after it");
+        return bad(c, msg);
+    }
+    c->p = last ? end : end + 1;
+    return 0;
+}
+
 /* "counters SM TENSOR DRAM NVML": each a percentage 0..100 or "nan". */
 static int parse_counters(cursor *c, uf_dtrace *t)
 {
     double *out[4] = {&t->sm_active_pct, &t->tensor_active_pct, &t->dram_pct, &t->nvml_util_pct};
-    for (int i = 0; i < 4; i++) {
-        char *end;
-        if (strncmp(c->p, "nan", 3) == 0) {
-            *out[i] = NAN;
-            end = c->p + 3;
-        } else {
-            errno = 0;
-            *out[i] = strtod(c->p, &end);
-            if (end == c->p || errno != 0 || !(*out[i] >= 0.0 && *out[i] <= 100.0))
-                return bad(c, "counters: expected a percentage 0..100 or nan");
-        }
-        if (*end != (i == 3 ? '\0' : ' '))
-            return bad(c, "counters: expected four values separated by one space");
-        c->p = i == 3 ? end : end + 1;
-    }
+    for (int i = 0; i < 4; i++)
+        if (field_real(c, out[i], 100.0, i == 3, "counters") != 0)
+            return -1;
     return 0;
 }
 
-/* The header lines, in order. */
-static const char *const header_keys[] = {"pid", "sm_count", "counters", "dropped", "note"};
-enum { N_HEADER = 5 };
+#define SAMPLE_PCT_MAX UF_TRACE_SAMPLE_PCT_MAX
+#define CLOCK_MHZ_MAX 100000.0
+#define POWER_W_MAX 100000.0
+
+/* "P START END SM OCC TENSOR DRAM" */
+static int parse_pm(cursor *c, uf_pm_sample *p)
+{
+    return field_times(c, &p->start_ns, &p->end_ns, 0) != 0 ||
+                   field_real(c, &p->sm_active_pct, SAMPLE_PCT_MAX, 0, "SM active") != 0 ||
+                   field_real(c, &p->occupancy_pct, SAMPLE_PCT_MAX, 0, "occupancy") != 0 ||
+                   field_real(c, &p->tensor_active_pct, SAMPLE_PCT_MAX, 0, "tensor active") != 0 ||
+                   field_real(c, &p->dram_pct, SAMPLE_PCT_MAX, 1, "DRAM") != 0
+               ? -1 : 0;
+}
+
+/* The header lines, in order; counters_note from format 3. */
+static const char *const header_keys[] = {"pid", "sm_count", "counters", "dropped", "note",
+                                          "counters_note"};
+
+static int n_header(int version)
+{
+    return version >= 3 ? 6 : 5;
+}
 
 static int parse_header(cursor *c, int k, uf_dtrace *t)
 {
@@ -277,24 +346,57 @@ static int parse_header(cursor *c, int k, uf_dtrace *t)
         return parse_counters(c, t);
     case 3:
         return field_u64(c, &t->dropped, 1, "dropped");
-    default:
+    case 4:
         uf_copy_str(t->note, sizeof t->note, c->p);
+        return 0;
+    default:
+        uf_copy_str(t->counters_note, sizeof t->counters_note, c->p);
         return 0;
     }
 }
 
 /* How many records of each kind the text holds (lines starting "K ", "C ", ...). */
-static void count_records(const char *text, size_t *acts, size_t *apis, size_t *syncs,
-                          size_t *ranges)
+typedef struct record_counts {
+    size_t acts, apis, syncs, ranges, pm, util, clocks;
+} record_counts;
+
+static void count_records(const char *text, record_counts *n)
 {
-    *acts = *apis = *syncs = *ranges = 0;
+    memset(n, 0, sizeof *n);
     for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
         if (p[0] == '\0' || p[1] != ' ')
             continue;
-        *acts += p[0] == 'K' || p[0] == 'C' || p[0] == 'M';
-        *apis += p[0] == 'A';
-        *syncs += p[0] == 'S';
-        *ranges += p[0] == 'R';
+        n->acts += p[0] == 'K' || p[0] == 'C' || p[0] == 'M';
+        n->apis += p[0] == 'A';
+        n->syncs += p[0] == 'S';
+        n->ranges += p[0] == 'R';
+        n->pm += p[0] == 'P';
+        n->util += p[0] == 'U';
+        n->clocks += p[0] == 'W';
+    }
+}
+
+#define UNKNOWN_RECORD "unknown record (expected K, C, M, A, S, R, P, U, W or end)"
+
+/* A counter sample line of format 3 (c->p after "X "). */
+static int parse_sample(cursor *c, char kind, uf_dtrace *t)
+{
+    switch (kind) {
+    case 'P':
+        return parse_pm(c, &t->pm[t->n_pm++]);
+    case 'U': {
+        uf_util_sample *u = &t->util[t->n_util++];
+        return field_u64(c, &u->t_ns, 0, "time") != 0 ||
+                       field_real(c, &u->util_pct, 100.0, 1, "utilization") != 0 ? -1 : 0;
+    }
+    case 'W': {
+        uf_clock_sample *w = &t->clocks[t->n_clocks++];
+        return field_u64(c, &w->t_ns, 0, "time") != 0 ||
+                       field_real(c, &w->sm_clock_mhz, CLOCK_MHZ_MAX, 0, "SM clock") != 0 ||
+                       field_real(c, &w->power_w, POWER_W_MAX, 1, "power") != 0 ? -1 : 0;
+    }
+    default:
+        return bad(c, UNKNOWN_RECORD);
     }
 }
 
@@ -326,19 +428,22 @@ static int parse_record(cursor *c, char kind, uf_dtrace *t)
                    ? -1 : 0;
     }
     default:
-        return bad(c, "unknown record (expected K, C, M, A, S, R or end)");
+        return c->version >= 3 ? parse_sample(c, kind, t) : bad(c, UNKNOWN_RECORD);
     }
 }
 
 static int alloc_records(uf_dtrace *t, const char *text)
 {
-    size_t acts, apis, syncs, ranges;
-    count_records(text, &acts, &apis, &syncs, &ranges);
-    t->acts = calloc(acts + 1, sizeof *t->acts);
-    t->apis = calloc(apis + 1, sizeof *t->apis);
-    t->syncs = calloc(syncs + 1, sizeof *t->syncs);
-    t->ranges = calloc(ranges + 1, sizeof *t->ranges);
-    return t->acts && t->apis && t->syncs && t->ranges ? 0 : -1;
+    record_counts n;
+    count_records(text, &n);
+    t->acts = calloc(n.acts + 1, sizeof *t->acts);
+    t->apis = calloc(n.apis + 1, sizeof *t->apis);
+    t->syncs = calloc(n.syncs + 1, sizeof *t->syncs);
+    t->ranges = calloc(n.ranges + 1, sizeof *t->ranges);
+    t->pm = calloc(n.pm + 1, sizeof *t->pm);
+    t->util = calloc(n.util + 1, sizeof *t->util);
+    t->clocks = calloc(n.clocks + 1, sizeof *t->clocks);
+    return t->acts && t->apis && t->syncs && t->ranges && t->pm && t->util && t->clocks ? 0 : -1;
 }
 
 /* The lines of text, in place: header, records, "end N", nothing after. */
@@ -357,11 +462,13 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
         if (c->line == 1) {
             if (strcmp(line, UF_TRACE_MAGIC) == 0)
                 c->version = UF_TRACE_VERSION;
+            else if (strcmp(line, UF_TRACE_MAGIC_V2) == 0)
+                c->version = 2;
             else if (strcmp(line, UF_TRACE_MAGIC_V1) == 0)
                 c->version = 1;
             else
                 return bad(c, "not an underfed doctor trace (expected \"" UF_TRACE_MAGIC "\")");
-        } else if (header < N_HEADER) {
+        } else if (header < n_header(c->version)) {
             size_t klen = strlen(header_keys[header]);
             if (strncmp(line, header_keys[header], klen) != 0 || line[klen] != ' ') {
                 char msg[96];
@@ -376,12 +483,13 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
             c->p = line + 4;
             if (field_u64(c, &n, 1, "end") != 0)
                 return -1;
-            if (n != t->n_acts + t->n_apis + t->n_syncs + t->n_ranges)
+            if (n != t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm + t->n_util +
+                         t->n_clocks)
                 return bad(c, "end: the record count does not match the records (a damaged file?)");
             ended = 1;
         } else {
             if (line[0] == '\0' || line[1] != ' ')
-                return bad(c, "unknown record (expected K, C, M, A, S, R or end)");
+                return bad(c, UNKNOWN_RECORD);
             c->p = line + 2;
             if (parse_record(c, line[0], t) != 0)
                 return -1;
@@ -399,6 +507,9 @@ void uf_trace_free(uf_trace_file *f)
     free(f->t.apis);
     free(f->t.syncs);
     free(f->t.ranges);
+    free(f->t.pm);
+    free(f->t.util);
+    free(f->t.clocks);
     free(f->text);
     memset(f, 0, sizeof *f);
 }

@@ -6,22 +6,30 @@
  * (CUPTI's timebase). The header lines come first, each at most once, in this order; the last
  * line counts the records, so that a truncated file is an error, not a shorter run:
  *
- *   underfed-doctor-trace 2           (version 1, read too: see below)
+ *   underfed-doctor-trace 3           (versions 1 and 2, read too: see below)
  *   pid PID
  *   sm_count N                        SMs of the device (0 unknown)
  *   counters SM TENSOR DRAM NVML      run means in %, "nan" where not measured
  *   dropped N                         records CUPTI dropped
  *   note TEXT                         what the recorder could not see (may be empty)
+ *   counters_note TEXT                why a counter series is empty or partial (may be empty)
  *   K START END CORR DEVICE STREAM BLOCKS GRAPH COMM NAME   kernel (COMM 1: NCCL)
  *   C START END CORR DEVICE STREAM SRC DST BYTES           memcpy (SRC, DST uf_mem_kind)
  *   M START END CORR DEVICE STREAM BYTES                   memset
  *   A START END CORR RUNTIME NAME                          API call (RUNTIME 1, driver 0)
  *   S START END CORR STREAM KIND                           sync (KIND uf_sync_kind)
  *   R START END NAME                                       NVTX range
+ *   P START END SM OCC TENSOR DRAM    PM sample (uf_pm_sample): SM active, occupancy, tensor
+ *                                     active, DRAM throughput, % of peak ("nan" not read)
+ *   U T UTIL                          NVML utilization (%) of the interval ending at T
+ *   W T SM_CLOCK_MHZ POWER_W          one read of the SM clock and the board power ("nan")
  *   end N                                                  N = records above
  *
  * NAME is the rest of the line (kernel names have spaces); the writer turns control
  * characters into spaces and writes "?" for a missing name.
+ *
+ * Version 2 (doctor before the counters) has no counters_note line and no P, U, W records;
+ * its counters line was the only source of counters (the recorder wrote nan there).
  *
  * Version 1 (doctor before the merge of the harness's memory kinds) differs in two lines:
  *   C START END CORR DEVICE STREAM KIND PAGEABLE BYTES (KIND uf_copy_kind, PAGEABLE 0/1),
@@ -39,9 +47,12 @@
 extern "C" {
 #endif
 
-#define UF_TRACE_VERSION 2
-#define UF_TRACE_MAGIC "underfed-doctor-trace 2"
+#define UF_TRACE_VERSION 3
+#define UF_TRACE_MAGIC "underfed-doctor-trace 3"
+#define UF_TRACE_MAGIC_V2 "underfed-doctor-trace 2"
 #define UF_TRACE_MAGIC_V1 "underfed-doctor-trace 1"
+/* A sampled percentage (P records) may read a little above 100: a counter's peak is nominal. */
+#define UF_TRACE_SAMPLE_PCT_MAX 200.0
 #define UF_TRACE_PREFIX "underfed-trace."
 #define UF_TRACE_SUFFIX ".txt"
 

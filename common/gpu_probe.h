@@ -43,7 +43,7 @@ void uf_trace_records(const uf_activity **acts, size_t *n_acts, const uf_api_cal
 /* Free all records and interned names (call at exit). */
 void uf_trace_release(void);
 
-/* Shared by the CUPTI modules (defined in cupti_trace.c): turn a failed CUptiResult into a
+/* Shared by the CUPTI modules (defined in cupti_status.c): turn a failed CUptiResult into a
  * status and a reason. A result that means "not available here" (no privileges, another
  * profiler attached, vGPU, MIG, confidential computing, no driver...) gives UF_SKIP and
  * "<what> unavailable: <enum name> (<meaning>)"; any other result is reported on stderr with
@@ -72,8 +72,12 @@ void uf_pm_close(uf_pm *pm);
 
 typedef struct uf_nvml uf_nvml;
 
-/* Open NVML and find the CUDA device by PCI bus id. UF_OK or UF_SKIP with the reason. */
+/* Open NVML and find the CUDA device by PCI bus id (nvml_cuda.c: the runtime's bus id). UF_OK
+ * or UF_SKIP with the reason. */
 int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len);
+/* The same for a PCI bus id ("0000:19:00.0", as cudaDeviceGetPCIBusId or cuDeviceGetPCIBusId
+ * write it): nvml.c itself needs no CUDA runtime (the doctor's recorder links none). */
+int uf_nvml_open_bus_id(const char *bus_id, uf_nvml **out, char *reason, size_t reason_len);
 void uf_nvml_close(uf_nvml *nv);
 /* What the sampler saw between start and stop. Each quantity has its own count: a read that
  * failed (or a call the driver's NVML lacks) is skipped; a quantity never read is NaN. */
@@ -92,6 +96,15 @@ typedef struct uf_nvml_sampled {
  * (then *out is all NaN and zero counts). */
 int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
+/* One read of the SM clock (MHz) and the board power (W), NaN where a read failed; returns 1
+ * when the power is the instant field, 0 when it is the averaged power usage (or not read).
+ * The sampler makes these reads; the doctor's recorder keeps them as a series. */
+int uf_nvml_read_clock_power(uf_nvml *nv, double *sm_clock_mhz, double *power_w);
+/* The utilization samples NVML buffered since since_us (realtime clock, µs), as
+ * nvmlDeviceGetSamples lists them: *ts_us and *pct malloc'ed (caller frees), *n of them (0
+ * and UF_OK when there is none). UF_SKIP/UF_ERR with the reason. */
+int uf_nvml_util_samples(uf_nvml *nv, uint64_t since_us, uint64_t **ts_us, double **pct,
+                         size_t *n, char *reason, size_t reason_len);
 /* The utilization nvidia-smi shows, over a window on the realtime clock (µs): the samples
  * NVML buffered (nvmlDeviceGetSamples; one every 200 ms on the H200, each the busy share of the
  * interval before it) whose whole interval lies inside (uf_util_window). The rates read during

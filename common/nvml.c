@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <cuda_runtime_api.h>
 #include "gpu_probe.h"
 #include "underfed.h"
 
@@ -84,6 +83,7 @@ typedef struct {
     nvmlValue_t sampleValue;
 } nvmlSample_t;
 #define NVML_GPU_UTILIZATION_SAMPLES 1
+#define NVML_ERROR_NOT_FOUND 6           /* nvmlDeviceGetSamples: no sample since the time */
 /* GPM metric ids, in the order uf_gpm_end returns them */
 enum {
     NVML_GPM_METRIC_SM_UTIL = 2,
@@ -219,7 +219,7 @@ static int init_sync(uf_nvml *nv, char *reason, size_t reason_len)
     return err ? UF_ERR : UF_OK;
 }
 
-int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len)
+int uf_nvml_open_bus_id(const char *bus_id, uf_nvml **out, char *reason, size_t reason_len)
 {
     int rc = UF_OK;
     *out = NULL;
@@ -245,15 +245,6 @@ int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len
         snprintf(reason, reason_len, "NVML unavailable: nvmlInit_v2: %s", nv->error_string(r));
         rc = UF_SKIP;
         goto out_close_lib;
-    }
-    /* NVML numbers devices its own way: find the CUDA device by its PCI bus id. */
-    char bus_id[64];
-    cudaError_t ce = cudaDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, cuda_device);
-    if (ce != cudaSuccess) {
-        snprintf(reason, reason_len, "NVML not used: cudaDeviceGetPCIBusId(%d): %s",
-                 cuda_device, cudaGetErrorString(ce));
-        rc = UF_SKIP;
-        goto out_shutdown;
     }
     r = nv->handle_by_bus_id(bus_id, &nv->device);
     if (r != NVML_SUCCESS) {
@@ -327,6 +318,18 @@ static int read_power(uf_nvml *nv, unsigned *mw, int *instant)
     return nv->power_usage && nv->power_usage(nv->device, mw) == NVML_SUCCESS;
 }
 
+int uf_nvml_read_clock_power(uf_nvml *nv, double *sm_clock_mhz, double *power_w)
+{
+    unsigned clock_mhz = 0, power_mw = 0;
+    int power_instant = 0;
+    int clock_ok = nv->clock_info &&
+                   nv->clock_info(nv->device, NVML_CLOCK_SM, &clock_mhz) == NVML_SUCCESS;
+    int power_ok = read_power(nv, &power_mw, &power_instant);
+    *sm_clock_mhz = clock_ok ? (double)clock_mhz : NAN;
+    *power_w = power_ok ? power_mw / 1000.0 : NAN;
+    return power_ok && power_instant;
+}
+
 /* Every period_ms (the first read one period after start, so that it covers the run), read
  * the SM clock and the board power and accumulate each that was read, until
  * stop is requested. The reads are made outside the lock. */
@@ -344,20 +347,17 @@ static void *sampler_main(void *arg)
         if (nv->stop_requested)
             break;
         pthread_mutex_unlock(&nv->lock);
-        unsigned clock_mhz = 0, power_mw = 0;
-        int power_instant = 0;
-        int clock_ok = nv->clock_info &&
-                       nv->clock_info(nv->device, NVML_CLOCK_SM, &clock_mhz) == NVML_SUCCESS;
-        int power_ok = read_power(nv, &power_mw, &power_instant);
+        double clock_mhz, power_w;
+        int power_instant = uf_nvml_read_clock_power(nv, &clock_mhz, &power_w);
         pthread_mutex_lock(&nv->lock);
-        if (clock_ok) {
+        if (!isnan(clock_mhz)) {
             nv->clock_sum_mhz += clock_mhz;
             if (nv->clock_samples == 0 || clock_mhz < nv->clock_min_mhz)
                 nv->clock_min_mhz = clock_mhz;
             nv->clock_samples++;
         }
-        if (power_ok) {
-            nv->power_sum_w += power_mw / 1000.0;
+        if (!isnan(power_w)) {
+            nv->power_sum_w += power_w;
             nv->power_samples++;
             nv->power_instant = power_instant;
         }
@@ -420,45 +420,75 @@ static double sample_value(int type, const nvmlValue_t *v)
     }
 }
 
-int uf_nvml_util_over(uf_nvml *nv, uint64_t t0_us, uint64_t t1_us, double *pct, int *n_used,
-                      char *reason, size_t reason_len)
+int uf_nvml_util_samples(uf_nvml *nv, uint64_t since_us, uint64_t **ts_us, double **pct,
+                         size_t *n, char *reason, size_t reason_len)
 {
-    *pct = NAN;
-    *n_used = 0;
+    *ts_us = NULL;
+    *pct = NULL;
+    *n = 0;
     if (!nv->samples) {
         snprintf(reason, reason_len, "NVML util: libnvidia-ml.so.1 has no nvmlDeviceGetSamples");
         return UF_SKIP;
     }
-    /* from a second before the window: the sample before t0 starts the first interval */
-    const unsigned long long since = t0_us > 1000000 ? t0_us - 1000000 : 0;
     unsigned int count = 0;
     int type = 0;
-    nvmlReturn_t st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since, &type, &count,
-                                  NULL);
+    nvmlReturn_t st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since_us, &type,
+                                  &count, NULL);
     nvmlSample_t *buf = st == NVML_SUCCESS && count > 0 ? calloc(count, sizeof *buf) : NULL;
     uint64_t *ts = buf ? malloc(count * sizeof *ts) : NULL;
     double *val = ts ? malloc(count * sizeof *val) : NULL;
     if (val)
-        st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since, &type, &count, buf);
+        st = nv->samples(nv->device, NVML_GPU_UTILIZATION_SAMPLES, since_us, &type, &count, buf);
+    int rc = UF_SKIP;
     if (val && st == NVML_SUCCESS) {
         for (unsigned int i = 0; i < count; i++) {
             ts[i] = buf[i].timeStamp;
             val[i] = sample_value(type, &buf[i].sampleValue);
         }
-        *pct = uf_util_window(ts, val, count, t0_us, t1_us, n_used);
-        if (*n_used == 0)
-            snprintf(reason, reason_len, "NVML util: no whole sample period (%u samples listed) "
-                     "inside the %.0f ms pass", count, (double)(t1_us - t0_us) / 1e3);
+        *ts_us = ts;
+        *pct = val;
+        *n = count;
+        ts = NULL;
+        val = NULL;
+        rc = UF_OK;
+    } else if (st == NVML_ERROR_NOT_FOUND) {
+        rc = UF_OK;     /* no sample since since_us */
     } else if (st != NVML_SUCCESS) {
         snprintf(reason, reason_len, "NVML util: nvmlDeviceGetSamples: %s", nv->error_string(st));
     } else if (count == 0) {
-        snprintf(reason, reason_len, "NVML util: nvmlDeviceGetSamples listed no samples");
+        rc = UF_OK;
     } else {
         snprintf(reason, reason_len, "NVML util: out of host memory for %u samples", count);
+        rc = UF_ERR;
     }
     free(val);
     free(ts);
     free(buf);
+    return rc;
+}
+
+int uf_nvml_util_over(uf_nvml *nv, uint64_t t0_us, uint64_t t1_us, double *pct, int *n_used,
+                      char *reason, size_t reason_len)
+{
+    *pct = NAN;
+    *n_used = 0;
+    /* from a second before the window: the sample before t0 starts the first interval */
+    const uint64_t since = t0_us > 1000000 ? t0_us - 1000000 : 0;
+    uint64_t *ts;
+    double *val;
+    size_t count;
+    int rc = uf_nvml_util_samples(nv, since, &ts, &val, &count, reason, reason_len);
+    if (rc != UF_OK)
+        return rc == UF_ERR ? UF_SKIP : rc;
+    if (count == 0)
+        snprintf(reason, reason_len, "NVML util: nvmlDeviceGetSamples listed no samples");
+    else
+        *pct = uf_util_window(ts, val, count, t0_us, t1_us, n_used);
+    if (count > 0 && *n_used == 0)
+        snprintf(reason, reason_len, "NVML util: no whole sample period (%zu samples listed) "
+                 "inside the %.0f ms pass", count, (double)(t1_us - t0_us) / 1e3);
+    free(val);
+    free(ts);
     return *n_used > 0 ? UF_OK : UF_SKIP;
 }
 

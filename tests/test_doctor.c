@@ -733,6 +733,16 @@ static char *format_case(void (*make)(sim *s))
     sim_work(s, 0, UF_ACT_MEMSET, 10)->bytes = 64;
     uf_strbuf b = {0};
     const uf_dtrace *t = sim_trace(s);
+    uf_pm_sample pm[1] = {{.start_ns = 1 * MS, .end_ns = 2 * MS, .sm_active_pct = 50.0,
+                           .occupancy_pct = 20.0, .tensor_active_pct = 10.0, .dram_pct = 5.0}};
+    uf_util_sample util[1] = {{2 * MS, 90.0}};
+    uf_clock_sample clocks[1] = {{2 * MS, 1980.0, 300.5}};
+    s->t.pm = pm;
+    s->t.n_pm = 1;
+    s->t.util = util;
+    s->t.n_util = 1;
+    s->t.clocks = clocks;
+    s->t.n_clocks = 1;
     s->t.sm_active_pct = 12.5;
     uf_copy_str(s->t.note, sizeof s->t.note, "a note");
     uf_trace_format(&b, t);
@@ -841,13 +851,14 @@ static void expect_bad(const char *from, const char *to, int line, const char *w
 
 Test(doctor_trace, strict_errors_name_file_and_line)
 {
-    expect_bad("underfed-doctor-trace 2", "underfed-doctor-trace 3", 1, "not an underfed");
+    expect_bad("underfed-doctor-trace 3", "underfed-doctor-trace 4", 1, "not an underfed");
     expect_bad("pid 42\n", "pid x\n", 2, "pid: expected a decimal");
     expect_bad("sm_count", "sm_cnt", 3, "expected the header line \"sm_count");
-    expect_bad("counters 12.5", "counters 120", 4, "percentage");
-    expect_bad("\nK ", "\nK -", 7, "start: expected a decimal");
-    expect_bad("\nK ", "\nQ ", 7, "unknown record");
-    expect_bad(" 132 0 0 sm90", " 132 0 2 sm90", 7, "comm: 2 is not 0..1");
+    expect_bad("counters 12.5", "counters 120", 4, "0..100 or nan");
+    expect_bad("counters_note", "counters_nope", 7, "expected the header line \"counters_note");
+    expect_bad("\nK ", "\nK -", 8, "start: expected a decimal");
+    expect_bad("\nK ", "\nQ ", 8, "unknown record");
+    expect_bad(" 132 0 0 sm90", " 132 0 2 sm90", 8, "comm: 2 is not 0..1");
 }
 
 Test(doctor_trace, truncated_and_damaged_files)
@@ -993,4 +1004,279 @@ Test(doctor, small_exposed_allreduce_is_below_the_gate)
     cr_expect_gt(f->share_pct, uf_doctor_rules[UF_RULE_COMM_EXPOSED].moderate_pct, "%g",
                  f->share_pct);
     cr_expect_eq(f->verdict, UF_VERDICT_NONE, "%s", f->evidence);
+}
+
+/* ---- counters (trace format 3) ------------------------------------------------------------ */
+
+enum { N_PM = 8, N_UTIL = 3 };
+
+/* PM samples of 10 ms each from 0 (SM active `sm`, tensor active `tensor`), NVML utilization
+ * `util` every 200 ms from 0, the clock and power every 100 ms: the case's whole run (a few ms
+ * to tens of ms after 1 ms) lies under them. */
+typedef struct counter_series {
+    uf_pm_sample pm[N_PM];
+    uf_util_sample util[N_UTIL];
+    uf_clock_sample clocks[N_UTIL];
+} counter_series;
+
+static void fill_counters(counter_series *c, uf_dtrace *t, double sm, double tensor, double util)
+{
+    for (int i = 0; i < N_PM; i++)
+        c->pm[i] = (uf_pm_sample){.start_ns = (uint64_t)i * 10 * MS,
+                                  .end_ns = (uint64_t)(i + 1) * 10 * MS, .sm_active_pct = sm,
+                                  .occupancy_pct = sm / 2, .tensor_active_pct = tensor,
+                                  .dram_pct = 30.0};
+    for (int i = 0; i < N_UTIL; i++) {
+        c->util[i] = (uf_util_sample){(uint64_t)i * 200 * MS, util};
+        c->clocks[i] = (uf_clock_sample){(uint64_t)i * 5 * MS, 1980.0, 650.0};
+    }
+    t->pm = c->pm;
+    t->n_pm = N_PM;
+    t->util = c->util;
+    t->n_util = N_UTIL;
+    t->clocks = c->clocks;
+    t->n_clocks = N_UTIL;
+}
+
+/* The trace through its file text and back: the analysis reads what the recorder writes. */
+static void through_file(const uf_dtrace *t, uf_trace_file *f)
+{
+    uf_strbuf b = {0};
+    uf_trace_format(&b, t);
+    cr_assert(!b.failed);
+    char err[256];
+    cr_assert_eq(uf_trace_parse(b.data, "counters.txt", f, err, sizeof err), 0, "%s", err);
+}
+
+Test(doctor_trace, counter_series_round_trip)
+{
+    sim *s = sim_new();
+    case_healthy(s);
+    counter_series c;
+    fill_counters(&c, &s->t, 1.0, 0.5, 99.0);
+    sim_trace(s);
+    fill_counters(&c, &s->t, 1.0, 0.5, 99.0);
+    c.pm[3].dram_pct = NAN;
+    c.clocks[1].power_w = NAN;
+    uf_copy_str(s->t.counters_note, sizeof s->t.counters_note, "NVML: no samples");
+    uf_trace_file f;
+    through_file(&s->t, &f);
+    cr_assert_eq(f.t.n_pm, N_PM);
+    cr_assert_eq(f.t.n_util, N_UTIL);
+    cr_assert_eq(f.t.n_clocks, N_UTIL);
+    for (int i = 0; i < N_PM; i++)
+        cr_expect(f.t.pm[i].start_ns == c.pm[i].start_ns && f.t.pm[i].end_ns == c.pm[i].end_ns &&
+                  f.t.pm[i].sm_active_pct == 1.0 && f.t.pm[i].occupancy_pct == 0.5 &&
+                  f.t.pm[i].tensor_active_pct == 0.5, "sample %d", i);
+    cr_expect(isnan(f.t.pm[3].dram_pct) && f.t.pm[2].dram_pct == 30.0);
+    cr_expect(f.t.util[2].t_ns == 400 * MS && f.t.util[2].util_pct == 99.0);
+    cr_expect(f.t.clocks[2].sm_clock_mhz == 1980.0 && isnan(f.t.clocks[1].power_w));
+    cr_expect_str_eq(f.t.counters_note, "NVML: no samples");
+    uf_trace_free(&f);
+    free(s);
+}
+
+Test(doctor_trace, bad_counter_records)
+{
+    const char *head = "underfed-doctor-trace 3\npid 7\nsm_count 132\ncounters nan nan nan nan\n"
+                       "dropped 0\nnote \ncounters_note \n";
+    const char *const bad[][2] = {
+        {"P 10 20 1 2 3 250\nend 1\n", "DRAM: expected a number 0..200 or nan"},
+        {"P 20 10 1 2 3 4\nend 1\n", "end before start"},
+        {"P 10 20 1 2 3\nend 1\n", "tensor active"},
+        {"U 10 101\nend 1\n", "utilization: expected a number 0..100"},
+        {"W 10 1980\nend 1\n", "SM clock"},
+        {"W 10 1980 -5\nend 1\n", "power"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", head, bad[i][0]);
+        uf_trace_file f;
+        char err[256];
+        cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), -1, "%s", text);
+        cr_expect(strstr(err, "t.txt:8: ") == err && strstr(err, bad[i][1]) != NULL,
+                  "%s: expected line 8 and \"%s\"", err, bad[i][1]);
+    }
+}
+
+/* Format 2 (no counters_note line, no counter records) still reads; a P record in it is an
+ * error, as any unknown record. */
+Test(doctor_trace, version_2_still_read)
+{
+    const char *v2 = "underfed-doctor-trace 2\npid 7\nsm_count 132\ncounters 40 nan nan 95\n"
+                     "dropped 0\nnote n\nK 100 200 1 0 7 132 0 0 k\nS 210 220 2 7 1\nend 2\n";
+    uf_trace_file f;
+    char err[256];
+    cr_assert_eq(uf_trace_parse(strdup(v2), "v2", &f, err, sizeof err), 0, "%s", err);
+    cr_expect(f.t.n_acts == 1 && f.t.n_syncs == 1 && f.t.n_pm == 0);
+    cr_expect(f.t.syncs[0].stream_id == 7);
+    cr_expect(f.t.sm_active_pct == 40.0 && f.t.nvml_util_pct == 95.0);
+    cr_expect_str_eq(f.t.counters_note, "");
+    uf_trace_free(&f);
+    char with_p[256];
+    snprintf(with_p, sizeof with_p, "%s", v2);
+    strcpy(strstr(with_p, "end 2"), "P 100 200 1 1 1 1\nend 3\n");
+    cr_expect_eq(uf_trace_parse(strdup(with_p), "v2", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "unknown record") != NULL, "%s", err);
+}
+
+/* The issue's disguise: NVML says 99 % while 1 % of the SMs are active. Full grids, so the
+ * grid sizes alone see nothing: only the counters in the trace file give low_sm_fill. */
+Test(doctor, low_sm_fill_from_the_trace_files_counters)
+{
+    sim *s = sim_new();
+    case_healthy(s);
+    sim_trace(s);
+    counter_series c;
+    fill_counters(&c, &s->t, 1.0, 40.0, 99.0);
+    uf_trace_file f;
+    through_file(&s->t, &f);
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&f.t, &d, err, sizeof err), 0, "%s", err);
+    const uf_finding *fill = &d.findings[UF_RULE_LOW_SM_FILL];
+    cr_expect_eq(fill->verdict, UF_VERDICT_HIGH, "%s (%.1f %%)", fill->evidence, fill->share_pct);
+    cr_expect_eq(d.order[0], UF_RULE_LOW_SM_FILL, "top %s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_float_eq(d.sm_active_pct, 1.0, 1e-9);
+    cr_expect_float_eq(d.nvml_util_pct, 99.0, 1e-9);
+    cr_expect_float_eq(d.sm_clock_mhz, 1980.0, 1e-9);
+    cr_expect_float_eq(d.power_w, 650.0, 1e-9);
+    cr_expect_float_eq(fill->share_pct, d.tl.busy_pct * 0.99, 1e-6);
+    cr_expect(strstr(fill->evidence, "SM active 1.0 %") != NULL, "%s", fill->evidence);
+    uf_strbuf b = {0};
+    uf_doctor_json(&b, &d);
+    cr_expect(strstr(b.data, "\"sm_active_pct\": 1,") != NULL, "%s", b.data);
+    cr_expect(strstr(b.data, "\"nvml_util_pct\": 99,") != NULL, "%s", b.data);
+    free(b.data);
+    uf_trace_free(&f);
+
+    /* the same trace without samples: grid sizes, which see full grids */
+    s->t.n_pm = s->t.n_util = s->t.n_clocks = 0;
+    uf_copy_str(s->t.counters_note, sizeof s->t.counters_note, "off (--light)");
+    through_file(&s->t, &f);
+    cr_assert_eq(uf_doctor_analyze(&f.t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(fill->verdict, UF_VERDICT_NONE, "%s", fill->evidence);
+    cr_expect(isnan(d.sm_active_pct));
+    cr_expect(strstr(fill->evidence, "grid sizes") != NULL &&
+              strstr(fill->evidence, "off (--light)") != NULL, "%s", fill->evidence);
+    uf_trace_free(&f);
+
+    /* and NVML at 60 %: the GPU does not look busy, so no disguise to call out */
+    fill_counters(&c, &s->t, 1.0, 40.0, 60.0);
+    through_file(&s->t, &f);
+    cr_assert_eq(uf_doctor_analyze(&f.t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(fill->verdict, UF_VERDICT_NONE, "%s", fill->evidence);
+    uf_trace_free(&f);
+    free(s);
+}
+
+/* Small grids without samples fall back to grid sizes (high); with samples that show the SMs
+ * busy (a grid of 8 blocks whose kernels keep 95 % of the SMs active is no such kernel), the
+ * counters win. */
+Test(doctor, low_sm_fill_counters_override_grid_sizes)
+{
+    sim *s = sim_new();
+    case_small_batch(s);
+    sim_trace(s);
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.findings[UF_RULE_LOW_SM_FILL].verdict, UF_VERDICT_HIGH);
+    counter_series c;
+    fill_counters(&c, &s->t, 95.0, 0.0, 99.0);
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.findings[UF_RULE_LOW_SM_FILL].verdict, UF_VERDICT_NONE, "%s",
+                 d.findings[UF_RULE_LOW_SM_FILL].evidence);
+    free(s);
+}
+
+/* The means are over the steady window: SM active 1 % during start-up only (before the
+ * steps) and 95 % under the steps gives no finding. */
+Test(doctor, counters_are_averaged_over_the_steady_window)
+{
+    sim *s = sim_new();
+    sim_host(s, 50 * MS);       /* start-up: the steps begin at 51 ms */
+    case_healthy(s);
+    sim_trace(s);
+    counter_series c;
+    fill_counters(&c, &s->t, 1.0, 40.0, 99.0);
+    for (int i = 5; i < N_PM; i++)     /* 50 ms on: the steps */
+        c.pm[i].sm_active_pct = 95.0;
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_float_eq(d.sm_active_pct, 95.0, 1e-9);
+    cr_expect_eq(d.findings[UF_RULE_LOW_SM_FILL].verdict, UF_VERDICT_NONE, "%s",
+                 d.findings[UF_RULE_LOW_SM_FILL].evidence);
+    cr_expect_gt(d.n_pm_used, 0);
+    /* a series that stopped before the steps (the context went away) gives no value, not the
+     * run mean of another period: the rule falls back to grid sizes */
+    s->t.n_pm = 5;
+    s->t.sm_active_pct = 1.0;
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect(isnan(d.sm_active_pct) && d.n_pm_used == 0, "%g", d.sm_active_pct);
+    cr_expect(strstr(d.findings[UF_RULE_LOW_SM_FILL].evidence, "grid sizes") != NULL, "%s",
+              d.findings[UF_RULE_LOW_SM_FILL].evidence);
+    free(s);
+}
+
+/* Tensor-core-named GEMMs whose tensor pipes stay idle (a fallback kernel keeps its name):
+ * simt_gemm counts them when tensor active is under a quarter of their share, not otherwise. */
+Test(doctor, simt_gemm_from_tensor_active)
+{
+    sim *s = sim_new();
+    case_healthy(s);            /* 80 % of the step in sm90_xmma_gemm kernels */
+    sim_trace(s);
+    counter_series c;
+    fill_counters(&c, &s->t, 95.0, 1.0, 99.0);
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    const uf_finding *g = &d.findings[UF_RULE_SIMT_GEMM];
+    cr_expect_eq(g->verdict, UF_VERDICT_HIGH, "%s (%.1f %%)", g->evidence, g->share_pct);
+    fill_counters(&c, &s->t, 95.0, 50.0, 99.0);
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(g->verdict, UF_VERDICT_NONE, "%s (%.1f %%)", g->evidence, g->share_pct);
+    s->t.n_pm = 0;      /* no counters: the names alone, all tensor-core */
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(g->verdict, UF_VERDICT_NONE, "%s (%.1f %%)", g->evidence, g->share_pct);
+    free(s);
+}
+
+/* ---- cudaFree: the calls the recorder keeps because they may drain the device -------------- */
+
+Test(doctor_rules, calls_that_may_drain)
+{
+    const char *const yes[] = {"cudaFree_v3020", "cudaFree", "cudaDeviceSynchronize_v3020",
+                               "cudaStreamSynchronize_v3020", "cudaEventSynchronize_v3020",
+                               "cudaMemcpy_v3020", "cudaMemcpy2D_v3020", "cudaMemcpyAsync_v3020",
+                               "cudaMemset_v3020", "cudaFreeHost_v3020"};
+    const char *const no[] = {"cudaFreeAsync_v11020", "cudaFreeAsync_ptsz_v11020",
+                              "cudaMemsetAsync_v3020", "cudaLaunchKernel_v7000",
+                              "cudaEventRecord_v3020", "cudaMalloc_v3020", "cudaFreeX", NULL};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        cr_expect(uf_doctor_may_drain(yes[i]), "%s", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        cr_expect(!uf_doctor_may_drain(no[i]), "%s", no[i] ? no[i] : "NULL");
+}
+
+/* host_sync's malloc_free: cudaFree waits for the device and leaves no sync record; its call,
+ * kept by the recorder, is the drain, and the host's work after it is the idle at stake. */
+Test(doctor, cudafree_every_step_is_a_host_sync)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        uint64_t done = s->stream_free_ns[0] > s->host_ns ? s->stream_free_ns[0] : s->host_ns;
+        s->host_ns = sim_api(s, "cudaFree_v3020", done + 5 * US)->end_ns;
+        sim_host(s, 300 * US);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "top %s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_eq(d.findings[UF_RULE_HOST_SYNC].verdict, UF_VERDICT_HIGH, "%s",
+                 d.findings[UF_RULE_HOST_SYNC].evidence);
+    cr_expect_gt(d.tl.drains_per_step, 0.9, "%g", d.tl.drains_per_step);
+    free(s);
 }

@@ -54,10 +54,11 @@ static void usage(FILE *f)
             "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
             "none / moderate / high with the share of each step at stake, the fix and the scenario\n"
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
-            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls and\n"
-            "no NVTX ranges (less overhead; kernels, copies, syncs and the runtime calls that\n"
-            "launch them stay); --inject: the recorder (default: next to underfed); --trace: the\n"
-            "records as a Perfetto/Chrome trace (ui.perfetto.dev), one process per pid.\n"
+            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls, no\n"
+            "NVTX ranges and no counters (PM sampling, NVML) (less overhead; kernels, copies,\n"
+            "syncs and the runtime calls that launch them stay); --inject: the recorder (default:\n"
+            "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
+            "(ui.perfetto.dev), one process per pid.\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
             "skipped (exit 77: no GPU, too few GPUs).\n");
 }

@@ -12,8 +12,14 @@
  *
  * UNDERFED_DOCTOR_MAX_RECORDS (default 5M) bounds the records kept in memory; beyond it they
  * are counted and left out, and the note says so (diagnose a short run: a few hundred steps).
- * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records (less overhead; NCCL's
- * driver launches then have no launch call to correlate). Only the default NVTX domain's ranges
+ * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records and the counters (less
+ * overhead; NCCL's driver launches then have no launch call to correlate).
+ *
+ * Counters (inject_counters.h; not yet verified on a GPU): from the first CUDA context's
+ * creation (CUPTI's resource callback) until it is destroyed or the process exits, CUPTI PM
+ * sampling every 10 ms with the harness's sampler, and NVML's utilization, SM clock and power.
+ * What cannot start (another profiler, no privileges: CUPTI_ERROR_*) leaves them empty, with
+ * the reason in the note; the records go on. Only the default NVTX domain's ranges
  * are kept (torch.cuda.nvtx, most programs): NCCL opens a range per collective in its own
  * domain, which would outnumber the steps. NVTX ranges reach CUPTI when
  * NVTX_INJECTION64_PATH names this library: NVTX's dlsym of InitializeInjectionNvtx2 on it
@@ -38,6 +44,7 @@
 #include "doctor.h"
 #include "doctor_trace.h"
 #include "errors.h"
+#include "inject_counters.h"
 #include "strbuf.h"
 
 #define BUFFER_BYTES ((size_t)8 << 20)
@@ -302,11 +309,26 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
     free(buffer);
 }
 
-/* Counts kernel and graph launches on entry, to tell later whether the records are complete. */
-static void CUPTIAPI on_launch(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                               const void *data)
+/* A context created or about to be destroyed: the counters start on the first one's device and
+ * stop with it (inject_counters.h). */
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
+{
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+        inj_counters_start(r->context);
+    else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+        inj_counters_stop(r->context);
+}
+
+/* Counts kernel and graph launches on entry, to tell later whether the records are complete;
+ * passes the resource callbacks on. */
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+                                 CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        on_resource(cbid, data);
+        return;
+    }
     const CUpti_CallbackData *cb = data;
     if (cb->callbackSite != CUPTI_API_ENTER)
         return;
@@ -333,17 +355,31 @@ static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
 
-/* The launch counter: a subscription refused means another CUPTI client is attached. */
-static void count_launches(void)
+/* The launch counter, and the context callbacks that start and stop the counters (unless
+ * light): a subscription refused means another CUPTI client is attached. */
+static void subscribe(int light)
 {
-    CUptiResult r = cuptiSubscribe(&rec.subscriber, on_launch, NULL);
+    CUptiResult r = cuptiSubscribe(&rec.subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         char text[400];
         uf_doctor_refusal_note(text, sizeof text, (int)r, result_name(r),
                                "its callback subscription",
                                "whether the records are complete (kernels launched, not counted)");
         add_note(text);
+        char off[160];
+        snprintf(off, sizeof off, "off: CUPTI refused the callback subscription that starts them "
+                 "(%s)", result_name(r));
+        inj_counters_off(off);
         return;
+    }
+    if (light) {
+        inj_counters_off("off (--light)");
+    } else if (INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) != CUPTI_SUCCESS ||
+               INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                             CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)) !=
+                   CUPTI_SUCCESS) {
+        inj_counters_off("off: CUPTI refused the context callbacks");
     }
     for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
         INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -387,8 +423,10 @@ static int cmp_u32(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* Only the API calls that launched a recorded activity or made a sync, and event records
- * (they mark steps made of identical kernels): PyTorch makes about eight runtime calls per
+/* Only the API calls that launched a recorded activity or made a sync, event records (they
+ * mark steps made of identical kernels), and the calls that may wait for the device
+ * (uf_doctor_may_drain: cudaFree has neither an activity nor, always, a sync record, and the
+ * timeline finds drains among the API calls): PyTorch makes about eight runtime calls per
  * launch, and the doctor needs the launching one. In place. */
 static void keep_launching_calls(void)
 {
@@ -405,7 +443,8 @@ static void keep_launching_calls(void)
     int kept = 0;
     for (int i = 0; i < rec.n_apis; i++)
         if (bsearch(&rec.apis[i].correlation_id, ids, k, sizeof *ids, cmp_u32) != NULL ||
-            uf_doctor_is_event_record(rec.apis[i].name))    /* they mark steps */
+            uf_doctor_is_event_record(rec.apis[i].name) ||   /* they mark steps */
+            (rec.apis[i].is_runtime && uf_doctor_may_drain(rec.apis[i].name)))
             rec.apis[kept++] = rec.apis[i];
     rec.n_apis = kept;
     free(ids);
@@ -442,6 +481,7 @@ static void write_records(void)
 {
     if (getpid() != rec.pid)
         return;     /* a forked child (a DataLoader worker): the parent writes its records */
+    inj_counters_stop(NULL);
     INJ_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     pthread_mutex_lock(&rec.lock);
     check_complete();
@@ -454,6 +494,12 @@ static void write_records(void)
                    .pid = (int)rec.pid, .sm_count = rec.sm_count, .sm_active_pct = NAN,
                    .tensor_active_pct = NAN, .dram_pct = NAN, .nvml_util_pct = NAN,
                    .dropped = rec.dropped};
+    inj_counters_take(&t);
+    if (t.counters_note[0]) {
+        char text[300];
+        snprintf(text, sizeof text, "counters: %s", t.counters_note);
+        add_note(text);
+    }
     uf_copy_str(t.note, sizeof t.note, rec.note);
     char err[512];
     if (uf_trace_write(rec.out_dir, &t, err, sizeof err) != 0)
@@ -508,7 +554,7 @@ int InitializeInjection(void)
     rec.max_records = cap > 0 && end != NULL && *end == '\0' ? cap : DEFAULT_MAX_RECORDS;
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
-    count_launches();
+    subscribe(is_light);
     if (INJ_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
         CUPTI_SUCCESS)
         add_note("cannot register CUPTI activity buffers");
