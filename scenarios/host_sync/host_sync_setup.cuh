@@ -150,6 +150,13 @@ out:
     return rc;
 }
 
+/* The workspace, x, y, tmp[2] and the layers' weights: what setup allocates but the floats. */
+static size_t resident_bytes(const hs_state *st)
+{
+    return HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
+           (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16);
+}
+
 static int alloc_device(hs_state *st)
 {
     int rc = UF_OK;
@@ -165,8 +172,7 @@ static int alloc_device(hs_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->partials, HS_LOSS_BLOCKS * sizeof(float)), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->losses, HS_HISTORY * sizeof(float)), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->aux, HS_AUX * sizeof(float)), out);
-    st->device_bytes = HS_BLAS_WS_BYTES + 4 * act_bytes + w_bytes +
-                       (HS_LOSS_BLOCKS + HS_HISTORY + HS_AUX) * sizeof(float);
+    st->device_bytes = resident_bytes(st) + (HS_LOSS_BLOCKS + HS_HISTORY + HS_AUX) * sizeof(float);
 out:
     return rc;
 }
@@ -206,8 +212,7 @@ static int hs_setup(uf_ctx *ctx)
     spread_ticks(st);
     st->spin = 1;
     st->loss_mismatch = st->loss_lag = st->anchor_err = NAN;
-    const size_t need = HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
-                        (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16) +
+    const size_t need = resident_bytes(st) +
                         2 * act_elems(st) * sizeof(bf16); /* pool / malloc_free temporaries */
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "weights, activations and temporaries"), out);
     UF_STATUS_OR_GOTO(rc, alloc_device(st), out);
