@@ -39,7 +39,7 @@ static void sb_teardown(uf_ctx *ctx)
     sb_state *st = (sb_state *)ctx->state;
     if (!st)
         return;
-    cudaStreamSynchronize(ctx->stream);
+    uf_teardown_drain(ctx);
     lt_gemm_free(&st->wave);
     cudaFree(st->wave_x);
     cudaFree(st->wave_w);
