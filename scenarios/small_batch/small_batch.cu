@@ -47,8 +47,13 @@ enum { X_TOKENS_PER_S, X_TOKENS_PER_STEP, X_MICRO_BATCHES, X_ACT_BYTES, X_TILE_R
 
 /* ---- the failure and its fix: one step's schedule --------------------------------------------- */
 
-/* Tokens per micro-batch and micro-batches per step of a GEMM variant at this point. */
-static void step_shape(const struct sb_state *st, int variant, int *micro, int *n_micro);
+/* Tokens per micro-batch and micro-batches per step of a GEMM variant, for micro-batches of M
+ * tokens and a global batch of G: micro1 (M, 1), accumulate (M, G/M), large_micro (G, 1). */
+static void step_shape(int M, int G, int variant, int *micro, int *n_micro)
+{
+    *micro = variant == SB_LARGE_MICRO ? G : M;
+    *n_micro = variant == SB_ACCUMULATE ? G / M : 1;
+}
 
 /* One optimizer step's worth of GEMMs: n_micro micro-batches of `micro` tokens, each a forward
  * and a backward of the stack, the weight gradients of each added to the previous (beta 1).
@@ -68,12 +73,6 @@ out:
 }
 
 #include "small_batch_setup.cuh"    /* state, setup, teardown, begin/end_variant */
-
-static void step_shape(const sb_state *st, int variant, int *micro, int *n_micro)
-{
-    *micro = variant == SB_LARGE_MICRO ? st->global_tokens : st->tokens;
-    *n_micro = variant == SB_ACCUMULATE ? st->global_tokens / st->tokens : 1;
-}
 
 /* ---- nvidia-smi's view: two kernels it calls 100 % busy ---------------------------------------- */
 
@@ -106,7 +105,7 @@ static int sb_run_step(uf_ctx *ctx, int variant)
         return lt_gemm_run(st->lt, &st->wave, st->wave_x, st->wave_w, st->wave_y, st->blas_ws,
                            ctx->stream);
     default:
-        step_shape(st, variant, &micro, &n_micro);
+        step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
         return run_schedule(&st->m, micro, n_micro);
     }
 out:

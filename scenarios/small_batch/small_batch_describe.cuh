@@ -41,7 +41,7 @@ static int sb_describe(uf_ctx *ctx, int variant, uf_row *row)
     }
     if (variant == SB_ONE_BLOCK || variant == SB_LATENCY_BOUND)
         return UF_OK;
-    step_shape(st, variant, &micro, &n_micro);
+    step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
     row->useful_flops = row->executed_flops = sb_step_flops(d, L, (double)micro * n_micro);
     row->min_bytes = sb_step_bytes(d, L, micro, n_micro);
     row->extra[X_TOKENS_PER_STEP] = (double)micro * n_micro;
