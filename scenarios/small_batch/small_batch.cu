@@ -119,6 +119,9 @@ out:
 /* ---- the claims -------------------------------------------------------------------------------- */
 
 #define SB_SMALL_M 32               /* "a few dozen rows": the claims' small micro-batches */
+/* Why every NVML claim waits for a full run (uf_expect_full_run). */
+#define SB_NVML_PERIOD "NVML's utilization samples last 200 ms on the H200: the 450 ms timing " \
+                       "pass of --quick holds one or two, too few to judge"
 
 /* At every M <= 32 run: the GEMMs stream their weights, idle the tensor cores, and NVML says
  * busy. The copy-rate floor is judged on the forward GEMM alone (wave) at every M, as the
@@ -147,8 +150,7 @@ static void expect_small_m(const uf_report *rep, uf_expectations *ex)
         uf_expect_metric(ex, rep, "micro1", at, "pct_of_gemm", UF_LE, 15.0,
                          "the weight stream caps the rate at 2*M FLOPs per 2 bytes at ~3 TB/s: "
                          "96 TFLOP/s at M = 32, 12 % of the bf16 ceiling, less below");
-        uf_expect_full_run(ex, "NVML's utilization samples last 200 ms on the H200: the 450 ms "
-                               "timing pass of --quick holds one or two, too few to judge");
+        uf_expect_full_run(ex, SB_NVML_PERIOD);
         uf_expect_metric(ex, rep, "micro1", at, "nvml_util_pct", UF_GE, 90.0,
                          "the step is back-to-back GEMM kernels with no host sync: some kernel "
                          "runs in every NVML period, however little of the GPU it uses");
@@ -181,16 +183,14 @@ static void expect_tokens_for_free(const uf_report *rep, uf_expectations *ex)
 /* The two kernels NVML calls busy, and what the counters say instead. */
 static void expect_nvml_lies(const uf_report *rep, uf_expectations *ex)
 {
-    const char *period = "NVML's utilization samples last 200 ms on the H200: the 450 ms "
-                         "timing pass of --quick holds one or two, too few to judge";
     const char *nvml = "a kernel runs for the whole step and the next is queued behind it: "
                        "every NVML period has one running, which is all NVML counts";
-    uf_expect_full_run(ex, period);
+    uf_expect_full_run(ex, SB_NVML_PERIOD);
     uf_expect_metric(ex, rep, "one_block", NULL, "nvml_util_pct", UF_GE, 90.0, nvml);
     uf_expect_metric(ex, rep, "one_block", NULL, "sm_active_pct", UF_LE, 2.0,
                      "one block occupies one SM of 132 (0.8 %): the counters see the other "
                      "131 idle");
-    uf_expect_full_run(ex, period);
+    uf_expect_full_run(ex, SB_NVML_PERIOD);
     uf_expect_metric(ex, rep, "latency_bound", NULL, "nvml_util_pct", UF_GE, 90.0, nvml);
     uf_expect_metric(ex, rep, "latency_bound", NULL, "sm_active_pct", UF_GE, 80.0,
                      "every SM holds a resident warp for the whole step: SM active, a "
