@@ -93,10 +93,8 @@ out:
 
 static int sb_run_step(uf_ctx *ctx, int variant)
 {
-    int rc = UF_OK;
     sb_state *st = (sb_state *)ctx->state;
     int micro = 0, n_micro = 0;
-    UF_STATUS_OR_GOTO(rc, bind_stream(st, ctx->stream), out);
     switch (variant) {
     case SB_ONE_BLOCK:
     case SB_LATENCY_BOUND:
@@ -108,8 +106,6 @@ static int sb_run_step(uf_ctx *ctx, int variant)
         step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
         return run_schedule(&st->m, micro, n_micro);
     }
-out:
-    return rc;
 }
 
 #include "small_batch_verify.cuh"

@@ -256,9 +256,6 @@ out:
 static int sb_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     sb_state *st = (sb_state *)ctx->state;
-    int rc = bind_stream(st, ctx->stream);
-    if (rc != UF_OK)
-        return rc;
     switch (variant) {
     case SB_ONE_BLOCK:
     case SB_LATENCY_BOUND:
