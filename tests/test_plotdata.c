@@ -214,20 +214,39 @@ static double shape_slope(double m)
     return 1000 * m / (1000 + m) * 4000 / 1000;     /* FLOP/B x GB/s = GFLOP/s, in TFLOP/s */
 }
 
+/* A figure's four files of the "shape" fixture's plot folder, read whole (NULL: missing). */
+typedef struct fig4 {
+    char out[64];
+    char *text[4];
+} fig4;
+
+static void fig4_load(fig4 *f, const char *const names[4])
+{
+    plot_folder("shape", f->out, sizeof f->out);
+    for (int i = 0; i < 4; i++)
+        f->text[i] = slurp(f->out, names[i]);
+    cr_assert(f->text[0] && f->text[1] && f->text[2] && f->text[3]);
+}
+
+static void fig4_free(fig4 *f)
+{
+    for (int i = 0; i < 4; i++)
+        free(f->text[i]);
+    remove_out(f->out);
+}
+
 /* small_batch's roofline: the copy slope of each M from the file's own FLOP and byte counts
  * and the folder's copy ceiling, the roof at the GEMM ceiling, the ridge where they meet
  * (log-log between the rows around it), large_micro at its GEMM rows. */
 Test(plotdata, small_batch_roofline_from_counts_and_ceilings)
 {
-    char out[64];
+    static const char *const names[4] = {"small_batch.gp", "small_batch_micro1.dat",
+                                         "small_batch_roof.dat", "small_batch_large.dat"};
+    fig4 f;
     double v[32][8];
     int cols[32];
-    plot_folder("shape", out, sizeof out);
-    char *gp = slurp(out, "small_batch.gp");
-    char *micro = slurp(out, "small_batch_micro1.dat");
-    char *roof = slurp(out, "small_batch_roof.dat");
-    char *large = slurp(out, "small_batch_large.dat");
-    cr_assert(gp && micro && roof && large);
+    fig4_load(&f, names);
+    char *gp = f.text[0], *micro = f.text[1], *roof = f.text[2], *large = f.text[3];
     cr_expect_not_null(strstr(gp, "\ncopy = 4000\ngemm = 800\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\ncounts = '6 6 6 6 6 6'\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\nflop_per_byte_per_token = 0.999000999\n"), "%s", gp);
@@ -265,11 +284,7 @@ Test(plotdata, small_batch_roofline_from_counts_and_ceilings)
     cr_assert_eq(n, 1);
     cr_expect(v[0][0] == 4096 && near(v[0][1], 690, 1e-5), "large_micro at %g, %g", v[0][0],
               v[0][1]);
-    free(gp);
-    free(micro);
-    free(roof);
-    free(large);
-    remove_out(out);
+    fig4_free(&f);
 }
 
 /* tensor_alignment: odd_hidden's spikes are the dims that are multiples of 8 (and only
@@ -280,15 +295,13 @@ Test(plotdata, tensor_alignment_spikes_and_own_ceilings)
                                        "\"padded_vocab\" fixed 600 800 83\n",
                                        "\"fp32\" broken 50 50 0\n", "\"tf32\" fixed 330 400 95\n",
                                        "\"bf16\" fixed 670 800 92\n"};
-    char out[64];
+    static const char *const names[4] = {"tensor_alignment.gp", "tensor_alignment_spikes.dat",
+                                         "tensor_alignment_bars.dat", "tensor_alignment_dim.dat"};
+    fig4 f;
     double v[32][8];
     int cols[32];
-    plot_folder("shape", out, sizeof out);
-    char *gp = slurp(out, "tensor_alignment.gp");
-    char *spikes = slurp(out, "tensor_alignment_spikes.dat");
-    char *bar = slurp(out, "tensor_alignment_bars.dat");
-    char *dims = slurp(out, "tensor_alignment_dim.dat");
-    cr_assert(gp && spikes && bar && dims);
+    fig4_load(&f, names);
+    char *gp = f.text[0], *spikes = f.text[1], *bar = f.text[2], *dims = f.text[3];
     cr_expect_not_null(strstr(gp, "\nnsweep = 2\nndim = 34\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\nnspike = 3\n"), "%s", gp);
     cr_expect_not_null(strstr(gp, "\nbnames = 'odd_vocab padded_vocab fp32 tf32 bf16'\nnbar = 5\n"
@@ -309,9 +322,5 @@ Test(plotdata, tensor_alignment_spikes_and_own_ceilings)
                                     "4090 260\n"), "%s", dims);
     cr_expect_not_null(strstr(dims, "\n\n\ndim \"aligned_hidden\" tflops_useful\n4088 670\n"),
                        "%s", dims);
-    free(gp);
-    free(spikes);
-    free(bar);
-    free(dims);
-    remove_out(out);
+    fig4_free(&f);
 }

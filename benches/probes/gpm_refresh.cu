@@ -2,7 +2,6 @@
 // and where do its boundaries sit in host time? Output: a refresh every ~100 ms; a snapshot
 // describes the counters ~41 ms before it appears (see common/nvml.c, uf_gpm_watch_*).
 //   nvcc -O2 -arch=sm_90 -o gpm_refresh benches/probes/gpm_refresh.cu -ldl
-// Probe 2: when does an NVML GPM sample refresh, and where do its boundaries sit in host time?
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <math.h>

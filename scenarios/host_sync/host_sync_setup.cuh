@@ -150,6 +150,13 @@ out:
     return rc;
 }
 
+/* The workspace, x, y, tmp[2] and the layers' weights: what setup allocates but the floats. */
+static size_t resident_bytes(const hs_state *st)
+{
+    return HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
+           (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16);
+}
+
 static int alloc_device(hs_state *st)
 {
     int rc = UF_OK;
@@ -165,8 +172,7 @@ static int alloc_device(hs_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->partials, HS_LOSS_BLOCKS * sizeof(float)), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->losses, HS_HISTORY * sizeof(float)), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->aux, HS_AUX * sizeof(float)), out);
-    st->device_bytes = HS_BLAS_WS_BYTES + 4 * act_bytes + w_bytes +
-                       (HS_LOSS_BLOCKS + HS_HISTORY + HS_AUX) * sizeof(float);
+    st->device_bytes = resident_bytes(st) + (HS_LOSS_BLOCKS + HS_HISTORY + HS_AUX) * sizeof(float);
 out:
     return rc;
 }
@@ -206,8 +212,7 @@ static int hs_setup(uf_ctx *ctx)
     spread_ticks(st);
     st->spin = 1;
     st->loss_mismatch = st->loss_lag = st->anchor_err = NAN;
-    const size_t need = HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
-                        (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16) +
+    const size_t need = resident_bytes(st) +
                         2 * act_elems(st) * sizeof(bf16); /* pool / malloc_free temporaries */
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "weights, activations and temporaries"), out);
     UF_STATUS_OR_GOTO(rc, alloc_device(st), out);
@@ -224,15 +229,15 @@ out:
     return rc; /* on failure the harness calls teardown, which frees what was made */
 }
 
-/* Every variant starts from step 0 with nothing reported and its ring's events complete. */
-static int reset_steps(hs_state *st)
+/* Every variant starts from step 0 with nothing reported (its ring's events are waited on only
+ * from step HS_LAG, by which time this variant has recorded them). */
+static void reset_steps(hs_state *st)
 {
     st->step = 0;
     for (int i = 0; i < HS_HISTORY; i++) {
         st->reported[i] = NAN;
         st->step_wall_us[i] = NAN;
     }
-    return UF_OK;
 }
 
 static int hs_begin_variant(uf_ctx *ctx, int variant)
@@ -240,5 +245,6 @@ static int hs_begin_variant(uf_ctx *ctx, int variant)
     (void)variant;
     hs_state *st = (hs_state *)ctx->state;
     st->loss_mismatch = st->loss_lag = NAN;
-    return reset_steps(st);
+    reset_steps(st);
+    return UF_OK;
 }

@@ -47,8 +47,13 @@ enum { X_TOKENS_PER_S, X_TOKENS_PER_STEP, X_MICRO_BATCHES, X_ACT_BYTES, X_TILE_R
 
 /* ---- the failure and its fix: one step's schedule --------------------------------------------- */
 
-/* Tokens per micro-batch and micro-batches per step of a GEMM variant at this point. */
-static void step_shape(const struct sb_state *st, int variant, int *micro, int *n_micro);
+/* Tokens per micro-batch and micro-batches per step of a GEMM variant, for micro-batches of M
+ * tokens and a global batch of G: micro1 (M, 1), accumulate (M, G/M), large_micro (G, 1). */
+static void step_shape(int M, int G, int variant, int *micro, int *n_micro)
+{
+    *micro = variant == SB_LARGE_MICRO ? G : M;
+    *n_micro = variant == SB_ACCUMULATE ? G / M : 1;
+}
 
 /* One optimizer step's worth of GEMMs: n_micro micro-batches of `micro` tokens, each a forward
  * and a backward of the stack, the weight gradients of each added to the previous (beta 1).
@@ -69,12 +74,6 @@ out:
 
 #include "small_batch_setup.cuh"    /* state, setup, teardown, begin/end_variant */
 
-static void step_shape(const sb_state *st, int variant, int *micro, int *n_micro)
-{
-    *micro = variant == SB_LARGE_MICRO ? st->global_tokens : st->tokens;
-    *n_micro = variant == SB_ACCUMULATE ? st->global_tokens / st->tokens : 1;
-}
-
 /* ---- nvidia-smi's view: two kernels it calls 100 % busy ---------------------------------------- */
 
 /* one_block: <<<1, 128>>> spinning for the step; latency_bound: <<<SMs, 32>>>, a block per SM
@@ -94,10 +93,8 @@ out:
 
 static int sb_run_step(uf_ctx *ctx, int variant)
 {
-    int rc = UF_OK;
     sb_state *st = (sb_state *)ctx->state;
     int micro = 0, n_micro = 0;
-    UF_STATUS_OR_GOTO(rc, bind_stream(st, ctx->stream), out);
     switch (variant) {
     case SB_ONE_BLOCK:
     case SB_LATENCY_BOUND:
@@ -106,11 +103,9 @@ static int sb_run_step(uf_ctx *ctx, int variant)
         return lt_gemm_run(st->lt, &st->wave, st->wave_x, st->wave_w, st->wave_y, st->blas_ws,
                            ctx->stream);
     default:
-        step_shape(st, variant, &micro, &n_micro);
+        step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
         return run_schedule(&st->m, micro, n_micro);
     }
-out:
-    return rc;
 }
 
 #include "small_batch_verify.cuh"
@@ -120,6 +115,9 @@ out:
 /* ---- the claims -------------------------------------------------------------------------------- */
 
 #define SB_SMALL_M 32               /* "a few dozen rows": the claims' small micro-batches */
+/* Why every NVML claim waits for a full run (uf_expect_full_run). */
+#define SB_NVML_PERIOD "NVML's utilization samples last 200 ms on the H200: the 450 ms timing " \
+                       "pass of --quick holds one or two, too few to judge"
 
 /* At every M <= 32 run: the GEMMs stream their weights, idle the tensor cores, and NVML says
  * busy. The copy-rate floor is judged on the forward GEMM alone (wave) at every M, as the
@@ -148,8 +146,7 @@ static void expect_small_m(const uf_report *rep, uf_expectations *ex)
         uf_expect_metric(ex, rep, "micro1", at, "pct_of_gemm", UF_LE, 15.0,
                          "the weight stream caps the rate at 2*M FLOPs per 2 bytes at ~3 TB/s: "
                          "96 TFLOP/s at M = 32, 12 % of the bf16 ceiling, less below");
-        uf_expect_full_run(ex, "NVML's utilization samples last 200 ms on the H200: the 450 ms "
-                               "timing pass of --quick holds one or two, too few to judge");
+        uf_expect_full_run(ex, SB_NVML_PERIOD);
         uf_expect_metric(ex, rep, "micro1", at, "nvml_util_pct", UF_GE, 90.0,
                          "the step is back-to-back GEMM kernels with no host sync: some kernel "
                          "runs in every NVML period, however little of the GPU it uses");
@@ -167,14 +164,11 @@ static void expect_tokens_for_free(const uf_report *rep, uf_expectations *ex)
               "same 45 us per 128 MiB weight at M = 1 and 32)",
               uf_value(rep, m32, "step_ms") / uf_value(rep, m1, "step_ms"), UF_LE, 2.0);
     const uf_row *large = uf_find(rep, "large_micro", NULL);
-    m1 = uf_find(rep, "micro1", "tokens=1");
     uf_expect(ex,
               "large_micro's tokens/s >= 30x micro1's at M = 1: its GEMMs run near the ceiling "
               "while micro1's stream 6 bytes per weight for 1 token (~260x by the model)",
               uf_value(rep, large, "tokens_per_s") / uf_value(rep, m1, "tokens_per_s"), UF_GE,
               30.0);
-    large = uf_find(rep, "large_micro", NULL);
-    m32 = uf_find(rep, "micro1", "tokens=32");
     uf_expect(ex,
               "large_micro's tokens/s >= 4x micro1's at M = 32: the same weight stream carries "
               "32 tokens, still 12 % of the ceiling (8x by the model)",
@@ -185,16 +179,14 @@ static void expect_tokens_for_free(const uf_report *rep, uf_expectations *ex)
 /* The two kernels NVML calls busy, and what the counters say instead. */
 static void expect_nvml_lies(const uf_report *rep, uf_expectations *ex)
 {
-    const char *period = "NVML's utilization samples last 200 ms on the H200: the 450 ms "
-                         "timing pass of --quick holds one or two, too few to judge";
     const char *nvml = "a kernel runs for the whole step and the next is queued behind it: "
                        "every NVML period has one running, which is all NVML counts";
-    uf_expect_full_run(ex, period);
+    uf_expect_full_run(ex, SB_NVML_PERIOD);
     uf_expect_metric(ex, rep, "one_block", NULL, "nvml_util_pct", UF_GE, 90.0, nvml);
     uf_expect_metric(ex, rep, "one_block", NULL, "sm_active_pct", UF_LE, 2.0,
                      "one block occupies one SM of 132 (0.8 %): the counters see the other "
                      "131 idle");
-    uf_expect_full_run(ex, period);
+    uf_expect_full_run(ex, SB_NVML_PERIOD);
     uf_expect_metric(ex, rep, "latency_bound", NULL, "nvml_util_pct", UF_GE, 90.0, nvml);
     uf_expect_metric(ex, rep, "latency_bound", NULL, "sm_active_pct", UF_GE, 80.0,
                      "every SM holds a resident warp for the whole step: SM active, a "

@@ -2,16 +2,16 @@
  * second, the activations a micro-batch keeps, and the wave GEMM's tiles against the SMs.
  * Included once by small_batch.cu, at this point of its text (before the claims). */
 
-/* wave: one GEMM's FLOPs and operands, and its tiles against the SMs. Tiles are cuBLAS's
- * m × n: m runs over the N = 8192 output features, n over the M tokens. */
+/* wave: one GEMM's FLOPs and operands (its memory on top of the stack's, which stays), and its
+ * tiles against the SMs. Tiles are cuBLAS's m × n: m runs over the N = 8192 output features, n
+ * over the M tokens. */
 static void describe_wave(const sb_state *st, uf_row *row)
 {
     const double M = st->tokens, N = SB_WAVE_N, K = SB_WAVE_K;
     sb_waves w;
     row->useful_flops = row->executed_flops = 2.0 * M * N * K;
     row->min_bytes = 2.0 * (M * K + N * K + M * N);
-    row->peak_mem_bytes = row->min_bytes + (double)(stack_bytes(st->m.d, st->m.layers, st->m.t_max) +
-                                                    SB_BLAS_WS_BYTES);  /* the stack stays */
+    row->peak_mem_bytes += row->min_bytes;
     if (sb_wave_report(N, M, st->wave.tile_rows, st->wave.tile_cols, st->wave.splitk, st->sms,
                        &w) != 0)
         return;     /* a tile cublasLt did not name: the tile columns stay empty */
@@ -30,18 +30,18 @@ static int sb_describe(uf_ctx *ctx, int variant, uf_row *row)
     const int d = st->m.d, L = st->m.layers;
     const double step_s = uf_step_ms(ctx, row) * 1e-3;
     int micro = 0, n_micro = 0;
+    row->peak_mem_bytes = (double)(stack_bytes(d, L, st->m.t_max) + SB_BLAS_WS_BYTES);
     if (variant == SB_WAVE) {
         describe_wave(st, row);
         return UF_OK;
     }
-    row->peak_mem_bytes = (double)(stack_bytes(d, L, st->m.t_max) + SB_BLAS_WS_BYTES);
     if (variant == SB_LATENCY_BOUND) {
         row->min_bytes = 4.0 * SB_CHASE_HOPS * st->sms;    /* one 4-byte load per hop */
         row->peak_mem_bytes += 4.0 * ((double)SB_CHASE_MASK + 1);
     }
     if (variant == SB_ONE_BLOCK || variant == SB_LATENCY_BOUND)
         return UF_OK;
-    step_shape(st, variant, &micro, &n_micro);
+    step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
     row->useful_flops = row->executed_flops = sb_step_flops(d, L, (double)micro * n_micro);
     row->min_bytes = sb_step_bytes(d, L, micro, n_micro);
     row->extra[X_TOKENS_PER_STEP] = (double)micro * n_micro;

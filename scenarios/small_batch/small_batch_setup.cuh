@@ -8,9 +8,7 @@ typedef struct sb_state {
     int tokens, global_tokens;      /* M (tokens per micro-batch) and G (the global batch) */
     int sms;
     uint64_t seed;                  /* the inputs of the timed steps (spin and chase starts) */
-    cudaStream_t bound_stream;
-    int stream_bound;
-    cublasHandle_t blas;
+    cublasHandle_t blas;            /* bound to ctx->stream, the run's one stream, by setup */
     cublasLtHandle_t lt;
     void *blas_ws;
     uint32_t *small_out;            /* one_block's and latency_bound's results */
@@ -20,26 +18,12 @@ typedef struct sb_state {
     sb_lt_gemm wave;
 } sb_state;
 
-/* Bind cuBLAS to the stream; cublasSetStream resets the workspace, so it is set again. */
-static int bind_stream(sb_state *st, cudaStream_t stream)
-{
-    int rc = UF_OK;
-    if (st->stream_bound && st->bound_stream == stream)
-        return UF_OK;
-    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, stream), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, SB_BLAS_WS_BYTES), out);
-    st->bound_stream = stream;
-    st->stream_bound = 1;
-out:
-    return rc;
-}
-
 static void sb_teardown(uf_ctx *ctx)
 {
     sb_state *st = (sb_state *)ctx->state;
     if (!st)
         return;
-    cudaStreamSynchronize(ctx->stream);
+    uf_teardown_drain(ctx);
     lt_gemm_free(&st->wave);
     cudaFree(st->wave_x);
     cudaFree(st->wave_w);
@@ -89,7 +73,9 @@ static int sb_setup(uf_ctx *ctx)
                                        sizeof(uint32_t)),
                     out);
     st->m.blas = st->blas;
-    UF_STATUS_OR_GOTO(rc, bind_stream(st, ctx->stream), out);
+    /* cublasSetStream resets the workspace, so it is set after */
+    UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);
+    UF_CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, SB_BLAS_WS_BYTES), out);
     UF_STATUS_OR_GOTO(rc, stack_alloc(&st->m, ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, stack_fill(&st->m, ctx->seed, ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);

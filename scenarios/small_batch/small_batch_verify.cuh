@@ -126,8 +126,8 @@ static int verify_anchor(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, 
     sb_stack tiny;
     sb_ref_out ref;
     sb_ref_shape shape = {.d = SB_TINY_D, .layers = SB_TINY_LAYERS, .tokens = 0, .micro = 0};
-    const int micro = variant == SB_LARGE_MICRO ? SB_TINY_MICRO * SB_TINY_N_MICRO : SB_TINY_MICRO;
-    const int n_micro = variant == SB_ACCUMULATE ? SB_TINY_N_MICRO : 1;
+    int micro = 0, n_micro = 0;
+    step_shape(SB_TINY_MICRO, SB_TINY_MICRO * SB_TINY_N_MICRO, variant, &micro, &n_micro);
     const size_t last = (size_t)(n_micro - 1) * micro * SB_TINY_D;     /* its first value */
     memset(&tiny, 0, sizeof tiny);
     memset(&ref, 0, sizeof ref);
@@ -170,7 +170,7 @@ static int verify_stack(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, d
     const char *name = ctx->scenario->variants[variant].name;
     double anchor = NAN, sampled = NAN;
     int micro = 0, n_micro = 0;
-    step_shape(st, variant, &micro, &n_micro);
+    step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
     UF_STATUS_OR_GOTO(rc, verify_anchor(ctx, st, variant, seed, &anchor), out);
     UF_STATUS_OR_GOTO(rc, stack_fill(&st->m, seed, ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, run_schedule(&st->m, micro, n_micro), out);
@@ -256,9 +256,6 @@ out:
 static int sb_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     sb_state *st = (sb_state *)ctx->state;
-    int rc = bind_stream(st, ctx->stream);
-    if (rc != UF_OK)
-        return rc;
     switch (variant) {
     case SB_ONE_BLOCK:
     case SB_LATENCY_BOUND:

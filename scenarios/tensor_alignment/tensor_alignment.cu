@@ -95,8 +95,6 @@ static int ta_run_step(uf_ctx *ctx, int variant)
 {
     ta_state *st = (ta_state *)ctx->state;
     (void)variant;
-    if (!st->have_gemm)
-        return uf_fail(ctx, UF_ERR, "run_step before begin_variant: no GEMM");
     return ta_gemm_enqueue(st, &st->gemm, ctx->stream);
 }
 

@@ -28,8 +28,8 @@ typedef struct ta_gemm {
 typedef struct ta_state {
     cublasLtHandle_t lt;
     void *ws;
-    ta_gemm gemm;                   /* this variant's (begin_variant .. end_variant) */
-    int have_gemm;
+    ta_gemm gemm;                   /* this variant's (begin_variant .. end_variant); all
+                                     * zero outside, which ta_gemm_free takes */
     double pair_rel_err;            /* verify: against the partner GEMM's real part; NaN: none */
     char kernels[TA_NAMES_LEN];     /* describe: the kernels one GEMM launches, " + " between */
     int n_kernels;
@@ -321,8 +321,7 @@ static void ta_teardown(uf_ctx *ctx)
     ta_state *st = (ta_state *)ctx->state;
     if (!st)
         return;
-    if (st->have_gemm)
-        ta_gemm_free(&st->gemm);
+    ta_gemm_free(&st->gemm);
     cudaFree(st->ws);
     if (st->lt)
         cublasLtDestroy(st->lt);
@@ -364,7 +363,6 @@ static int ta_begin_variant(uf_ctx *ctx, int variant)
     }
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "the GEMM's tensors and its partner's"), out);
     UF_STATUS_OR_GOTO(rc, ta_gemm_create(ctx, st, &s, &st->gemm), out);
-    st->have_gemm = 1;
     st->pair_rel_err = NAN;
     UF_STATUS_OR_GOTO(rc, ta_gemm_fill(&st->gemm, ctx->seed, ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, ctx->stream, "filling the GEMM's inputs"), out);
@@ -376,8 +374,6 @@ static int ta_end_variant(uf_ctx *ctx, int variant)
 {
     ta_state *st = (ta_state *)ctx->state;
     (void)variant;
-    if (st->have_gemm)
-        ta_gemm_free(&st->gemm);
-    st->have_gemm = 0;
+    ta_gemm_free(&st->gemm);
     return UF_OK;
 }
