@@ -14,18 +14,20 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-/* A name as the rest of a line: control characters become spaces, NULL or "" becomes "?". */
-static void put_name(uf_strbuf *b, const char *name)
+/* Text as the rest of a line: control characters become spaces. */
+static void put_line_text(uf_strbuf *b, const char *text)
 {
-    if (name == NULL || name[0] == '\0') {
-        uf_sb_puts(b, "?\n");
-        return;
-    }
-    for (const char *p = name; *p; p++) {
+    for (const char *p = text; *p; p++) {
         char c = (unsigned char)*p < 0x20 ? ' ' : *p;
         uf_sb_putn(b, &c, 1);
     }
     uf_sb_puts(b, "\n");
+}
+
+/* A name as the rest of a line: as put_line_text, but NULL or "" becomes "?". */
+static void put_name(uf_strbuf *b, const char *name)
+{
+    put_line_text(b, name == NULL || name[0] == '\0' ? "?" : name);
 }
 
 static void put_pct(uf_strbuf *b, double v)
@@ -49,16 +51,6 @@ static void put_activity(uf_strbuf *b, const uf_activity *a)
     } else {
         uf_sb_printf(b, " %" PRIu64 "\n", a->bytes);
     }
-}
-
-/* Text as the rest of a line: control characters become spaces. */
-static void put_line_text(uf_strbuf *b, const char *text)
-{
-    for (const char *p = text; *p; p++) {
-        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
-        uf_sb_putn(b, &c, 1);
-    }
-    uf_sb_puts(b, "\n");
 }
 
 /* The counter series (format 3): PM samples, NVML utilization, SM clock and power. */
