@@ -540,7 +540,7 @@ int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen)
 
 /* ---- a folder of traces ------------------------------------------------------------------ */
 
-static int is_trace_name(const char *name)
+int uf_trace_is_name(const char *name)
 {
     size_t n = strlen(name), lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
     return n > lp + ls && strncmp(name, UF_TRACE_PREFIX, lp) == 0 &&
@@ -569,7 +569,7 @@ static int list_traces(const char *dir, char ***names, int *n, char *err, size_t
     *names = NULL;
     *n = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (!is_trace_name(e->d_name))
+        if (!uf_trace_is_name(e->d_name))
             continue;
         char **grown = uf_grow(*names, &cap, *n + 1, sizeof **names, 16);
         char *copy = grown != NULL ? strdup(e->d_name) : NULL;
