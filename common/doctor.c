@@ -562,8 +562,9 @@ static int gap_follows_drain(const uf_drain *dr, size_t n_dr, const uf_gap *g)
     return 0;
 }
 
-/* Each step's first launch (UINT64_MAX when the step launched nothing). */
-static uint64_t *first_launches(const work *w)
+/* Per step, the earliest launch of its device work (device_start 0) or the earliest start of
+ * that work on the device (1); UINT64_MAX when the step launched nothing. */
+static uint64_t *step_firsts(const work *w, int device_start)
 {
     uint64_t *first = malloc((size_t)w->n_steps * sizeof *first);
     if (first == NULL)
@@ -574,8 +575,9 @@ static uint64_t *first_launches(const work *w)
         if (!in_window(w, w->launch_ns[i]))
             continue;
         int s = uf_timeline_step_index(w->bounds, w->n_steps, w->launch_ns[i]);
-        if (w->launch_ns[i] < first[s])
-            first[s] = w->launch_ns[i];
+        uint64_t t = device_start ? w->t->acts[i].start_ns : w->launch_ns[i];
+        if (t < first[s])
+            first[s] = t;
     }
     return first;
 }
@@ -588,7 +590,7 @@ static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagno
     size_t n_gaps;
     if (uf_timeline_idle_gaps(&w->tl, &gaps, &n_gaps) != 0)
         return -1;
-    uint64_t *first = first_launches(w);
+    uint64_t *first = step_firsts(w, 0);
     if (first == NULL) {
         free(gaps);
         return -1;
@@ -944,20 +946,11 @@ static void order_findings(uf_diagnosis *d)
 static double median_step_ms(const work *w, double window_ms)
 {
     int n = w->n_steps;
-    uint64_t *first = malloc((size_t)n * sizeof *first);
+    uint64_t *first = step_firsts(w, 1);
     double *len = malloc((size_t)n * sizeof *len);
     double med = NAN;
     if (first == NULL || len == NULL)
         goto out_free;
-    for (int s = 0; s < n; s++)
-        first[s] = UINT64_MAX;
-    for (size_t i = 0; i < w->t->n_acts; i++) {
-        if (!in_window(w, w->launch_ns[i]))
-            continue;
-        int s = uf_timeline_step_index(w->bounds, n, w->launch_ns[i]);
-        if (w->t->acts[i].start_ns < first[s])
-            first[s] = w->t->acts[i].start_ns;
-    }
     int m = 0;
     for (int s = 0; s + 1 < n; s++)
         if (first[s] != UINT64_MAX && first[s + 1] != UINT64_MAX && first[s + 1] > first[s])
