@@ -385,8 +385,6 @@ int uf_doctor_is_event_record(const char *api_name)
     return api_name != NULL && strncmp(api_name, "cudaEventRecord", 15) == 0;
 }
 
-static int is_event_record(const char *name) { return uf_doctor_is_event_record(name); }
-
 /* Is name `base` itself, or base with CUPTI's version suffix ("cudaFree_v3020")? */
 static int is_call(const char *name, const char *base)
 {
@@ -453,7 +451,7 @@ static token *make_sequence(const work *w, size_t *n)
     /* Event records mark steps where every kernel has one name (a timing loop's events, a
      * framework's per-step events): a step of N identical kernels repeats [event, N x k]. */
     for (size_t i = 0; i < t->n_apis; i++)
-        if (is_event_record(t->apis[i].name)) {
+        if (uf_doctor_is_event_record(t->apis[i].name)) {
             seq[k] = (token){t->apis[i].start_ns, 0xe7e7e7e7ull, k};
             k++;
         }
