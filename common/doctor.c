@@ -671,10 +671,12 @@ static int work_figures(const work *w, uf_diagnosis *d)
             continue;
         kern[n_kern++] = iv;
         order[n_order++] = i;
-        if (uf_doctor_is_gemm(a->name) && !uf_doctor_is_tensor_core(a->name))
-            simt_ns += dur;
-        else if (uf_doctor_is_gemm(a->name))
-            tc_ns += dur;
+        if (uf_doctor_is_gemm(a->name)) {
+            if (uf_doctor_is_tensor_core(a->name))
+                tc_ns += dur;
+            else
+                simt_ns += dur;
+        }
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
@@ -694,7 +696,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
         const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
         int step = a != NULL ? uf_timeline_step_index(w->bounds, w->n_steps,
                                                       w->launch_ns[order[i]]) : -1;
-        if (a != NULL && uf_doctor_is_elementwise(a->name) && (run == 0 || step == run_step)) {
+        int elementwise = a != NULL && uf_doctor_is_elementwise(a->name);
+        if (elementwise && (run == 0 || step == run_step)) {
             run_step = step;
             run++;
             run_ns += (double)(a->end_ns - a->start_ns);
@@ -704,7 +707,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
             chain_ns += run_ns;
         run = 0;
         run_ns = 0;
-        if (a != NULL && uf_doctor_is_elementwise(a->name)) {   /* the first of the next step */
+        if (elementwise) {   /* the first of the next step */
             run = 1;
             run_ns = (double)(a->end_ns - a->start_ns);
             run_step = step;
