@@ -651,12 +651,9 @@ static int work_figures(const work *w, uf_diagnosis *d)
     size_t n = t->n_acts;
     uf_interval *h2d = malloc((n + 1) * sizeof *h2d), *kern = malloc((n + 1) * sizeof *kern);
     size_t *order = malloc((n + 1) * sizeof *order);
-    if (h2d == NULL || kern == NULL || order == NULL) {
-        free(h2d);
-        free(kern);
-        free(order);
-        return -1;
-    }
+    int rc = -1;
+    if (h2d == NULL || kern == NULL || order == NULL)
+        goto out_free;
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
     double simt_ns = 0, tc_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
@@ -683,12 +680,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
     /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
      * step (a fused kernel once a step is no chain, however many steps follow each other). The
      * window's kernels are in trace order: sort them by launch. */
-    if (sort_by_launch(w, order, n_order) != 0) {
-        free(h2d);
-        free(kern);
-        free(order);
-        return -1;
-    }
+    if (sort_by_launch(w, order, n_order) != 0)
+        goto out_free;
     double chain_ns = 0, run_ns = 0;
     size_t run = 0;
     int run_step = -1;
@@ -721,10 +714,12 @@ static int work_figures(const work *w, uf_diagnosis *d)
     d->simt_gemm_ms = simt_ns / 1e6 / steps;
     d->tc_gemm_ms = tc_ns / 1e6 / steps;
     d->underfilled_ms = under_ns / 1e6 / steps;
+    rc = 0;
+out_free:
     free(h2d);
     free(kern);
     free(order);
-    return 0;
+    return rc;
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
