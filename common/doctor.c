@@ -878,7 +878,7 @@ static void simt_gemm(uf_diagnosis *d, double step)
 
 static void apply_rules(uf_diagnosis *d)
 {
-    double step = d->window_ms / d->n_steps;
+    double step = d->tl.window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
                 "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
@@ -990,8 +990,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
                         t->pid);
         goto out_free;
     }
-    /* The steady window on the device: the harness's window over the steps' work. */
-    d->window_ms = d->tl.window_ms;
+    /* The steady window on the device is the harness's window over the steps' work
+     * (d->tl.window_ms); its ends, and the last start in it, for the counters and syncs. */
     uint64_t dev_begin = UINT64_MAX, dev_end = 0, dev_last_start = 0;
     for (size_t i = 0; i < t->n_acts; i++)
         if (in_window(&w, w.launch_ns[i])) {
@@ -1002,7 +1002,7 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
         }
     d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
     d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
-    d->step_ms = median_step_ms(&w, d->window_ms);
+    d->step_ms = median_step_ms(&w, d->tl.window_ms);
     if (uf_timeline_drains(&w.tl, &drains, &n_drains) != 0)
         goto out_oom;
     if (n_drains > 1)
@@ -1072,7 +1072,7 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
     fprintf(f, "  steps: %d (%s), %d slow ones left out; step %.3f ms (median)\n", d->n_steps,
             d->step_source, d->steps_left_out, d->step_ms);
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
-               " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->window_ms);
+               " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->tl.window_ms);
     fprintf(f, "  per step: busy %.1f %%, idle waiting for the host %.1f %% (launches %.1f, "
                "input %.1f, syncs %.1f), %.1f kernels of %s us, launch %s us, %.2f syncs "
                "(%.2f drained the device, returning at %s %% of the step), %.1f pageable "
@@ -1116,7 +1116,7 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "steps_left_out", d->steps_left_out);
     json_num(b, "startup_ms", d->startup_ms);
     json_num(b, "tail_ms", d->tail_ms);
-    json_num(b, "window_ms", d->window_ms);
+    json_num(b, "window_ms", d->tl.window_ms);
     json_num(b, "step_ms", d->step_ms);
     json_num(b, "busy_pct", d->tl.busy_pct);
     json_num(b, "idle_host_pct", d->tl.idle_host_pct);
