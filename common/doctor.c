@@ -385,8 +385,6 @@ int uf_doctor_is_event_record(const char *api_name)
     return api_name != NULL && strncmp(api_name, "cudaEventRecord", 15) == 0;
 }
 
-static int is_event_record(const char *name) { return uf_doctor_is_event_record(name); }
-
 /* Is name `base` itself, or base with CUPTI's version suffix ("cudaFree_v3020")? */
 static int is_call(const char *name, const char *base)
 {
@@ -453,7 +451,7 @@ static token *make_sequence(const work *w, size_t *n)
     /* Event records mark steps where every kernel has one name (a timing loop's events, a
      * framework's per-step events): a step of N identical kernels repeats [event, N x k]. */
     for (size_t i = 0; i < t->n_apis; i++)
-        if (is_event_record(t->apis[i].name)) {
+        if (uf_doctor_is_event_record(t->apis[i].name)) {
             seq[k] = (token){t->apis[i].start_ns, 0xe7e7e7e7ull, k};
             k++;
         }
@@ -562,8 +560,9 @@ static int gap_follows_drain(const uf_drain *dr, size_t n_dr, const uf_gap *g)
     return 0;
 }
 
-/* Each step's first launch (UINT64_MAX when the step launched nothing). */
-static uint64_t *first_launches(const work *w)
+/* Per step, the earliest launch of its device work (device_start 0) or the earliest start of
+ * that work on the device (1); UINT64_MAX when the step launched nothing. */
+static uint64_t *step_firsts(const work *w, int device_start)
 {
     uint64_t *first = malloc((size_t)w->n_steps * sizeof *first);
     if (first == NULL)
@@ -574,8 +573,9 @@ static uint64_t *first_launches(const work *w)
         if (!in_window(w, w->launch_ns[i]))
             continue;
         int s = uf_timeline_step_index(w->bounds, w->n_steps, w->launch_ns[i]);
-        if (w->launch_ns[i] < first[s])
-            first[s] = w->launch_ns[i];
+        uint64_t t = device_start ? w->t->acts[i].start_ns : w->launch_ns[i];
+        if (t < first[s])
+            first[s] = t;
     }
     return first;
 }
@@ -588,7 +588,7 @@ static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagno
     size_t n_gaps;
     if (uf_timeline_idle_gaps(&w->tl, &gaps, &n_gaps) != 0)
         return -1;
-    uint64_t *first = first_launches(w);
+    uint64_t *first = step_firsts(w, 0);
     if (first == NULL) {
         free(gaps);
         return -1;
@@ -651,12 +651,9 @@ static int work_figures(const work *w, uf_diagnosis *d)
     size_t n = t->n_acts;
     uf_interval *h2d = malloc((n + 1) * sizeof *h2d), *kern = malloc((n + 1) * sizeof *kern);
     size_t *order = malloc((n + 1) * sizeof *order);
-    if (h2d == NULL || kern == NULL || order == NULL) {
-        free(h2d);
-        free(kern);
-        free(order);
-        return -1;
-    }
+    int rc = -1;
+    if (h2d == NULL || kern == NULL || order == NULL)
+        goto out_free;
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
     double simt_ns = 0, tc_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
@@ -671,22 +668,20 @@ static int work_figures(const work *w, uf_diagnosis *d)
             continue;
         kern[n_kern++] = iv;
         order[n_order++] = i;
-        if (uf_doctor_is_gemm(a->name) && !uf_doctor_is_tensor_core(a->name))
-            simt_ns += dur;
-        else if (uf_doctor_is_gemm(a->name))
-            tc_ns += dur;
+        if (uf_doctor_is_gemm(a->name)) {
+            if (uf_doctor_is_tensor_core(a->name))
+                tc_ns += dur;
+            else
+                simt_ns += dur;
+        }
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
     /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
      * step (a fused kernel once a step is no chain, however many steps follow each other). The
      * window's kernels are in trace order: sort them by launch. */
-    if (sort_by_launch(w, order, n_order) != 0) {
-        free(h2d);
-        free(kern);
-        free(order);
-        return -1;
-    }
+    if (sort_by_launch(w, order, n_order) != 0)
+        goto out_free;
     double chain_ns = 0, run_ns = 0;
     size_t run = 0;
     int run_step = -1;
@@ -694,7 +689,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
         const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
         int step = a != NULL ? uf_timeline_step_index(w->bounds, w->n_steps,
                                                       w->launch_ns[order[i]]) : -1;
-        if (a != NULL && uf_doctor_is_elementwise(a->name) && (run == 0 || step == run_step)) {
+        int elementwise = a != NULL && uf_doctor_is_elementwise(a->name);
+        if (elementwise && (run == 0 || step == run_step)) {
             run_step = step;
             run++;
             run_ns += (double)(a->end_ns - a->start_ns);
@@ -704,7 +700,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
             chain_ns += run_ns;
         run = 0;
         run_ns = 0;
-        if (a != NULL && uf_doctor_is_elementwise(a->name)) {   /* the first of the next step */
+        if (elementwise) {   /* the first of the next step */
             run = 1;
             run_ns = (double)(a->end_ns - a->start_ns);
             run_step = step;
@@ -718,10 +714,12 @@ static int work_figures(const work *w, uf_diagnosis *d)
     d->simt_gemm_ms = simt_ns / 1e6 / steps;
     d->tc_gemm_ms = tc_ns / 1e6 / steps;
     d->underfilled_ms = under_ns / 1e6 / steps;
+    rc = 0;
+out_free:
     free(h2d);
     free(kern);
     free(order);
-    return 0;
+    return rc;
 }
 
 /* ---- counters ------------------------------------------------------------------------------ */
@@ -880,7 +878,7 @@ static void simt_gemm(uf_diagnosis *d, double step)
 
 static void apply_rules(uf_diagnosis *d)
 {
-    double step = d->window_ms / d->n_steps;
+    double step = d->tl.window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
                 "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
@@ -944,20 +942,11 @@ static void order_findings(uf_diagnosis *d)
 static double median_step_ms(const work *w, double window_ms)
 {
     int n = w->n_steps;
-    uint64_t *first = malloc((size_t)n * sizeof *first);
+    uint64_t *first = step_firsts(w, 1);
     double *len = malloc((size_t)n * sizeof *len);
     double med = NAN;
     if (first == NULL || len == NULL)
         goto out_free;
-    for (int s = 0; s < n; s++)
-        first[s] = UINT64_MAX;
-    for (size_t i = 0; i < w->t->n_acts; i++) {
-        if (!in_window(w, w->launch_ns[i]))
-            continue;
-        int s = uf_timeline_step_index(w->bounds, n, w->launch_ns[i]);
-        if (w->t->acts[i].start_ns < first[s])
-            first[s] = w->t->acts[i].start_ns;
-    }
     int m = 0;
     for (int s = 0; s + 1 < n; s++)
         if (first[s] != UINT64_MAX && first[s + 1] != UINT64_MAX && first[s + 1] > first[s])
@@ -1001,8 +990,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
                         t->pid);
         goto out_free;
     }
-    /* The steady window on the device: the harness's window over the steps' work. */
-    d->window_ms = d->tl.window_ms;
+    /* The steady window on the device is the harness's window over the steps' work
+     * (d->tl.window_ms); its ends, and the last start in it, for the counters and syncs. */
     uint64_t dev_begin = UINT64_MAX, dev_end = 0, dev_last_start = 0;
     for (size_t i = 0; i < t->n_acts; i++)
         if (in_window(&w, w.launch_ns[i])) {
@@ -1013,7 +1002,7 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
         }
     d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
     d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
-    d->step_ms = median_step_ms(&w, d->window_ms);
+    d->step_ms = median_step_ms(&w, d->tl.window_ms);
     if (uf_timeline_drains(&w.tl, &drains, &n_drains) != 0)
         goto out_oom;
     if (n_drains > 1)
@@ -1083,7 +1072,7 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
     fprintf(f, "  steps: %d (%s), %d slow ones left out; step %.3f ms (median)\n", d->n_steps,
             d->step_source, d->steps_left_out, d->step_ms);
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
-               " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->window_ms);
+               " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->tl.window_ms);
     fprintf(f, "  per step: busy %.1f %%, idle waiting for the host %.1f %% (launches %.1f, "
                "input %.1f, syncs %.1f), %.1f kernels of %s us, launch %s us, %.2f syncs "
                "(%.2f drained the device, returning at %s %% of the step), %.1f pageable "
@@ -1127,7 +1116,7 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "steps_left_out", d->steps_left_out);
     json_num(b, "startup_ms", d->startup_ms);
     json_num(b, "tail_ms", d->tail_ms);
-    json_num(b, "window_ms", d->window_ms);
+    json_num(b, "window_ms", d->tl.window_ms);
     json_num(b, "step_ms", d->step_ms);
     json_num(b, "busy_pct", d->tl.busy_pct);
     json_num(b, "idle_host_pct", d->tl.idle_host_pct);

@@ -137,10 +137,10 @@ typedef struct uf_diagnosis {
     double startup_ms;          /* first record → the window's first device work (start-up,
                                  * compilation, warm-up) */
     double tail_ms;             /* the window's last device work → last record */
-    double window_ms;           /* the steady window on the device: first → last device work
-                                 * launched inside the steps (uf_timeline_metrics.window_ms) */
     double step_ms;             /* median step on the device: a step's first work to the next's */
-    uf_timeline_metrics tl;     /* the harness's metrics over the window */
+    uf_timeline_metrics tl;     /* the harness's metrics over the window; tl.window_ms is the
+                                 * steady window on the device: first → last device work
+                                 * launched inside the steps */
     double launch_gap_pct;      /* host-wait idle between launches inside a step, % of window */
     double input_gap_pct;       /* host-wait idle before a step's first work, % of window */
     double sync_gap_pct;        /* idle after the timeline's drains (the gaps sync_gap_us

@@ -14,18 +14,20 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-/* A name as the rest of a line: control characters become spaces, NULL or "" becomes "?". */
-static void put_name(uf_strbuf *b, const char *name)
+/* Text as the rest of a line: control characters become spaces. */
+static void put_line_text(uf_strbuf *b, const char *text)
 {
-    if (name == NULL || name[0] == '\0') {
-        uf_sb_puts(b, "?\n");
-        return;
-    }
-    for (const char *p = name; *p; p++) {
+    for (const char *p = text; *p; p++) {
         char c = (unsigned char)*p < 0x20 ? ' ' : *p;
         uf_sb_putn(b, &c, 1);
     }
     uf_sb_puts(b, "\n");
+}
+
+/* A name as the rest of a line: as put_line_text, but NULL or "" becomes "?". */
+static void put_name(uf_strbuf *b, const char *name)
+{
+    put_line_text(b, name == NULL || name[0] == '\0' ? "?" : name);
 }
 
 static void put_pct(uf_strbuf *b, double v)
@@ -49,16 +51,6 @@ static void put_activity(uf_strbuf *b, const uf_activity *a)
     } else {
         uf_sb_printf(b, " %" PRIu64 "\n", a->bytes);
     }
-}
-
-/* Text as the rest of a line: control characters become spaces. */
-static void put_line_text(uf_strbuf *b, const char *text)
-{
-    for (const char *p = text; *p; p++) {
-        char c = (unsigned char)*p < 0x20 ? ' ' : *p;
-        uf_sb_putn(b, &c, 1);
-    }
-    uf_sb_puts(b, "\n");
 }
 
 /* The counter series (format 3): PM samples, NVML utilization, SM clock and power. */
@@ -548,7 +540,7 @@ int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen)
 
 /* ---- a folder of traces ------------------------------------------------------------------ */
 
-static int is_trace_name(const char *name)
+int uf_trace_is_name(const char *name)
 {
     size_t n = strlen(name), lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
     return n > lp + ls && strncmp(name, UF_TRACE_PREFIX, lp) == 0 &&
@@ -577,7 +569,7 @@ static int list_traces(const char *dir, char ***names, int *n, char *err, size_t
     *names = NULL;
     *n = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (!is_trace_name(e->d_name))
+        if (!uf_trace_is_name(e->d_name))
             continue;
         char **grown = uf_grow(*names, &cap, *n + 1, sizeof **names, 16);
         char *copy = grown != NULL ? strdup(e->d_name) : NULL;

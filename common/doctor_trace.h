@@ -73,6 +73,8 @@ int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen);
 int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, size_t errlen);
 void uf_trace_free(uf_trace_file *f);
 
+/* Is a file name a trace's (UF_TRACE_PREFIX, something, UF_TRACE_SUFFIX)? */
+int uf_trace_is_name(const char *name);
 /* Every DIR/underfed-trace.*.txt, sorted by name, into *files (malloc'ed, *n of them).
  * 0, or -1 with err (a bad file, or none at all). */
 int uf_trace_read_dir(const char *dir, uf_trace_file **files, int *n, char *err, size_t errlen);

@@ -1053,7 +1053,6 @@ Test(doctor_trace, counter_series_round_trip)
     sim *s = sim_new();
     case_healthy(s);
     counter_series c;
-    fill_counters(&c, &s->t, 1.0, 0.5, 99.0);
     sim_trace(s);
     fill_counters(&c, &s->t, 1.0, 0.5, 99.0);
     c.pm[3].dram_pct = NAN;

@@ -232,12 +232,9 @@ static int scan_traces(const char *dir, int remove)
     DIR *d = opendir(dir);
     if (d == NULL)
         return 0;
-    size_t lp = strlen(UF_TRACE_PREFIX), ls = strlen(UF_TRACE_SUFFIX);
     int rc = 0, count = 0;
     for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
-        size_t n = strlen(e->d_name);
-        if (n <= lp + ls || strncmp(e->d_name, UF_TRACE_PREFIX, lp) != 0 ||
-            strcmp(e->d_name + n - ls, UF_TRACE_SUFFIX) != 0)
+        if (!uf_trace_is_name(e->d_name))
             continue;
         count++;
         if (!remove)

@@ -70,6 +70,9 @@ typedef struct recorder {
     int n_acts, cap_acts, n_apis, cap_apis, n_syncs, cap_syncs, n_markers, cap_markers;
     char **names;               /* interned names: an open-addressing set, n_names of cap */
     size_t n_names, cap_names;
+    /* API names by callback id, so each id is looked up and interned once */
+    const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+    const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
     uint64_t dropped;
     int sm_count;
     int out_of_memory;          /* some records were lost to a failed allocation */
@@ -217,17 +220,32 @@ static void add_memset(const CUpti_ActivityMemset4 *m)
                        .bytes = m->bytes};
 }
 
+/* The interned name of a runtime or driver callback id: CUPTI's lookup and the interning run
+ * once per id, not once per record (a framework makes several runtime calls per launch). */
+static const char *api_name(int runtime, CUpti_CallbackId cbid)
+{
+    const char **cache = runtime ? rec.runtime_names : rec.driver_names;
+    size_t n = runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
+    if (cbid < n && cache[cbid] != NULL)
+        return cache[cbid];
+    const char *name = NULL;
+    cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+                         cbid, &name);
+    name = intern(name);
+    if (cbid < n)
+        cache[cbid] = name;
+    return name;
+}
+
 static void add_api(const CUpti_ActivityAPI *r)
 {
     int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-    const char *name = NULL;
-    cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                         r->cbid, &name);
+    const char *name = api_name(runtime, r->cbid);
     uf_api_call *a = APPEND(apis, n_apis, cap_apis);
     if (a == NULL)
         return;
     *a = (uf_api_call){.start_ns = r->start, .end_ns = r->end, .correlation_id = r->correlationId,
-                       .is_runtime = (uint8_t)runtime, .name = intern(name)};
+                       .is_runtime = (uint8_t)runtime, .name = name};
 }
 
 static void add_sync(const CUpti_ActivitySynchronization2 *s)
