@@ -598,10 +598,11 @@ static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drai
     return n;
 }
 
-/* The host-call metrics (timeline.h) over the step window. Returns 0, or -1 when out of
- * memory. */
+/* The host-call metrics (timeline.h) over the step window; with keep, the drains counted are
+ * handed over too (*keep malloc'ed, NULL when none). Returns 0, or -1 when out of memory. */
 static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const counted_act *c,
-                             size_t n, double steps, uf_timeline_metrics *out)
+                             size_t n, double steps, uf_timeline_metrics *out, uf_drain **keep,
+                             size_t *n_keep)
 {
     if (tl->steps_enqueued_ns == 0)
         return 0;
@@ -634,7 +635,12 @@ static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const c
             gap_ns_sum += (double)drains[i].gap_ns;
             gaps++;
         }
-    free(drains);
+    if (keep != NULL && n_drains > 0) {
+        *keep = drains;
+        *n_keep = (size_t)n_drains;
+    } else {
+        free(drains);
+    }
     out->drains_per_step = (double)n_drains / steps;
     out->sync_gap_us = gaps > 0 ? gap_ns_sum / (double)gaps / 1e3 : NAN;
     return 0;
@@ -663,6 +669,16 @@ int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drain
 
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
 {
+    return uf_timeline_analyze_drains(tl, out, NULL, NULL);
+}
+
+int uf_timeline_analyze_drains(const uf_timeline *tl, uf_timeline_metrics *out,
+                               uf_drain **drains, size_t *n_drains)
+{
+    if (drains != NULL) {
+        *drains = NULL;
+        *n_drains = 0;
+    }
     metrics_nan(out);
     if (tl == NULL || tl->acts == NULL || tl->n_acts == 0)
         return -1;
@@ -700,7 +716,7 @@ int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
         goto out_free_counted;
     if (comm_sm_share(c, n, tl->sm_count, &out->comm_sm_pct) != 0)
         goto out_free_counted;
-    if (host_call_metrics(tl, &ix, c, n, steps, out) != 0)
+    if (host_call_metrics(tl, &ix, c, n, steps, out, drains, n_drains) != 0)
         goto out_free_counted;
     out->launch_us = launch_median_us(c, n);
     rc = 0;
