@@ -165,6 +165,26 @@ static const api_key *api_find(const api_index *ix, uint32_t correlation_id)
     return NULL;
 }
 
+/* The activity's launch: its launching call's start (*k that call), or its own start when it
+ * has none (*k NULL). */
+static uint64_t launch_of(const api_index *ix, const uf_activity *a, const api_key **k)
+{
+    *k = api_find(ix, a->correlation_id);
+    return *k != NULL ? (*k)->start_ns : a->start_ns;
+}
+
+/* Is the activity on the analysed device (any, with device_id -1)? */
+static int on_device(const uf_timeline *tl, const uf_activity *a)
+{
+    return tl->device_id < 0 || a->device_id == (uint32_t)tl->device_id;
+}
+
+/* The activity's end, never before its start. */
+static uint64_t end_of(const uf_activity *a)
+{
+    return a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+}
+
 /* ---- the analysis ----------------------------------------------------------------------- */
 
 /* One counted activity with the start and end of its launching call (has_api 0: none). */
@@ -223,14 +243,12 @@ static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counte
     size_t n = 0;
     for (size_t i = 0; i < tl->n_acts; i++) {
         const uf_activity *a = &tl->acts[i];
-        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
-            continue;
-        const api_key *k = api_find(ix, a->correlation_id);
-        if (!launch_is_measured(tl, k != NULL ? k->start_ns : a->start_ns))
+        const api_key *k;
+        if (!on_device(tl, a) || !launch_is_measured(tl, launch_of(ix, a, &k)))
             continue;
         counted_act *c = &out[n++];
         c->start_ns = a->start_ns;
-        c->end_ns = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+        c->end_ns = end_of(a);
         c->api_start_ns = k != NULL ? k->start_ns : 0;
         c->api_end_ns = k != NULL ? k->end_ns : 0;
         c->has_api = k != NULL;
@@ -511,13 +529,13 @@ static int device_views_build(const uf_timeline *tl, const api_index *ix, device
     }
     for (size_t i = 0; i < tl->n_acts; i++) {
         const uf_activity *a = &tl->acts[i];
-        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
+        const api_key *k;
+        if (!on_device(tl, a))
             continue;
-        const api_key *k = api_find(ix, a->correlation_id);
-        uint64_t end = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-        le[n] = (launch_end){k != NULL ? k->start_ns : a->start_ns, end};
+        le[n] = (launch_end){launch_of(ix, a, &k), end_of(a)};
         v->starts[n] = a->start_ns;
-        v->ends[n++] = end;
+        v->ends[n] = le[n].end_ns;
+        n++;
     }
     qsort(le, n, sizeof *le, cmp_launch_end);
     qsort(v->starts, n, sizeof *v->starts, cmp_u64);
@@ -774,8 +792,8 @@ int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
     if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
         return -1;
     for (size_t i = 0; i < tl->n_acts; i++) {
-        const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
-        launch_start_ns[i] = k != NULL ? k->start_ns : tl->acts[i].start_ns;
+        const api_key *k;
+        launch_start_ns[i] = launch_of(&ix, &tl->acts[i], &k);
         if (launch_end_ns != NULL)
             launch_end_ns[i] = k != NULL ? k->end_ns : 0;
     }
