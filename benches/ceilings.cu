@@ -53,7 +53,6 @@ enum {
     BENCH_SUSTAIN_MAX_CHUNKS = 512
 };
 
-
 /* Everything one measurement needs: the device, one stream, two timing marks, the sample
  * buffer and the rows measured so far. */
 typedef struct bench {
@@ -341,7 +340,7 @@ static int bench_gemm_sustained(bench *b, const bench_gemm *g, double gemm_ms)
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, chunks + 1), out);
     UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, b->stream), out_free);
     for (int c = 0; c < chunks; c++) {
-        for (int i = 0; i < BENCH_SUSTAIN_CHUNK; i++)
+        for (int i = 0; i < per_chunk; i++)
             UF_STATUS_OR_GOTO(rc, bench_enqueue_gemm(b, g), out_free);
         UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, c + 1, b->stream), out_free);
     }

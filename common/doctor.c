@@ -985,7 +985,10 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     w.tl.measure_end_ns = w.bounds[w.n_steps] - 1;
     w.tl.steps_enqueued_ns = w.bounds[w.n_steps];     /* host calls: [bounds[0], bounds[n]) */
     w.tl.n_steps = w.n_steps;
-    if (uf_timeline_analyze(&w.tl, &d->tl) != 0 || !(d->tl.window_ms > 0.0)) {
+    int analyzed = uf_timeline_analyze_drains(&w.tl, &d->tl, &drains, &n_drains);
+    if (analyzed != 0 && d->tl.n_activities > 0)   /* it counted work, then ran out of memory */
+        goto out_oom;
+    if (analyzed != 0 || !(d->tl.window_ms > 0.0)) {
         rc = uf_set_err(err, errlen, "pid %d: no device work launched inside the steady window",
                         t->pid);
         goto out_free;
@@ -1003,8 +1006,6 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
     d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
     d->step_ms = median_step_ms(&w, d->tl.window_ms);
-    if (uf_timeline_drains(&w.tl, &drains, &n_drains) != 0)
-        goto out_oom;
     if (n_drains > 1)
         qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
     if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)

@@ -92,8 +92,9 @@ typedef struct uf_nvml_sampled {
                                  * Ampere and later a trailing 1 s average */
 } uf_nvml_sampled;
 
-/* Every period_ms on a thread until stop, read the SM clock and the board power; stop returns their means (and the minimum clock) in *out. UF_ERR when not running
- * (then *out is all NaN and zero counts). */
+/* Every period_ms on a thread until stop, read the SM clock and the board power; stop returns
+ * their means (and the minimum clock) in *out. UF_ERR when not running (then *out is all NaN
+ * and zero counts). */
 int uf_nvml_sampler_start(uf_nvml *nv, unsigned period_ms);
 int uf_nvml_sampler_stop(uf_nvml *nv, uf_nvml_sampled *out);
 /* One read of the SM clock (MHz) and the board power (W), NaN where a read failed; returns 1

@@ -63,11 +63,13 @@ int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what)
     return UF_OK;
 }
 
-static double monotonic_s(void)
+/* The monotonic clock in seconds: watched-wait deadlines, the timing pass's minimum time and
+ * the run's elapsed time. */
+static double wall_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* A watched wait (uf_watch): poll `query` until it is done, the watch reports a lost rank,
@@ -75,7 +77,7 @@ static double monotonic_s(void)
 static int watched_wait(uf_ctx *ctx, cudaError_t (*query)(void *), void *obj, const char *what)
 {
     const uf_watch *w = ctx->watch;
-    double deadline = monotonic_s() + w->limit_s;
+    double deadline = wall_s() + w->limit_s;
     struct timespec nap = {0, WATCH_POLL_NS};
     char why[UF_REASON_LEN];
     for (;;) {
@@ -92,7 +94,7 @@ static int watched_wait(uf_ctx *ctx, cudaError_t (*query)(void *), void *obj, co
             return uf_fail(ctx, UF_ERR, "waiting for %s: %s; every communicator was aborted",
                            what, why);
         }
-        if (monotonic_s() > deadline) {
+        if (wall_s() > deadline) {
             w->abort(w->arg);
             return uf_fail(ctx, UF_ERR, "%s did not finish within %.0f s (a rank hung?); every "
                            "communicator was aborted", what, w->limit_s);
@@ -149,16 +151,6 @@ void uf_teardown_drain(uf_ctx *ctx)
         uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
                           cudaGetErrorString(e));
 }
-
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-
-
 
 /* ---- the sweep ------------------------------------------------------------------------ */
 

@@ -1,9 +1,9 @@
 /* NVML, opened with dlopen so that the programs start where NVML is missing (CI): the
  * utilization that nvidia-smi shows, from NVML's own samples inside the timing pass; the SM
- * clock and the board power, sampled on a thread during it; the GPM metrics (Hopper and later) as a cross-check of the CUPTI
- * counters; and a few facts for the results' metadata. Only the few NVML types used are
- * declared here, with the layouts of nvml.h (NVML_API_VERSION 13), as the H200 probe used
- * them. */
+ * clock and the board power, sampled on a thread during it; the GPM metrics (Hopper and
+ * later) as a cross-check of the CUPTI counters; and a few facts for the results' metadata.
+ * Only the few NVML types used are declared here, with the layouts of nvml.h
+ * (NVML_API_VERSION 13), as the H200 probe used them. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -132,7 +132,7 @@ struct uf_nvml {
     nvml_field_values_fn field_values;
     nvml_samples_fn samples;
 
-    /* utilization, SM clock and power sampler */
+    /* SM clock and power sampler */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pthread_t sampler;
@@ -288,7 +288,7 @@ void uf_nvml_close(uf_nvml *nv)
     free(nv);
 }
 
-/* ---- utilization, SM clock and power sampler ------------------------------------------- */
+/* ---- SM clock and power sampler -------------------------------------------------------- */
 
 static void add_ms(struct timespec *t, unsigned ms)
 {

@@ -165,6 +165,26 @@ static const api_key *api_find(const api_index *ix, uint32_t correlation_id)
     return NULL;
 }
 
+/* The activity's launch: its launching call's start (*k that call), or its own start when it
+ * has none (*k NULL). */
+static uint64_t launch_of(const api_index *ix, const uf_activity *a, const api_key **k)
+{
+    *k = api_find(ix, a->correlation_id);
+    return *k != NULL ? (*k)->start_ns : a->start_ns;
+}
+
+/* Is the activity on the analysed device (any, with device_id -1)? */
+static int on_device(const uf_timeline *tl, const uf_activity *a)
+{
+    return tl->device_id < 0 || a->device_id == (uint32_t)tl->device_id;
+}
+
+/* The activity's end, never before its start. */
+static uint64_t end_of(const uf_activity *a)
+{
+    return a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+}
+
 /* ---- the analysis ----------------------------------------------------------------------- */
 
 /* One counted activity with the start and end of its launching call (has_api 0: none). */
@@ -223,14 +243,12 @@ static size_t collect_counted(const uf_timeline *tl, const api_index *ix, counte
     size_t n = 0;
     for (size_t i = 0; i < tl->n_acts; i++) {
         const uf_activity *a = &tl->acts[i];
-        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
-            continue;
-        const api_key *k = api_find(ix, a->correlation_id);
-        if (!launch_is_measured(tl, k != NULL ? k->start_ns : a->start_ns))
+        const api_key *k;
+        if (!on_device(tl, a) || !launch_is_measured(tl, launch_of(ix, a, &k)))
             continue;
         counted_act *c = &out[n++];
         c->start_ns = a->start_ns;
-        c->end_ns = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
+        c->end_ns = end_of(a);
         c->api_start_ns = k != NULL ? k->start_ns : 0;
         c->api_end_ns = k != NULL ? k->end_ns : 0;
         c->has_api = k != NULL;
@@ -511,13 +529,13 @@ static int device_views_build(const uf_timeline *tl, const api_index *ix, device
     }
     for (size_t i = 0; i < tl->n_acts; i++) {
         const uf_activity *a = &tl->acts[i];
-        if (tl->device_id >= 0 && a->device_id != (uint32_t)tl->device_id)
+        const api_key *k;
+        if (!on_device(tl, a))
             continue;
-        const api_key *k = api_find(ix, a->correlation_id);
-        uint64_t end = a->end_ns > a->start_ns ? a->end_ns : a->start_ns;
-        le[n] = (launch_end){k != NULL ? k->start_ns : a->start_ns, end};
+        le[n] = (launch_end){launch_of(ix, a, &k), end_of(a)};
         v->starts[n] = a->start_ns;
-        v->ends[n++] = end;
+        v->ends[n] = le[n].end_ns;
+        n++;
     }
     qsort(le, n, sizeof *le, cmp_launch_end);
     qsort(v->starts, n, sizeof *v->starts, cmp_u64);
@@ -598,10 +616,11 @@ static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drai
     return n;
 }
 
-/* The host-call metrics (timeline.h) over the step window. Returns 0, or -1 when out of
- * memory. */
+/* The host-call metrics (timeline.h) over the step window; with keep, the drains counted are
+ * handed over too (*keep malloc'ed, NULL when none). Returns 0, or -1 when out of memory. */
 static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const counted_act *c,
-                             size_t n, double steps, uf_timeline_metrics *out)
+                             size_t n, double steps, uf_timeline_metrics *out, uf_drain **keep,
+                             size_t *n_keep)
 {
     if (tl->steps_enqueued_ns == 0)
         return 0;
@@ -634,7 +653,12 @@ static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const c
             gap_ns_sum += (double)drains[i].gap_ns;
             gaps++;
         }
-    free(drains);
+    if (keep != NULL && n_drains > 0) {
+        *keep = drains;
+        *n_keep = (size_t)n_drains;
+    } else {
+        free(drains);
+    }
     out->drains_per_step = (double)n_drains / steps;
     out->sync_gap_us = gaps > 0 ? gap_ns_sum / (double)gaps / 1e3 : NAN;
     return 0;
@@ -663,6 +687,16 @@ int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drain
 
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
 {
+    return uf_timeline_analyze_drains(tl, out, NULL, NULL);
+}
+
+int uf_timeline_analyze_drains(const uf_timeline *tl, uf_timeline_metrics *out,
+                               uf_drain **drains, size_t *n_drains)
+{
+    if (drains != NULL) {
+        *drains = NULL;
+        *n_drains = 0;
+    }
     metrics_nan(out);
     if (tl == NULL || tl->acts == NULL || tl->n_acts == 0)
         return -1;
@@ -700,7 +734,7 @@ int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out)
         goto out_free_counted;
     if (comm_sm_share(c, n, tl->sm_count, &out->comm_sm_pct) != 0)
         goto out_free_counted;
-    if (host_call_metrics(tl, &ix, c, n, steps, out) != 0)
+    if (host_call_metrics(tl, &ix, c, n, steps, out, drains, n_drains) != 0)
         goto out_free_counted;
     out->launch_us = launch_median_us(c, n);
     rc = 0;
@@ -758,8 +792,8 @@ int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
     if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
         return -1;
     for (size_t i = 0; i < tl->n_acts; i++) {
-        const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
-        launch_start_ns[i] = k != NULL ? k->start_ns : tl->acts[i].start_ns;
+        const api_key *k;
+        launch_start_ns[i] = launch_of(&ix, &tl->acts[i], &k);
         if (launch_end_ns != NULL)
             launch_end_ns[i] = k != NULL ? k->end_ns : 0;
     }

@@ -208,6 +208,12 @@ typedef struct uf_drain {
  * when steps_enqueued_ns is 0). Returns 0, or -1 when out of memory. */
 int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains);
 
+/* uf_timeline_analyze, also handing over the drains it counted (as uf_timeline_drains lists
+ * them) into *drains (malloc'ed, caller frees; NULL when none): one pass where a caller needs
+ * both. On -1 *drains is NULL. */
+int uf_timeline_analyze_drains(const uf_timeline *tl, uf_timeline_metrics *out,
+                               uf_drain **drains, size_t *n_drains);
+
 /* The idle gaps of the activities uf_timeline_analyze counts (same selection, same host-wait
  * rule: see timeline.c), in time order, into *gaps (malloc'ed, caller frees; NULL when none).
  * Returns 0, or -1 when out of memory. */

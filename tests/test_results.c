@@ -497,33 +497,36 @@ Test(results, reader_format_versions)
     cr_assert(isnan(t.rows[0].sync_gap_us));
     uf_table_free(&t);
 
-    /* the same for the NVML clock and power columns, on edited copies of the fixtures */
+    /* the same for the NVML clock and power columns, on edited copies of the fixtures: each
+     * fixture with `from` replaced by `to`, and the error the reader must give on line 6 */
+    static const struct {
+        const char *name, *fixture, *from, *to, *phrase;
+    } edits[] = {
+        {"v2_no_power.csv", "good.csv", ",sm_clock_min_mhz,power_w,", ",sm_clock_min_mhz,",
+         "missing required column 'power_w'"},
+        {"v3_no_mean.csv", "good.csv", ",step_ms_mean,", ",",
+         "missing required column 'step_ms_mean'"},
+        {"v4_no_agreement.csv", "good.csv", ",gpm_agree_pts,", ",",
+         "missing required column 'gpm_agree_pts'"},
+        {"v3_with_agreement.csv", "good_v3.csv", ",gpm_dram_pct,", ",gpm_dram_pct,gpm_agree_pts,",
+         "column 'gpm_agree_pts' is not in format v3"},
+        {"v5_no_drains.csv", "good.csv", ",drains_per_step,", ",",
+         "missing required column 'drains_per_step'"},
+        {"v4_with_drains.csv", "good_v4.csv", ",copy_overlap_pct,",
+         ",copy_overlap_pct,drains_per_step,", "column 'drains_per_step' is not in format v4"},
+        {"v2_with_mean.csv", "good_v2.csv", ",step_ms_max,", ",step_ms_max,step_ms_mean,",
+         "column 'step_ms_mean' is not in format v2"},
+        {"v1_with_clock.csv", "good_v1.csv", ",nvml_util_pct,", ",nvml_util_pct,sm_clock_mhz,",
+         "column 'sm_clock_mhz' is not in format v1"},
+    };
     char *dir = make_tmpdir();
-    char path[256];
-    join(path, sizeof path, dir, "v2_no_power.csv");
-    write_edited(DATA("good.csv"), path, ",sm_clock_min_mhz,power_w,", ",sm_clock_min_mhz,");
-    expect_read_error(path, 6, "missing required column 'power_w'");
-    join(path, sizeof path, dir, "v3_no_mean.csv");
-    write_edited(DATA("good.csv"), path, ",step_ms_mean,", ",");
-    expect_read_error(path, 6, "missing required column 'step_ms_mean'");
-    join(path, sizeof path, dir, "v4_no_agreement.csv");
-    write_edited(DATA("good.csv"), path, ",gpm_agree_pts,", ",");
-    expect_read_error(path, 6, "missing required column 'gpm_agree_pts'");
-    join(path, sizeof path, dir, "v3_with_agreement.csv");
-    write_edited(DATA("good_v3.csv"), path, ",gpm_dram_pct,", ",gpm_dram_pct,gpm_agree_pts,");
-    expect_read_error(path, 6, "column 'gpm_agree_pts' is not in format v3");
-    join(path, sizeof path, dir, "v5_no_drains.csv");
-    write_edited(DATA("good.csv"), path, ",drains_per_step,", ",");
-    expect_read_error(path, 6, "missing required column 'drains_per_step'");
-    join(path, sizeof path, dir, "v4_with_drains.csv");
-    write_edited(DATA("good_v4.csv"), path, ",copy_overlap_pct,", ",copy_overlap_pct,drains_per_step,");
-    expect_read_error(path, 6, "column 'drains_per_step' is not in format v4");
-    join(path, sizeof path, dir, "v2_with_mean.csv");
-    write_edited(DATA("good_v2.csv"), path, ",step_ms_max,", ",step_ms_max,step_ms_mean,");
-    expect_read_error(path, 6, "column 'step_ms_mean' is not in format v2");
-    join(path, sizeof path, dir, "v1_with_clock.csv");
-    write_edited(DATA("good_v1.csv"), path, ",nvml_util_pct,", ",nvml_util_pct,sm_clock_mhz,");
-    expect_read_error(path, 6, "column 'sm_clock_mhz' is not in format v1");
+    char path[256], src[512];
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        join(path, sizeof path, dir, edits[i].name);
+        join(src, sizeof src, UF_TEST_DATA_DIR, edits[i].fixture);
+        write_edited(src, path, edits[i].from, edits[i].to);
+        expect_read_error(path, 6, edits[i].phrase);
+    }
     remove_tree(dir);
 }
 

@@ -773,8 +773,19 @@ Test(host_calls, drains_listed_as_analyze_counts_them)
     cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
     cr_expect_float_eq(m.drains_per_step, 2.0, EPS);
     cr_expect_float_eq(m.sync_gap_us, 110.0, EPS, "the mean over the drains with a gap");
+    /* analyze_drains: the same metrics and the same drains from one pass */
+    uf_timeline_metrics m2;
+    cr_assert_eq(uf_timeline_analyze_drains(&tl, &m2, &dr, &n), 0);
+    cr_expect_float_eq(m2.drains_per_step, m.drains_per_step, EPS);
+    cr_expect_float_eq(m2.sync_gap_us, m.sync_gap_us, EPS);
+    cr_assert_eq(n, 2);
+    cr_expect(dr[0].start_ns == 40 * US && dr[0].has_gap && dr[0].gap_ns == 110 * US);
+    cr_expect(dr[1].start_ns == 510 * US && !dr[1].has_gap);
+    free(dr);
     tl.steps_enqueued_ns = 0;
     cr_assert_eq(uf_timeline_drains(&tl, &dr, &n), 0);
+    cr_expect(n == 0 && dr == NULL);
+    cr_assert_eq(uf_timeline_analyze_drains(&tl, &m2, &dr, &n), 0);
     cr_expect(n == 0 && dr == NULL);
 }
 
