@@ -5,8 +5,8 @@
 #     the copies, never into tests/data): PNG and SVG of every ladder, series and sweep, the
 #     comparison across the two folders, and each folder's REPORT.md;
 #   - every scenario-specific plots/NAME.gp on the fixture of all six scenarios (derived-good)
-#     and of small_batch and tensor_alignment (shape), and on a file without its columns: it
-#     must still draw;
+#     and of small_batch, tensor_alignment and host_sync (shape), and on a file without its
+#     columns: it must still draw;
 #   - no plots/*.gp runs a command (system(), "< cmd"): the data and its facts come from
 #     `underfed plotdata` (.dat with a `# key: value` header, .gp include), each loads lib.gp;
 #   - render.sh with gnuplot hidden from PATH: exit 0, the data and REPORT.md written, no image,
@@ -203,15 +203,16 @@ if [ $images = 1 ]; then
   done
 fi
 
-# small_batch and tensor_alignment (tests/data/shape: copy 4000 GB/s, bf16 GEMM 800 TFLOP/s;
-# useful_flops / min_bytes = 1000 M / (1000 + M)): the roofline's slope meets the roof at
-# M = 262.6, odd_hidden's spikes are the dims 4088, 4096 and 4104.
+# small_batch, tensor_alignment and host_sync (tests/data/shape: copy 4000 GB/s, bf16 GEMM 800
+# TFLOP/s; useful_flops / min_bytes = 1000 M / (1000 + M)): the roofline's slope meets the roof
+# at M = 262.6, odd_hidden's spikes are the dims 4088, 4096 and 4104; host_sync's cost is each
+# broken step over deferred's at the default 18 launches (the row at 530 left out).
 PLOTS_DIR=$work/plots-shape BUILD_DIR=$build bash "$src/plots/render.sh" "$results/shape" \
   > "$work/shape.log" 2>&1
 status=$?
 if [ $status = 0 ]; then pass "render.sh on shape"; else fail "render.sh on shape exited $status:"; cat "$work/shape.log" >&2; fi
 if [ $images = 1 ]; then
-  for plot in small_batch_roofline tensor_alignment_tflops; do
+  for plot in small_batch_roofline tensor_alignment_tflops host_sync_cost; do
     check_image "$work/plots-shape/shape/$plot"
   done
 fi
@@ -226,6 +227,14 @@ if [ "$(grep -v '^#' "$shape/tensor_alignment_spikes.dat" | cut -d' ' -f1 | tr '
   pass "shape tensor_alignment spikes at the multiples of 8"
 else
   fail "shape tensor_alignment_spikes.dat does not hold exactly the dims 4088 4096 4104"
+fi
+
+# item 0.6428 / deferred 0.47 ms at host_pct 30: 36.766 %; idle_host_pct 27.194 and 0.2
+if [ "$(grep -v '^#' "$shape/host_sync_cost.dat" | cut -d' ' -f1 | tr '\n' ' ')" = "0 10 30 100 " ] &&
+   grep -q '^30 36\.766 35\.9149 41\.8723 38\.2553 27\.194 0\.2$' "$shape/host_sync_cost.dat"; then
+  pass "shape host_sync cost: broken step over deferred's along host_pct at 18 launches"
+else
+  fail "shape host_sync_cost.dat: not host_pct 0 10 30 100, or at 30 not the costs 36.766 ... and idle 27.194 0.2"
 fi
 
 # ---- plots one way: the scripts only draw, from what `underfed plotdata` wrote -------------

@@ -524,6 +524,90 @@ static int fig_alignment(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "tensor_alignment");
 }
 
+/* host_sync's variants that sync every step, and the fixed one each is measured against. */
+static const char *const hs_broken[] = {"item", "sync_timing", "malloc_free", "pageable_copy"};
+enum { HS_NBROKEN = sizeof hs_broken / sizeof hs_broken[0], HS_NCOLS = HS_NBROKEN + 2 };
+
+static int by_value(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The values of axis ax with a row at point (ax free), in increasing order, into xs (room for
+ * UF_MAX_SWEEP); returns how many. */
+static int sweep_values(const uf_table *t, int ax, const double *point, double *xs)
+{
+    double seen[UF_MAX_SWEEP], at[UF_MAX_AXES];
+    int n = tq_distinct_values(t, ax, seen, UF_MAX_SWEEP), k = 0;
+    memcpy(at, point, sizeof at);
+    for (int i = 0; i < n; i++) {
+        at[ax] = seen[i];
+        if (tq_point_has_rows(t, at, -1))
+            xs[k++] = seen[i];
+    }
+    qsort(xs, (size_t)k, sizeof *xs, by_value);
+    return k;
+}
+
+/* What a variant's sync costs at point: its step over deferred's there, less 1, in %; NaN
+ * when either step is absent. */
+static double sync_cost(const pd_source *s, const double *point, const char *variant)
+{
+    double broken = metric_of(s, point, variant, "step_ms");
+    double fixed = metric_of(s, point, "deferred", "step_ms");
+    return (broken / fixed - 1) * 100;    /* NaN in, NaN out; fixed 0 is refused on reading */
+}
+
+/* One line of host_sync's cost data at point: "host_pct cost... idle_item idle_deferred",
+ * NaN where a row or value is absent; count[c] gains each number of column c. */
+static void host_sync_line(uf_strbuf *b, const pd_source *s, const double *point, int ax,
+                           int *count)
+{
+    double v[HS_NCOLS];
+    for (int c = 0; c < HS_NBROKEN; c++)
+        v[c] = sync_cost(s, point, hs_broken[c]);
+    v[HS_NBROKEN] = metric_of(s, point, "item", "idle_host_pct");
+    v[HS_NBROKEN + 1] = metric_of(s, point, "deferred", "idle_host_pct");
+    uf_sb_printf(b, "%.10g", point[ax]);
+    for (int c = 0; c < HS_NCOLS; c++) {
+        pd_put_num(b, v[c]);
+        count[c] += !isnan(v[c]);
+    }
+    uf_sb_puts(b, "\n");
+}
+
+/* host_sync: against host_pct (the host's own work per step, % of the GPU step), at the
+ * default launches, each broken variant's step as a cost over `deferred`'s at the same point
+ * (one column each), and idle_host_pct of `item` and `deferred` (host_sync_line); counts
+ * per column, the broken variants' names, the launches and deferred's calibrated GPU step. */
+static int fig_host_sync(const pd_source *s, const double *point)
+{
+    double xs[UF_MAX_SWEEP], at[UF_MAX_AXES];
+    int count[HS_NCOLS] = {0}, ax = tq_axis_index(s->t, "host_pct"), lax;
+    int n = ax >= 0 ? sweep_values(s->t, ax, point, xs) : 0;
+    pd_fig f;
+    begin(&f, s);
+    uf_strbuf *b = pd_dat(&f, "data", "_cost");
+    uf_sb_puts(b, "# host_pct cost_item cost_sync_timing cost_malloc_free cost_pageable_copy "
+                  "idle_host_item idle_host_deferred\n");
+    memcpy(at, point, sizeof at);
+    for (int i = 0; i < n; i++) {
+        at[ax] = xs[i];
+        host_sync_line(b, s, at, ax, count);
+    }
+    char names[HS_NBROKEN * UF_NAME_LEN] = "";
+    for (int c = 0, used = 0; c < HS_NBROKEN; c++)
+        used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", c ? " " : "",
+                         hs_broken[c]);
+    pd_str(&f, "broken", names);
+    pd_counts(&f, "counts", count, HS_NCOLS);
+    lax = tq_axis_index(s->t, "launches");
+    pd_num(&f, "launches", lax >= 0 ? point[lax] : NAN);
+    pd_num(&f, "gpu_step", metric_of(s, point, "deferred", "gpu_step_ms"));
+    return pd_fig_commit(&f, "host_sync");
+}
+
 static const struct scenario_figure {
     const char *scenario;                   /* also its script: plots/SCENARIO.gp */
     int (*write)(const pd_source *s, const double *point);
@@ -531,6 +615,7 @@ static const struct scenario_figure {
     {"allreduce_overlap", fig_buckets},
     {"checkpoint_recompute", fig_pareto},
     {"elementwise_chain", fig_chain},
+    {"host_sync", fig_host_sync},
     {"small_batch", fig_small_batch},
     {"starved_input", fig_workers},
     {"tensor_alignment", fig_alignment},
