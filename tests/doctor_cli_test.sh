@@ -50,6 +50,9 @@ expect 2 "give one of" "two modes" "$tool" doctor --from "$data" --rules
 expect 2 "nothing to run after --" "-- without a command" "$tool" doctor --
 expect 2 "unknown argument" "an unknown option" "$tool" doctor --frobnicate
 expect 2 "apply to a run" "--light without a run" "$tool" doctor --from "$data" --light
+expect 2 "apply to a run" "--counters without a run" "$tool" doctor --from "$data" --counters
+expect 2 "not with --counters" "--light with --counters" \
+  "$tool" doctor --light --counters -- true
 expect 0 "| \`launch_bound\` |" "--rules" "$tool" doctor --rules
 expect 0 "usage: underfed doctor" "--help" "$tool" doctor --help
 
@@ -62,6 +65,17 @@ expect 2 "no underfed-trace.PID.txt files" "a run without records" \
   sh -c 'echo "$CUDA_INJECTION64_PATH $NVTX_INJECTION64_PATH $UNDERFED_DOCTOR_OUT $UNDERFED_DOCTOR_LIGHT" > "$0/env.txt"' "$work"
 [ "$(cat "$work/env.txt" 2>/dev/null)" = "$work/fake_inject.so $work/fake_inject.so $work/run 1" ] ||
   fail "the command saw: $(cat "$work/env.txt" 2>/dev/null)"
+# --counters reaches the recorder as UNDERFED_DOCTOR_COUNTERS=1; without it the variable is unset.
+expect 2 "no underfed-trace.PID.txt files" "a run with --counters" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" --counters -- \
+  sh -c 'echo "counters=${UNDERFED_DOCTOR_COUNTERS:-unset}" > "$0/env.txt"' "$work"
+[ "$(cat "$work/env.txt" 2>/dev/null)" = "counters=1" ] ||
+  fail "--counters: the command saw: $(cat "$work/env.txt" 2>/dev/null)"
+expect 2 "no underfed-trace.PID.txt files" "a run without --counters" \
+  "$tool" doctor --inject "$work/fake_inject.so" --out "$work/run" -- \
+  sh -c 'echo "counters=${UNDERFED_DOCTOR_COUNTERS:-unset}" > "$0/env.txt"' "$work"
+[ "$(cat "$work/env.txt" 2>/dev/null)" = "counters=unset" ] ||
+  fail "no --counters: the command saw: $(cat "$work/env.txt" 2>/dev/null)"
 # A damaged file of an earlier run in --out is removed before the run, not merged with it.
 echo garbage > "$work/run/underfed-trace.1.txt"
 expect 2 "no underfed-trace.PID.txt files" "an earlier run's files are cleared" \

@@ -2,7 +2,7 @@
  *
  *   underfed doctor --from DIR [--json FILE]
  *       analyse DIR/underfed-trace.PID.txt (one per process) and print the diagnosis;
- *   underfed doctor [--out DIR] [--json FILE] [--light] [--inject LIB] -- COMMAND [ARGS...]
+ *   underfed doctor [--out DIR] [--json FILE] [--light | --counters] [--inject LIB] -- COMMAND ...
  *       run COMMAND with CUDA_INJECTION64_PATH=libunderfed_inject.so (the recorder writes one
  *       file per process into DIR at exit), then analyse DIR;
  *   underfed doctor --rules
@@ -38,7 +38,7 @@ typedef struct doctor_args {
     const char *json;           /* --json FILE */
     const char *inject;         /* --inject LIB */
     const char *trace;          /* --trace FILE.json: the records as a Perfetto trace */
-    int light, rules;
+    int light, rules, counters;
     char **command;             /* after "--", NULL-terminated */
 } doctor_args;
 
@@ -47,16 +47,18 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: underfed doctor --from DIR [--json FILE] [--trace FILE.json]\n"
             "       underfed doctor [--out DIR] [--json FILE] [--trace FILE.json] [--light]\n"
-            "                       [--inject LIB] -- COMMAND [ARGS...]\n"
+            "                       [--counters] [--inject LIB] -- COMMAND [ARGS...]\n"
             "       underfed doctor --rules\n"
             "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
             "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
             "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
             "none / moderate / high with the share of each step at stake, the fix and the scenario\n"
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
-            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls, no\n"
-            "NVTX ranges and no counters (PM sampling, NVML) (less overhead; kernels, copies,\n"
-            "syncs and the runtime calls that launch them stay); --inject: the recorder (default:\n"
+            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls and\n"
+            "no NVTX ranges (less overhead; kernels, copies, syncs and the runtime calls that\n"
+            "launch them stay); --counters: also PM sampling and NVML in the traced process\n"
+            "(experimental: not yet verified on a GPU, where a first run crashed a program at\n"
+            "exit; not with --light); --inject: the recorder (default:\n"
             "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
             "(ui.perfetto.dev), one process per pid.\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
@@ -104,6 +106,8 @@ static int parse(int argc, char **argv, doctor_args *a)
             rc = take_value(argc, argv, &i, &a->trace);
         } else if (strcmp(s, "--light") == 0) {
             a->light = 1;
+        } else if (strcmp(s, "--counters") == 0) {
+            a->counters = 1;
         } else if (strcmp(s, "--rules") == 0) {
             a->rules = 1;
         } else {
@@ -116,9 +120,12 @@ static int parse(int argc, char **argv, doctor_args *a)
     if (modes != 1)
         return bad_usage(modes ? "give one of --from DIR, --rules, -- COMMAND"
                                : "nothing to do: --from DIR, --rules or -- COMMAND", NULL);
-    if (a->from && (a->out || a->light || a->inject))
-        return bad_usage("--out, --light and --inject apply to a run (-- COMMAND)", NULL);
-    if (a->rules && (a->out || a->light || a->inject || a->json || a->trace))
+    if (a->from && (a->out || a->light || a->counters || a->inject))
+        return bad_usage("--out, --light, --counters and --inject apply to a run (-- COMMAND)",
+                         NULL);
+    if (a->light && a->counters)
+        return bad_usage("--light leaves the counters out: not with --counters", NULL);
+    if (a->rules && (a->out || a->light || a->counters || a->inject || a->json || a->trace))
         return bad_usage("--rules takes no other option", NULL);
     return 0;
 }
@@ -261,7 +268,8 @@ static void warn_other_clients(void)
                             "nothing (the recorder says which)\n", vars[i]);
 }
 
-static int run_command(char **command, const char *inject, const char *dir, int light)
+static int run_command(char **command, const char *inject, const char *dir, int light,
+                       int counters)
 {
     warn_other_clients();
     fflush(NULL);
@@ -278,6 +286,8 @@ static int run_command(char **command, const char *inject, const char *dir, int 
         setenv("UNDERFED_DOCTOR_OUT", dir, 1);
         if (light)
             setenv("UNDERFED_DOCTOR_LIGHT", "1", 1);
+        if (counters)
+            setenv("UNDERFED_DOCTOR_COUNTERS", "1", 1);
         execvp(command[0], command);
         fprintf(stderr, "underfed doctor: cannot run %s: %s\n", command[0], strerror(errno));
         _exit(127);
@@ -317,7 +327,7 @@ static int doctor_run(const doctor_args *a)
         return EXIT_BAD;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int status = run_command(a->command, inject, dir, a->light);
+    int status = run_command(a->command, inject, dir, a->light, a->counters);
     if (status < 0)
         return EXIT_BAD;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -325,7 +335,7 @@ static int doctor_run(const doctor_args *a)
      * per launch with every kind on: CUPTI.md). */
     printf("%s ran %.2f s under the recorder%s\n", a->command[0],
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-           a->light ? " (--light)" : "");
+           a->light ? " (--light)" : a->counters ? " (--counters)" : "");
     if (status == EXIT_SKIPPED) {   /* the command says it cannot run here (no GPU, too few) */
         fprintf(stderr, "underfed doctor: %s skipped (exit 77): nothing to diagnose\n",
                 a->command[0]);

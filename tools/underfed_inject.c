@@ -15,9 +15,12 @@
  * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records and the counters (less
  * overhead; NCCL's driver launches then have no launch call to correlate).
  *
- * Counters (inject_counters.h; not yet verified on a GPU): from the first CUDA context's
- * creation (CUPTI's resource callback) until it is destroyed or the process exits, CUPTI PM
- * sampling every 10 ms with the harness's sampler, and NVML's utilization, SM clock and power.
+ * Counters (inject_counters.h), only with UNDERFED_DOCTOR_COUNTERS=1 (`underfed doctor
+ * --counters`): their first H200 run (2026-12-01, the doctor matrix) crashed the traced program
+ * at exit ("double free or corruption") and hung the next one; the cause is not found, so they
+ * are off unless asked for. From the first CUDA context's creation (CUPTI's resource callback)
+ * until it is destroyed or the process exits, CUPTI PM sampling every 10 ms with the harness's
+ * sampler, and NVML's utilization, SM clock and power.
  * What cannot start (another profiler, no privileges: CUPTI_ERROR_*) leaves them empty, with
  * the reason in the note; the records go on. Only the default NVTX domain's ranges
  * are kept (torch.cuda.nvtx, most programs): NCCL opens a range per collective in its own
@@ -373,9 +376,9 @@ static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
 
-/* The launch counter, and the context callbacks that start and stop the counters (unless
- * light): a subscription refused means another CUPTI client is attached. */
-static void subscribe(int light)
+/* The launch counter, and the context callbacks that start and stop the counters (when asked
+ * for and not light): a subscription refused means another CUPTI client is attached. */
+static void subscribe(int light, int counters)
 {
     CUptiResult r = cuptiSubscribe(&rec.subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
@@ -392,6 +395,8 @@ static void subscribe(int light)
     }
     if (light) {
         inj_counters_off("off (--light)");
+    } else if (!counters) {
+        inj_counters_off("off (not asked for: --counters; not yet verified on a GPU)");
     } else if (INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) != CUPTI_SUCCESS ||
                INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
@@ -566,13 +571,15 @@ int InitializeInjection(void)
     const char *out = getenv("UNDERFED_DOCTOR_OUT");
     const char *light = getenv("UNDERFED_DOCTOR_LIGHT");
     int is_light = light != NULL && strcmp(light, "1") == 0;
+    const char *counters = getenv("UNDERFED_DOCTOR_COUNTERS");
+    int with_counters = counters != NULL && strcmp(counters, "1") == 0;
     const char *max = getenv("UNDERFED_DOCTOR_MAX_RECORDS");
     char *end = NULL;
     unsigned long long cap = max != NULL ? strtoull(max, &end, 10) : 0;
     rec.max_records = cap > 0 && end != NULL && *end == '\0' ? cap : DEFAULT_MAX_RECORDS;
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
-    subscribe(is_light);
+    subscribe(is_light, with_counters);
     if (INJ_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
         CUPTI_SUCCESS)
         add_note("cannot register CUPTI activity buffers");
