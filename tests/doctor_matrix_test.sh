@@ -21,8 +21,10 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 # trace pass does. Recorded, not judged: the misaligned bf16 GEMMs (their fallback kernel's
 # name says tensorop: only tensor active, a counter, shows the slow path) and small_batch (a
 # grid can fill the SMs while each block idles on HBM: the verdict needs SM active). The
-# recorder samples those counters now (PM sampling, NVML), not yet verified on a GPU: judge
-# them once a GPU run has shown the values. Rows added 2026-11-30, not yet run on a GPU.
+# recorder samples those counters only with `--counters` (experimental: their first H200 run,
+# 2026-12-01, crashed this matrix's first program at exit): judge these rows once a GPU run
+# with --counters has shown the values. Rows added 2026-11-30, not yet run on a GPU (the
+# 2026-12-01 run stopped at the crash).
 matrix='
 launch_storm eager broken launch_bound --sweep elems=4K --sweep ops=1000
 launch_storm graph fixed launch_bound --sweep elems=4K --sweep ops=1000
