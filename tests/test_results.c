@@ -1302,8 +1302,8 @@ Test(hostile, committed_results_still_read)
         UF_TEST_DATA_DIR "/../../results/nvidia-h200", DATA("gpu-a"), DATA("gpu-b"),
     };
     static const char *const scenarios[] = {
-        "allreduce_overlap", "checkpoint_recompute", "elementwise_chain", "launch_storm",
-        "starved_input", "varlen_attention",
+        "allreduce_overlap", "checkpoint_recompute", "elementwise_chain", "host_sync",
+        "launch_storm", "small_batch", "starved_input", "tensor_alignment", "varlen_attention",
     };
     int read = 0;
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
@@ -1325,7 +1325,7 @@ Test(hostile, committed_results_still_read)
             read++;
         }
     }
-    cr_expect_eq(read, 8, "6 H200 scenarios and the two fixture folders");
+    cr_expect_eq(read, 11, "9 H200 scenarios and the two fixture folders");
 }
 
 /* Duplicates are found by sorting, not by comparing every pair: 40,000 rows and 40,000
