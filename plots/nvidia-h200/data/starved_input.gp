@@ -5,5 +5,5 @@ gpu = 'NVIDIA H200'
 vnames = 'sync workers pretokenized'
 n = 3
 data = 'data/starved_input_workers.dat'
-st_busy = '1 35.9618 5 99.8128 1 99.8042'
-st_tokens = '1 9.25395e+06 5 2.28005e+07 1 2.27017e+07'
+st_busy = '1 33.4645 5 99.8201 1 99.8217'
+st_tokens = '1 9.33063e+06 5 2.26669e+07 1 2.2601e+07'
