@@ -63,6 +63,8 @@ if [ $? -eq 77 ]; then
 fi
 
 failures=0
+# seconds one traced run may take (UNDERFED_DOCTOR_ROW_TIMEOUT_S); past it, timeout kills it
+row_timeout=${UNDERFED_DOCTOR_ROW_TIMEOUT_S:-180}
 table=$out/doctor_matrix.md
 {
   echo "| scenario | variant | role | rule | its verdict | its share % | top finding | top verdict | top share % | held |"
@@ -81,7 +83,10 @@ top() {
 while read -r name variant role rule point; do
   [ -n "$name" ] || continue
   tag=$name-$variant
-  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- "$build/scenarios/$name" \
+  # each traced program under its own timeout: a hang (the 2026-12-01 run hung at exit) fails
+  # its row with the reason and the matrix goes on
+  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- \
+    timeout -k 10 "$row_timeout" "$build/scenarios/$name" \
     --variant "$variant" $point --no-trace --no-counters --no-expect --out "$out/results" \
     > "$out/$tag.txt" 2>&1
   rc=$?
@@ -91,6 +96,7 @@ while read -r name variant role rule point; do
     continue
   fi
   if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
+    grep -q "exited with status 124" "$out/$tag.txt" && rc="$rc: timed out after $row_timeout s"
     echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
     failures=$((failures + 1)); echo "| $name | $variant | $role | $rule | | | | | | no (exit $rc) |" >> "$table"
     continue

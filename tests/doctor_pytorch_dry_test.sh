@@ -21,6 +21,7 @@ case "\$1" in
   -) exec "$real" "\$@" ;;            # the judge
 esac
 example=\$(basename "\$1" .py)-\$3
+[ "\$example" = "\${DRY_HANG:-}" ] && sleep 30   # a hung example: the row's timeout ends it
 case \$example in
   ddp_bucketing-*) echo "skipped: needs 2 CUDA GPUs, found 1" >&2; exit 77 ;;
   item_sync-fixed|dataloader_tokenize-broken|dataloader_tokenize-pretokenized) pid=43 ;;
@@ -52,4 +53,15 @@ row dataloader_tokenize pretokenized | grep -qE '\| high \| 52.7 \|.*\| no \|$' 
   fail "dataloader pretokenized should not hold"
 row ddp_bucketing broken | grep -qF "skipped (exit 77)" || fail "ddp_bucketing not skipped"
 [ "$failures" -eq 0 ] || { cat "$work/out.txt" >&2; exit 1; }
-echo "doctor_pytorch_test.sh judged the fixtures as expected"
+
+# A hung example fails its own row, with the reason, and the others are still judged.
+PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so DRY_HANG=item_sync-fixed \
+  UNDERFED_DOCTOR_ROW_TIMEOUT_S=1 \
+  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out-hang" > "$work/out-hang.txt" 2>&1
+grep -qF "3 PyTorch example(s) did not hold" "$work/out-hang.txt" || fail "the hung row did not fail alone"
+table=$work/out-hang/doctor_pytorch.md
+row item_sync fixed | grep -qF "no (exit 1: timed out after 1 s)" || fail "the hung row's reason"
+row item_sync broken | grep -qE '\| yes \|$' || fail "a row before the hung one"
+row dataloader_tokenize broken | grep -qE '\| yes \|$' || fail "a row after the hung one"
+[ "$failures" -eq 0 ] || { cat "$work/out-hang.txt" >&2; exit 1; }
+echo "doctor_pytorch_test.sh judged the fixtures as expected, and a hung example failed its row alone"

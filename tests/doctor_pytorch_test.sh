@@ -75,6 +75,8 @@ PY
 }
 
 failures=0
+# seconds one traced run may take (UNDERFED_DOCTOR_ROW_TIMEOUT_S); past it, timeout kills it
+row_timeout=${UNDERFED_DOCTOR_ROW_TIMEOUT_S:-180}
 table=$out/doctor_pytorch.md
 {
   echo "| example | variant | role | rule | its verdict | its share % | top finding | steps kept | start-up left out, ms | ms/step (script) | held |"
@@ -84,7 +86,8 @@ while read -r name variant role rule needs; do
   [ -n "$name" ] || continue
   tag=$name-$variant
   rm -f "$out/$tag.json"
-  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- \
+  # each example under its own timeout: a hang fails its row with the reason, the rest go on
+  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- timeout -k 10 "$row_timeout" \
     python3 "$src/examples/pytorch/$name.py" --variant "$variant" > "$out/$tag.txt" 2>&1
   rc=$?
   if [ $rc -eq 77 ]; then     # ddp_bucketing with fewer than 2 GPUs
@@ -95,6 +98,7 @@ while read -r name variant role rule needs; do
   ms=$(grep "^$name $variant" "$out/$tag.txt" | grep -o '[0-9.]* ms/step' |
        awk '{printf "%s%s", sep, $1; sep=" / "}')
   if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
+    grep -q "exited with status 124" "$out/$tag.txt" && rc="$rc: timed out after $row_timeout s"
     echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
     failures=$((failures + 1))
     echo "| $name | $variant | $role | $rule | | | | | | $ms | no (exit $rc) |" >> "$table"
