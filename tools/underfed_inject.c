@@ -85,6 +85,8 @@ typedef struct recorder {
     char out_dir[4096];
     char note[UF_DOCTOR_NOTE_LEN];
     atomic_ulong launches_rt, launches_drv, graph_launches;
+    int counters;               /* --counters: PM sampling and NVML asked for */
+    atomic_int counters_exit_set;   /* their exit handler registered (at the first launch) */
     CUpti_SubscriberHandle subscriber;
 } recorder;
 
@@ -340,6 +342,17 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
         inj_counters_stop(r->context);
 }
 
+/* With --counters, the counters stop in an exit handler registered at the first launch: after
+ * the CUDA runtime has registered its own, so this one runs first, while the context lives.
+ * Stopping them only when the context is destroyed (the runtime's exit handler ran before the
+ * recorder's) put the CUPTI profiler's stop inside context teardown: the hypothesis for the
+ * crash at exit of the first H200 run with counters (2026-12-01). Not yet run on a GPU. */
+static void stop_counters_at_exit(void)
+{
+    if (getpid() == rec.pid)
+        inj_counters_stop(NULL);
+}
+
 /* Counts kernel and graph launches on entry, to tell later whether the records are complete;
  * passes the resource callbacks on. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
@@ -353,6 +366,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
     const CUpti_CallbackData *cb = data;
     if (cb->callbackSite != CUPTI_API_ENTER)
         return;
+    if (rec.counters && atomic_exchange(&rec.counters_exit_set, 1) == 0 &&
+        atexit(stop_counters_at_exit) != 0)
+        fprintf(stderr, TAG "cannot register the counters' exit handler: they stop with the "
+                            "context or at the records' exit\n");
     int graph = domain == CUPTI_CB_DOMAIN_RUNTIME_API
                     ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
                           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000
@@ -579,6 +596,7 @@ int InitializeInjection(void)
     rec.max_records = cap > 0 && end != NULL && *end == '\0' ? cap : DEFAULT_MAX_RECORDS;
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
+    rec.counters = with_counters && !is_light;
     subscribe(is_light, with_counters);
     if (INJ_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
         CUPTI_SUCCESS)
