@@ -159,17 +159,14 @@ static void build_sweep(run *r)
     r->n_points = 1;
     for (int a = 0; a < r->s->n_axes; a++) {
         const uf_axis_desc *ax = &r->s->axes[a];
-        const double *vals = r->opt.quick && ax->n_quick_values ? ax->quick_values : ax->values;
-        int n = r->opt.quick && ax->n_quick_values ? ax->n_quick_values : ax->n_values;
-        for (int k = 0; k < r->opt.n_sweeps; k++)
+        const double *vals;
+        int n;
+        declared_values(ax, r->opt.quick, &vals, &n);
+        for (int k = 0; k < r->opt.n_sweeps; k++)   /* --sweep: at least one value (options.c) */
             if (strcmp(r->opt.sweeps[k].axis, ax->name) == 0) {
                 vals = r->opt.sweeps[k].values;
                 n = r->opt.sweeps[k].n;
             }
-        if (n <= 0 || !vals) {
-            vals = &ax->default_value;
-            n = 1;
-        }
         if (n > UF_MAX_SWEEP)
             n = UF_MAX_SWEEP;
         memcpy(r->axis_values[a], vals, (size_t)n * sizeof(double));
@@ -837,6 +834,15 @@ out:
     return rc;
 }
 
+/* A new row's identity: the variant, its role and the current point. */
+static void start_row(const run *r, int variant, uf_row *row)
+{
+    const uf_variant_desc *v = &r->s->variants[variant];
+    snprintf(row->variant, sizeof row->variant, "%s", v->name);
+    snprintf(row->role, sizeof row->role, "%s", role_name(v->role));
+    memcpy(row->axis, r->point, sizeof row->axis);
+}
+
 /* One phase of one variant at the current point, between begin_variant and end_variant. */
 static int measure_cell(run *r, int variant, int row_index, int instrumented)
 {
@@ -849,9 +855,7 @@ static int measure_cell(run *r, int variant, int row_index, int instrumented)
 
     uf_row *row = &r->table.rows[row_index];
     if (!instrumented) {
-        snprintf(row->variant, sizeof row->variant, "%s", v->name);
-        snprintf(row->role, sizeof row->role, "%s", v->role == UF_BROKEN ? "broken" : "fixed");
-        memcpy(row->axis, r->point, sizeof row->axis);
+        start_row(r, variant, row);
         if (ranks_analysed(r) > 1)
             UF_STATUS_OR_GOTO(rc, add_rank_lines(r, row), out_pop);
     }
@@ -926,7 +930,7 @@ static void print_list(const uf_scenario *s)
     printf("%s — %s\n\nvariants:\n", s->name, s->title);
     for (int i = 0; i < s->n_variants; i++)
         printf("  %-14s %-6s %s\n", s->variants[i].name,
-               s->variants[i].role == UF_BROKEN ? "broken" : "fixed", s->variants[i].summary);
+               role_name(s->variants[i].role), s->variants[i].summary);
     printf("\naxes (--sweep AXIS=v1,v2,...):\n");
     uf_axis_rule rules[UF_MAX_AXES];
     axis_rules(s, rules);
@@ -957,8 +961,7 @@ static void print_list(const uf_scenario *s)
 /* Exit 77 (or 1 with UNDERFED_REQUIRE_GPU=1) with the reason. */
 static int skip(const char *name, const char *reason)
 {
-    const char *require = getenv("UNDERFED_REQUIRE_GPU");
-    int required = require && strcmp(require, "1") == 0;
+    int required = gpu_required();
     fprintf(stderr, "%s: %s: %s\n", name, required ? "error (UNDERFED_REQUIRE_GPU=1)" : "skipped",
             reason);
     return required ? UF_ERR : UF_SKIP;
@@ -1172,10 +1175,7 @@ static int skip_point(run *r, int instrumented, int *row_index)
             uf_row *row = uf_table_append(&r->table);
             if (!row)
                 return uf_fail(&r->ctx, UF_ERR, "out of host memory for the results table");
-            snprintf(row->variant, sizeof row->variant, "%s", r->s->variants[v].name);
-            snprintf(row->role, sizeof row->role, "%s",
-                     r->s->variants[v].role == UF_BROKEN ? "broken" : "fixed");
-            memcpy(row->axis, r->point, sizeof row->axis);
+            start_row(r, v, row);
             note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
         }
         (*row_index)++;

@@ -21,17 +21,6 @@ typedef struct claims_decl {
     uf_claims_decl decl;
 } claims_decl;
 
-/* The values an axis declares for a mode: the default alone when it declares none. */
-static void declared_values(const uf_axis_desc *ax, int quick, const double **values, int *n)
-{
-    *values = quick && ax->n_quick_values ? ax->quick_values : ax->values;
-    *n = quick && ax->n_quick_values ? ax->n_quick_values : ax->n_values;
-    if (*n <= 0 || !*values) {
-        *values = &ax->default_value;
-        *n = 1;
-    }
-}
-
 /* r: the values each axis ran; NULL: the values declared for the mode (the dry check). */
 static void make_decl(const uf_scenario *s, int quick, const run *r, claims_decl *d)
 {
@@ -149,13 +138,6 @@ uf_expectations *uf_h_evaluate_claims(run *r)
         uf_meta_set(&r->table.meta, key, "%s", line);
     }
     return ex;
-}
-
-/* UNDERFED_REQUIRE_GPU=1 (a GPU runner): every claim must be judged. */
-static int gpu_required(void)
-{
-    const char *require = getenv("UNDERFED_REQUIRE_GPU");
-    return require && strcmp(require, "1") == 0;
 }
 
 /* Print the claims and return the exit code they make: UF_ERR for a name that does not exist

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_probe.h"
@@ -118,6 +119,32 @@ static inline void point_label(const run *r, const double *point, char *out, siz
 static inline const char *step_stat_name(uf_step_stat stat)
 {
     return stat == UF_STAT_MEAN ? "mean" : "median";
+}
+
+static inline const char *role_name(uf_role role)
+{
+    return role == UF_BROKEN ? "broken" : "fixed";
+}
+
+/* The values an axis declares for a mode: the quick ones in --quick where it has them, else
+ * the full ones; the default alone when it declares none. The sweep runs them (unless --sweep
+ * overrides the axis) and the dry claims check reads them. */
+static inline void declared_values(const uf_axis_desc *ax, int quick, const double **values,
+                                   int *n)
+{
+    *values = quick && ax->n_quick_values ? ax->quick_values : ax->values;
+    *n = quick && ax->n_quick_values ? ax->n_quick_values : ax->n_values;
+    if (*n <= 0 || !*values) {
+        *values = &ax->default_value;
+        *n = 1;
+    }
+}
+
+/* UNDERFED_REQUIRE_GPU=1 (a GPU runner): a skip is a failure and every claim must be judged. */
+static inline int gpu_required(void)
+{
+    const char *require = getenv("UNDERFED_REQUIRE_GPU");
+    return require && strcmp(require, "1") == 0;
 }
 
 /* ---- harness_report.c ---------------------------------------------------------------------- */
