@@ -48,6 +48,20 @@ double uf_axis(const uf_ctx *ctx, const char *name)
     return NAN;
 }
 
+int uf_only_at_default(uf_ctx *ctx, int variant, const char *axis)
+{
+    for (int i = 0; i < ctx->scenario->n_axes; i++) {
+        const uf_axis_desc *ax = &ctx->scenario->axes[i];
+        if (strcmp(ax->name, axis) != 0 || ctx->axis[i] == ax->default_value)
+            continue;
+        snprintf(ctx->reason, sizeof ctx->reason,
+                 "%s does not depend on %s: measured at %s=%g only",
+                 ctx->scenario->variants[variant].name, axis, axis, ax->default_value);
+        return UF_SKIP;
+    }
+    return UF_OK;
+}
+
 int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what)
 {
     size_t free_bytes = 0, total_bytes = 0;

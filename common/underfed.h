@@ -158,6 +158,12 @@ void uf_teardown_drain(uf_ctx *ctx);
 /* Value of the named axis at the current point (NaN if the scenario has no such axis). */
 double uf_axis(const uf_ctx *ctx, const char *name);
 
+/* For begin_variant of a variant that does not use the named axis, so is measured once, at the
+ * axis's default: UF_OK at a point where the axis is at its default (or the scenario has no
+ * such axis); elsewhere UF_SKIP with "VARIANT does not depend on AXIS: measured at
+ * AXIS=DEFAULT only" in ctx->reason. */
+int uf_only_at_default(uf_ctx *ctx, int variant, const char *axis);
+
 /* Record why, print it on stderr, and return status: `return uf_fail(ctx, UF_USAGE, "...")`. */
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

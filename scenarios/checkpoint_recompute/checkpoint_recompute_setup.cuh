@@ -119,14 +119,9 @@ static int cr_begin_variant(uf_ctx *ctx, int variant)
 {
     int rc = UF_OK;
     cr_state *st = (cr_state *)ctx->state;
-    const double k_default = ctx->scenario->axes[0].default_value;
-    if (variant != CR_EVERY_K && uf_axis(ctx, "k") != k_default) {
-        /* only every_k depends on k: the others are measured once, at the default k */
-        snprintf(ctx->reason, sizeof ctx->reason,
-                 "%s does not depend on k: measured at k=%g only",
-                 ctx->scenario->variants[variant].name, k_default);
+    /* only every_k depends on k: the others are measured once, at the default k */
+    if (variant != CR_EVERY_K && uf_only_at_default(ctx, variant, "k") != UF_OK)
         return UF_SKIP;
-    }
     const size_t bytes = st->plan_bytes[variant];
     size_t free0 = 0;
     cudaFree(st->arena.base);

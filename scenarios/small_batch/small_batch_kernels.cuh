@@ -13,6 +13,7 @@
 #include <cublasLt.h>
 #include "underfed.h"
 #include "uf_cublas.h"
+#include "uf_cublaslt.h"
 #include "small_batch_ref.h"
 
 typedef __nv_bfloat16 bf16;
@@ -171,8 +172,6 @@ static int lt_gemm_plan(cublasLtHandle_t lt, int T, int K, int N, size_t ws_byte
 {
     int rc = UF_OK, found = 0, tile_id = 0;
     const cublasOperation_t op_t = CUBLAS_OP_T;
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t result;
     memset(g, 0, sizeof *g);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescCreate(&g->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -181,20 +180,13 @@ static int lt_gemm_plan(cublasLtHandle_t lt, int T, int K, int N, size_t ws_byte
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->a, CUDA_R_16BF, K, N, K), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->b, CUDA_R_16BF, K, T, K), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->c, CUDA_R_16BF, N, T, N), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulPreferenceCreate(&pref), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulPreferenceSetAttribute(
-                              pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                              sizeof ws_bytes),
-                      out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->a, g->b, g->c, g->c,
-                                                         pref, 1, &result, &found),
-                      out);
+    UF_STATUS_OR_GOTO(rc, uf_lt_first_algo(lt, g->desc, g->a, g->b, g->c, ws_bytes, &g->algo,
+                                           &found), out);
     if (found < 1) {
         uf_report_failure(__FILE__, __LINE__, "cublasLtMatmulAlgoGetHeuristic", "no algorithm");
         rc = UF_ERR;
         goto out;
     }
-    g->algo = result.algo;
     g->ws_bytes = ws_bytes;
     g->splitk = 1;
     /* the tile and split-K as the algorithm reports them; unknown ones stay 0 */
@@ -206,8 +198,6 @@ static int lt_gemm_plan(cublasLtHandle_t lt, int T, int K, int N, size_t ws_byte
         g->splitk = 1;
     tile_of(tile_id, &g->tile_rows, &g->tile_cols);
 out:
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
     if (rc != UF_OK)
         lt_gemm_free(g);
     return rc;

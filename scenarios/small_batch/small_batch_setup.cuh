@@ -87,8 +87,6 @@ out:
 static int sb_applies(uf_ctx *ctx, int variant)
 {
     sb_state *st = (sb_state *)ctx->state;
-    const char *name = ctx->scenario->variants[variant].name;
-    const double M_default = ctx->scenario->axes[0].default_value;
     const int n_micro = st->global_tokens / st->tokens;
     switch (variant) {
     case SB_ACCUMULATE:
@@ -104,12 +102,7 @@ static int sb_applies(uf_ctx *ctx, int variant)
     case SB_LARGE_MICRO:
     case SB_ONE_BLOCK:
     case SB_LATENCY_BOUND:
-        if (st->tokens != M_default) {
-            snprintf(ctx->reason, sizeof ctx->reason,
-                     "%s does not depend on tokens: measured at tokens=%g only", name, M_default);
-            return UF_SKIP;
-        }
-        return UF_OK;
+        return uf_only_at_default(ctx, variant, "tokens");
     default:
         return UF_OK;
     }

@@ -32,6 +32,7 @@
 #include "underfed.h"
 #include "verify.h"
 #include "uf_cublas.h"
+#include "uf_cublaslt.h"
 #include "tensor_alignment_ref.h"       /* shapes, random inputs, fp64 reference (plain C) */
 #include "tensor_alignment_kernels.cuh" /* fill, gather and real-part comparison kernels */
 

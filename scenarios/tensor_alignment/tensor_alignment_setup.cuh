@@ -88,9 +88,6 @@ static int ta_gemm_plan(uf_ctx *ctx, ta_state *st, ta_gemm *g)
     const cudaDataType_t type = ta_data_type(s->precision);
     const cublasOperation_t op_a = s->w_kn ? CUBLAS_OP_N : CUBLAS_OP_T, op_n = CUBLAS_OP_N;
     const ta_dims wd = ta_w_dims(s);
-    const uint64_t ws_bytes = TA_WS_BYTES;
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t pick;
     int found = 0;
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulDescCreate(&g->op, ta_compute_type(s->precision),
                                                    CUDA_R_32F), out);
@@ -104,23 +101,15 @@ static int ta_gemm_plan(uf_ctx *ctx, ta_state *st, ta_gemm *g)
                                                      s->k_run), out);
     UF_CUBLAS_OR_GOTO(rc, cublasLtMatrixLayoutCreate(&g->d_layout, type, s->n_run, s->m,
                                                      s->n_run), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulPreferenceCreate(&pref), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulPreferenceSetAttribute(
-                              pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                              sizeof ws_bytes), out);
-    UF_CUBLAS_OR_GOTO(rc, cublasLtMatmulAlgoGetHeuristic(st->lt, g->op, g->a_layout, g->b_layout,
-                                                         g->d_layout, g->d_layout, pref, 1, &pick,
-                                                         &found), out);
+    UF_STATUS_OR_GOTO(rc, uf_lt_first_algo(st->lt, g->op, g->a_layout, g->b_layout,
+                                           g->d_layout, TA_WS_BYTES, &g->algo, &found), out);
     if (found < 1) {
         rc = uf_fail(ctx, UF_ERR, "cuBLAS offers no algorithm for %d x %d x %d", s->m, s->n_run,
                      s->k_run);
         goto out;
     }
-    g->algo = pick.algo;
     ta_algo_facts(g);
 out:
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
     return rc;
 }
 
