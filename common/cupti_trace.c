@@ -114,11 +114,6 @@ static uf_activity *push_activity(void)
     return a;
 }
 
-static int is_comm_kernel(const char *name)
-{
-    return name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
-}
-
 static const char *memcpy_name(uint8_t copy_kind)
 {
     switch (copy_kind) {
@@ -158,7 +153,7 @@ static void store_kernel(const CUpti_ActivityKernel10 *k)
     a->kind = UF_ACT_KERNEL;
     a->blocks = grid_blocks(k->gridX, k->gridY, k->gridZ);
     a->name = uf_intern(&g_trace.names, k->name);
-    a->is_comm = (uint8_t)is_comm_kernel(a->name);
+    a->is_comm = (uint8_t)uf_is_comm_kernel(a->name);
 }
 
 static void store_memcpy(const CUpti_ActivityMemcpy6 *m)

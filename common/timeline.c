@@ -41,6 +41,11 @@
 
 #include "stats.h"
 
+int uf_is_comm_kernel(const char *name)
+{
+    return name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+}
+
 /* ---- intervals ------------------------------------------------------------------------- */
 
 static int cmp_interval(const void *pa, const void *pb)

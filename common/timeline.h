@@ -57,6 +57,10 @@ typedef struct uf_activity {
     uint64_t bytes;             /* memcpy/memset: bytes moved; 0 unknown */
 } uf_activity;
 
+/* Is a kernel of this name communication (NCCL's ncclDevKernel_*, ncclSymkDevKernel_*)? What
+ * uf_activity.is_comm records, for the trace pass and the doctor's recorder alike. */
+int uf_is_comm_kernel(const char *name);
+
 /* A memcpy from or to pageable host memory (staged by the driver, synchronous for the host). */
 static inline int uf_copy_pageable(const uf_activity *a)
 {

@@ -686,6 +686,15 @@ Test(doctor_rules, kernel_name_classes)
     cr_expect(uf_doctor_is_tensor_core("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
 }
 
+/* Communication kernels as the recorder marks them (uf_activity.is_comm; the trace pass too). */
+Test(doctor_rules, comm_kernel_names)
+{
+    cr_expect(uf_is_comm_kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+    cr_expect(uf_is_comm_kernel("ncclSymkDevKernel_AllReduce_AGxLL_R_bf16"));
+    cr_expect(!uf_is_comm_kernel("void at::native::vectorized_elementwise_kernel<4>"));
+    cr_expect(!uf_is_comm_kernel(NULL));
+}
+
 /* The README's rule table is the table in doctor.c, word for word. */
 Test(doctor_rules, readme_table_is_the_code_table)
 {

@@ -153,7 +153,7 @@ static void add_kernel(const CUpti_ActivityKernel10 *k)
                        .device_id = k->deviceId, .stream_id = k->streamId,
                        .graph_id = k->graphId, .kind = UF_ACT_KERNEL,
                        .blocks = grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
-    a->is_comm = name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+    a->is_comm = (uint8_t)uf_is_comm_kernel(name);
 }
 
 static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
