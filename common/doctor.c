@@ -629,31 +629,18 @@ static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagno
     return 0;
 }
 
-typedef struct launch_index {
-    uint64_t launch_ns;
-    size_t index;
-} launch_index;
-
-static int cmp_launch_index(const void *pa, const void *pb)
-{
-    const launch_index *a = pa, *b = pb;
-    if (a->launch_ns != b->launch_ns)
-        return a->launch_ns < b->launch_ns ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
 /* Activity indices sorted by their launch time (ties: trace order). 0, or -1 out of memory. */
 static int sort_by_launch(const work *w, size_t *order, size_t n)
 {
-    launch_index *li = malloc((n + 1) * sizeof *li);
-    if (li == NULL)
+    token *by_launch = malloc((n + 1) * sizeof *by_launch);    /* seq: the activity's index */
+    if (by_launch == NULL)
         return -1;
     for (size_t i = 0; i < n; i++)
-        li[i] = (launch_index){w->launch_ns[order[i]], order[i]};
-    qsort(li, n, sizeof *li, cmp_launch_index);
+        by_launch[i] = (token){w->launch_ns[order[i]], 0, order[i]};
+    qsort(by_launch, n, sizeof *by_launch, cmp_token_time);
     for (size_t i = 0; i < n; i++)
-        order[i] = li[i].index;
-    free(li);
+        order[i] = by_launch[i].seq;
+    free(by_launch);
     return 0;
 }
 
