@@ -126,19 +126,6 @@ static const char *memcpy_name(uint8_t copy_kind)
     }
 }
 
-/* Thread blocks of a grid, saturated at UINT32_MAX; 0 (unknown) when a dimension is not
- * positive. */
-static uint32_t grid_blocks(int32_t x, int32_t y, int32_t z)
-{
-    if (x <= 0 || y <= 0 || z <= 0)
-        return 0;
-    uint64_t n = (uint64_t)x * (uint64_t)y;   /* < 2^62: no overflow */
-    if (n > UINT32_MAX)
-        return UINT32_MAX;
-    n *= (uint64_t)z;
-    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-}
-
 static void store_kernel(const CUpti_ActivityKernel10 *k)
 {
     uf_activity *a = push_activity();
@@ -151,7 +138,7 @@ static void store_kernel(const CUpti_ActivityKernel10 *k)
     a->stream_id = k->streamId;
     a->graph_id = k->graphId;
     a->kind = UF_ACT_KERNEL;
-    a->blocks = grid_blocks(k->gridX, k->gridY, k->gridZ);
+    a->blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ);
     a->name = uf_intern(&g_trace.names, k->name);
     a->is_comm = (uint8_t)uf_is_comm_kernel(a->name);
 }

@@ -137,12 +137,6 @@ static void *append(void **items, int *n, int *cap, size_t size)
 
 #define APPEND(arr, n, cap) append((void **)&rec.arr, &rec.n, &rec.cap, sizeof *rec.arr)
 
-static uint32_t grid_blocks(uint32_t x, uint32_t y, uint32_t z)
-{
-    uint64_t b = (uint64_t)x * y * z;
-    return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
-}
-
 static void add_kernel(const CUpti_ActivityKernel10 *k)
 {
     uf_activity *a = APPEND(acts, n_acts, cap_acts);
@@ -152,7 +146,7 @@ static void add_kernel(const CUpti_ActivityKernel10 *k)
     *a = (uf_activity){.start_ns = k->start, .end_ns = k->end, .correlation_id = k->correlationId,
                        .device_id = k->deviceId, .stream_id = k->streamId,
                        .graph_id = k->graphId, .kind = UF_ACT_KERNEL,
-                       .blocks = grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
+                       .blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
     a->is_comm = (uint8_t)uf_is_comm_kernel(name);
 }
 
