@@ -14,6 +14,7 @@
 #include <string.h>
 #include "cupti_dl.h"
 #include "gpu_probe.h"
+#include "names.h"
 #include "underfed.h"
 
 /* Host buffer handed to CUPTI per request (8-byte aligned, as CUPTI requires). */
@@ -43,13 +44,6 @@ static const CUpti_ActivityKind trace_kinds[] = {
 };
 #define N_TRACE_KINDS (sizeof trace_kinds / sizeof trace_kinds[0])
 
-/* Interned strings: open addressing, capacity a power of two, at most half full. */
-typedef struct name_table {
-    char **slots;
-    size_t capacity;
-    size_t count;
-} name_table;
-
 static struct {
     pthread_mutex_t lock;
     int registered;             /* buffer callbacks registered (once per process) */
@@ -61,73 +55,13 @@ static struct {
     uf_sync_record *syncs;
     size_t n_syncs, cap_syncs;
     size_t dropped;             /* dropped by CUPTI, plus records lost to a failed allocation */
-    name_table names;
+    uf_name_table names;
     /* API names by callback id, so each id is looked up and interned once */
     const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
 } g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- interned names -------------------------------------------------------------------- */
-
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-/* The slot where s is, or the empty slot where it belongs. */
-static char **name_slot(char **slots, size_t capacity, const char *s)
-{
-    size_t i = (size_t)name_hash(s) & (capacity - 1);
-    while (slots[i] && strcmp(slots[i], s) != 0)
-        i = (i + 1) & (capacity - 1);
-    return &slots[i];
-}
-
-static int name_table_grow(name_table *t)
-{
-    size_t capacity = t->capacity ? 2 * t->capacity : 256;
-    char **slots = calloc(capacity, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < t->capacity; i++)
-        if (t->slots[i])
-            *name_slot(slots, capacity, t->slots[i]) = t->slots[i];
-    free(t->slots);
-    t->slots = slots;
-    t->capacity = capacity;
-    return 0;
-}
-
-/* The stored copy of s (stored on first sight); NULL for NULL or when out of memory. */
-static const char *intern(name_table *t, const char *s)
-{
-    if (!s)
-        return NULL;
-    if (2 * (t->count + 1) > t->capacity && name_table_grow(t) != 0)
-        return NULL;
-    char **slot = name_slot(t->slots, t->capacity, s);
-    if (!*slot) {
-        size_t len = strlen(s) + 1;
-        char *copy = malloc(len);
-        if (!copy)
-            return NULL;
-        memcpy(copy, s, len);
-        *slot = copy;
-        t->count++;
-    }
-    return *slot;
-}
-
-static void name_table_free(name_table *t)
-{
-    for (size_t i = 0; i < t->capacity; i++)
-        free(t->slots[i]);
-    free(t->slots);
-    memset(t, 0, sizeof *t);
-}
 
 /* The interned name of a runtime or driver API callback id. */
 static const char *api_name(int is_runtime, CUpti_CallbackId cbid)
@@ -142,7 +76,7 @@ static const char *api_name(int is_runtime, CUpti_CallbackId cbid)
                                              : CUPTI_CB_DOMAIN_DRIVER_API;
     if (CUPTI(cuptiGetCallbackName)(domain, cbid, &name) != CUPTI_SUCCESS)
         return NULL;
-    name = intern(&g_trace.names, name);
+    name = uf_intern(&g_trace.names, name);
     if (cbid < n)
         cache[cbid] = name;
     return name;
@@ -180,11 +114,6 @@ static uf_activity *push_activity(void)
     return a;
 }
 
-static int is_comm_kernel(const char *name)
-{
-    return name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
-}
-
 static const char *memcpy_name(uint8_t copy_kind)
 {
     switch (copy_kind) {
@@ -195,19 +124,6 @@ static const char *memcpy_name(uint8_t copy_kind)
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
     default: return "memcpy";
     }
-}
-
-/* Thread blocks of a grid, saturated at UINT32_MAX; 0 (unknown) when a dimension is not
- * positive. */
-static uint32_t grid_blocks(int32_t x, int32_t y, int32_t z)
-{
-    if (x <= 0 || y <= 0 || z <= 0)
-        return 0;
-    uint64_t n = (uint64_t)x * (uint64_t)y;   /* < 2^62: no overflow */
-    if (n > UINT32_MAX)
-        return UINT32_MAX;
-    n *= (uint64_t)z;
-    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 static void store_kernel(const CUpti_ActivityKernel10 *k)
@@ -222,9 +138,9 @@ static void store_kernel(const CUpti_ActivityKernel10 *k)
     a->stream_id = k->streamId;
     a->graph_id = k->graphId;
     a->kind = UF_ACT_KERNEL;
-    a->blocks = grid_blocks(k->gridX, k->gridY, k->gridZ);
-    a->name = intern(&g_trace.names, k->name);
-    a->is_comm = (uint8_t)is_comm_kernel(a->name);
+    a->blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ);
+    a->name = uf_intern(&g_trace.names, k->name);
+    a->is_comm = (uint8_t)uf_is_comm_kernel(a->name);
 }
 
 static void store_memcpy(const CUpti_ActivityMemcpy6 *m)
@@ -503,7 +419,7 @@ void uf_trace_release(void)
     g_trace.n_apis = g_trace.cap_apis = 0;
     g_trace.n_syncs = g_trace.cap_syncs = 0;
     g_trace.dropped = 0;
-    name_table_free(&g_trace.names);
+    uf_names_free(&g_trace.names);
     memset(g_trace.runtime_names, 0, sizeof g_trace.runtime_names);
     memset(g_trace.driver_names, 0, sizeof g_trace.driver_names);
     pthread_mutex_unlock(&g_trace.lock);

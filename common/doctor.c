@@ -181,6 +181,11 @@ typedef struct work {
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
     int n_steps;
     uint64_t first_ns, last_ns; /* first and last record of the process */
+    /* the steady window's device work, from one pass over the activities (assign_steps): */
+    int *step_of;               /* per activity: its step by launch time, -1 outside the window */
+    uint64_t *first_launch;     /* per step: the earliest launch of its work (UINT64_MAX none) */
+    uint64_t *first_start;      /* per step: the earliest start of that work on the device */
+    uint64_t dev_begin, dev_end, dev_last_start; /* its first start, last end, last start */
 } work;
 
 /* The best run of one token key: occurrences whose spacing in the sequence is constant. */
@@ -560,24 +565,37 @@ static int gap_follows_drain(const uf_drain *dr, size_t n_dr, const uf_gap *g)
     return 0;
 }
 
-/* Per step, the earliest launch of its device work (device_start 0) or the earliest start of
- * that work on the device (1); UINT64_MAX when the step launched nothing. */
-static uint64_t *step_firsts(const work *w, int device_start)
+/* One pass over the activities: each one's step (by its launch time; -1 outside the steady
+ * window), each step's earliest launch and earliest start on the device (UINT64_MAX when the
+ * step launched nothing), and the ends of the window's device work. 0, or -1 out of memory. */
+static int assign_steps(work *w)
 {
-    uint64_t *first = malloc((size_t)w->n_steps * sizeof *first);
-    if (first == NULL)
-        return NULL;
-    for (int s = 0; s < w->n_steps; s++)
-        first[s] = UINT64_MAX;
-    for (size_t i = 0; i < w->t->n_acts; i++) {
-        if (!in_window(w, w->launch_ns[i]))
+    const uf_dtrace *t = w->t;
+    size_t n_steps = (size_t)w->n_steps;
+    w->step_of = malloc((t->n_acts + 1) * sizeof *w->step_of);
+    w->first_launch = malloc(n_steps * sizeof *w->first_launch);
+    w->first_start = malloc(n_steps * sizeof *w->first_start);
+    if (w->step_of == NULL || w->first_launch == NULL || w->first_start == NULL)
+        return -1;
+    for (size_t s = 0; s < n_steps; s++)
+        w->first_launch[s] = w->first_start[s] = UINT64_MAX;
+    w->dev_begin = UINT64_MAX;
+    w->dev_end = w->dev_last_start = 0;
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const uf_activity *a = &t->acts[i];
+        int s = in_window(w, w->launch_ns[i])
+                    ? uf_timeline_step_index(w->bounds, w->n_steps, w->launch_ns[i]) : -1;
+        w->step_of[i] = s;
+        if (s < 0)
             continue;
-        int s = uf_timeline_step_index(w->bounds, w->n_steps, w->launch_ns[i]);
-        uint64_t t = device_start ? w->t->acts[i].start_ns : w->launch_ns[i];
-        if (t < first[s])
-            first[s] = t;
+        w->first_launch[s] = w->launch_ns[i] < w->first_launch[s] ? w->launch_ns[i]
+                                                                   : w->first_launch[s];
+        w->first_start[s] = a->start_ns < w->first_start[s] ? a->start_ns : w->first_start[s];
+        w->dev_begin = a->start_ns < w->dev_begin ? a->start_ns : w->dev_begin;
+        w->dev_end = a->end_ns > w->dev_end ? a->end_ns : w->dev_end;
+        w->dev_last_start = a->start_ns > w->dev_last_start ? a->start_ns : w->dev_last_start;
     }
-    return first;
+    return 0;
 }
 
 /* The host-wait idle gaps split by cause: after a drain (the share the timeline's sync_gap_us
@@ -588,11 +606,7 @@ static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagno
     size_t n_gaps;
     if (uf_timeline_idle_gaps(&w->tl, &gaps, &n_gaps) != 0)
         return -1;
-    uint64_t *first = step_firsts(w, 0);
-    if (first == NULL) {
-        free(gaps);
-        return -1;
-    }
+    const uint64_t *first = w->first_launch;
     double input_ns = 0, launch_ns = 0;
     int boundaries = w->n_steps > 1;
     for (size_t i = 0; i < n_gaps; i++) {
@@ -611,36 +625,22 @@ static int gap_figures(const work *w, const uf_drain *dr, size_t n_dr, uf_diagno
     double window_ns = d->tl.window_ms * 1e6;
     d->input_gap_pct = input_ns / window_ns * 100.0;
     d->launch_gap_pct = launch_ns / window_ns * 100.0;
-    free(first);
     free(gaps);
     return 0;
-}
-
-typedef struct launch_index {
-    uint64_t launch_ns;
-    size_t index;
-} launch_index;
-
-static int cmp_launch_index(const void *pa, const void *pb)
-{
-    const launch_index *a = pa, *b = pb;
-    if (a->launch_ns != b->launch_ns)
-        return a->launch_ns < b->launch_ns ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
 }
 
 /* Activity indices sorted by their launch time (ties: trace order). 0, or -1 out of memory. */
 static int sort_by_launch(const work *w, size_t *order, size_t n)
 {
-    launch_index *li = malloc((n + 1) * sizeof *li);
-    if (li == NULL)
+    token *by_launch = malloc((n + 1) * sizeof *by_launch);    /* seq: the activity's index */
+    if (by_launch == NULL)
         return -1;
     for (size_t i = 0; i < n; i++)
-        li[i] = (launch_index){w->launch_ns[order[i]], order[i]};
-    qsort(li, n, sizeof *li, cmp_launch_index);
+        by_launch[i] = (token){w->launch_ns[order[i]], 0, order[i]};
+    qsort(by_launch, n, sizeof *by_launch, cmp_token_time);
     for (size_t i = 0; i < n; i++)
-        order[i] = li[i].index;
-    free(li);
+        order[i] = by_launch[i].seq;
+    free(by_launch);
     return 0;
 }
 
@@ -658,7 +658,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
     double simt_ns = 0, tc_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
-        if (!in_window(w, w->launch_ns[i]))
+        if (w->step_of[i] < 0)
             continue;
         uf_interval iv = {a->start_ns, a->end_ns};
         double dur = a->end_ns > a->start_ns ? (double)(a->end_ns - a->start_ns) : 0.0;
@@ -687,8 +687,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
     int run_step = -1;
     for (size_t i = 0; i <= n_order; i++) {
         const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
-        int step = a != NULL ? uf_timeline_step_index(w->bounds, w->n_steps,
-                                                      w->launch_ns[order[i]]) : -1;
+        int step = a != NULL ? w->step_of[order[i]] : -1;
         int elementwise = a != NULL && uf_doctor_is_elementwise(a->name);
         if (elementwise && (run == 0 || step == run_step)) {
             run_step = step;
@@ -942,18 +941,15 @@ static void order_findings(uf_diagnosis *d)
 static double median_step_ms(const work *w, double window_ms)
 {
     int n = w->n_steps;
-    uint64_t *first = step_firsts(w, 1);
+    const uint64_t *first = w->first_start;
     double *len = malloc((size_t)n * sizeof *len);
-    double med = NAN;
-    if (first == NULL || len == NULL)
-        goto out_free;
+    if (len == NULL)
+        return NAN;
     int m = 0;
     for (int s = 0; s + 1 < n; s++)
         if (first[s] != UINT64_MAX && first[s + 1] != UINT64_MAX && first[s + 1] > first[s])
             len[m++] = (double)(first[s + 1] - first[s]) / 1e6;
-    med = m >= 1 ? uf_median(len, m) : window_ms / n;
-out_free:
-    free(first);
+    double med = m >= 1 ? uf_median(len, m) : window_ms / n;
     free(len);
     return med;
 }
@@ -995,23 +991,17 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
     }
     /* The steady window on the device is the harness's window over the steps' work
      * (d->tl.window_ms); its ends, and the last start in it, for the counters and syncs. */
-    uint64_t dev_begin = UINT64_MAX, dev_end = 0, dev_last_start = 0;
-    for (size_t i = 0; i < t->n_acts; i++)
-        if (in_window(&w, w.launch_ns[i])) {
-            dev_begin = t->acts[i].start_ns < dev_begin ? t->acts[i].start_ns : dev_begin;
-            dev_end = t->acts[i].end_ns > dev_end ? t->acts[i].end_ns : dev_end;
-            if (t->acts[i].start_ns > dev_last_start)
-                dev_last_start = t->acts[i].start_ns;
-        }
-    d->startup_ms = dev_begin > w.first_ns ? (double)(dev_begin - w.first_ns) / 1e6 : 0.0;
-    d->tail_ms = w.last_ns > dev_end ? (double)(w.last_ns - dev_end) / 1e6 : 0.0;
+    if (assign_steps(&w) != 0)
+        goto out_oom;
+    d->startup_ms = w.dev_begin > w.first_ns ? (double)(w.dev_begin - w.first_ns) / 1e6 : 0.0;
+    d->tail_ms = w.last_ns > w.dev_end ? (double)(w.last_ns - w.dev_end) / 1e6 : 0.0;
     d->step_ms = median_step_ms(&w, d->tl.window_ms);
     if (n_drains > 1)
         qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
     if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)
         goto out_oom;
-    sync_figures(&w, drains, n_drains, dev_last_start, d);
-    counter_figures(t, dev_begin, dev_end, d);
+    sync_figures(&w, drains, n_drains, w.dev_last_start, d);
+    counter_figures(t, w.dev_begin, w.dev_end, d);
     apply_rules(d);
     order_findings(d);
     rc = 0;
@@ -1022,6 +1012,9 @@ out_free:
     free(drains);
     free(w.bounds);
     free(w.launch_ns);
+    free(w.step_of);
+    free(w.first_launch);
+    free(w.first_start);
     return rc;
 }
 

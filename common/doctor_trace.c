@@ -14,6 +14,12 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
+/* The records of every kind: what the end line counts. */
+static size_t n_records(const uf_dtrace *t)
+{
+    return t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm + t->n_util + t->n_clocks;
+}
+
 /* Text as the rest of a line: control characters become spaces. */
 static void put_line_text(uf_strbuf *b, const char *text)
 {
@@ -107,8 +113,7 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
         put_name(b, t->ranges[i].name);
     }
     put_samples(b, t);
-    uf_sb_printf(b, "end %zu\n", t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm +
-                                     t->n_util + t->n_clocks);
+    uf_sb_printf(b, "end %zu\n", n_records(t));
 }
 
 int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen)
@@ -475,8 +480,7 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
             c->p = line + 4;
             if (field_u64(c, &n, 1, "end") != 0)
                 return -1;
-            if (n != t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm + t->n_util +
-                         t->n_clocks)
+            if (n != n_records(t))
                 return bad(c, "end: the record count does not match the records (a damaged file?)");
             ended = 1;
         } else {

@@ -41,6 +41,22 @@
 
 #include "stats.h"
 
+int uf_is_comm_kernel(const char *name)
+{
+    return name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+}
+
+uint32_t uf_grid_blocks(int32_t x, int32_t y, int32_t z)
+{
+    if (x <= 0 || y <= 0 || z <= 0)
+        return 0;
+    uint64_t n = (uint64_t)x * (uint64_t)y;   /* < 2^62: no overflow */
+    if (n > UINT32_MAX)
+        return UINT32_MAX;
+    n *= (uint64_t)z;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 /* ---- intervals ------------------------------------------------------------------------- */
 
 static int cmp_interval(const void *pa, const void *pb)

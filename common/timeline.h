@@ -57,6 +57,13 @@ typedef struct uf_activity {
     uint64_t bytes;             /* memcpy/memset: bytes moved; 0 unknown */
 } uf_activity;
 
+/* Is a kernel of this name communication (NCCL's ncclDevKernel_*, ncclSymkDevKernel_*)? What
+ * uf_activity.is_comm records, for the trace pass and the doctor's recorder alike. */
+int uf_is_comm_kernel(const char *name);
+/* Thread blocks of a grid (uf_activity.blocks), saturated at UINT32_MAX; 0 (unknown) when a
+ * dimension is not positive. */
+uint32_t uf_grid_blocks(int32_t x, int32_t y, int32_t z);
+
 /* A memcpy from or to pageable host memory (staged by the driver, synchronous for the host). */
 static inline int uf_copy_pageable(const uf_activity *a)
 {

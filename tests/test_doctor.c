@@ -686,6 +686,26 @@ Test(doctor_rules, kernel_name_classes)
     cr_expect(uf_doctor_is_tensor_core("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
 }
 
+/* Communication kernels as the recorder marks them (uf_activity.is_comm; the trace pass too). */
+Test(recorder, comm_kernel_names)
+{
+    cr_expect(uf_is_comm_kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+    cr_expect(uf_is_comm_kernel("ncclSymkDevKernel_AllReduce_AGxLL_R_bf16"));
+    cr_expect(!uf_is_comm_kernel("void at::native::vectorized_elementwise_kernel<4>"));
+    cr_expect(!uf_is_comm_kernel(NULL));
+}
+
+/* A kernel's grid as the recorder counts it (uf_activity.blocks; the trace pass too). */
+Test(recorder, grid_blocks)
+{
+    cr_expect_eq(uf_grid_blocks(132, 1, 1), 132);
+    cr_expect_eq(uf_grid_blocks(64, 8, 2), 1024);
+    cr_expect_eq(uf_grid_blocks(INT32_MAX, 65535, 1), UINT32_MAX, "saturated");
+    cr_expect_eq(uf_grid_blocks(65536, 256, 256), UINT32_MAX, "saturated by its third dimension");
+    cr_expect_eq(uf_grid_blocks(0, 1, 1), 0, "unknown");
+    cr_expect_eq(uf_grid_blocks(4, -1, 1), 0, "unknown");
+}
+
 /* The README's rule table is the table in doctor.c, word for word. */
 Test(doctor_rules, readme_table_is_the_code_table)
 {

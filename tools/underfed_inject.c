@@ -48,6 +48,7 @@
 #include "doctor_trace.h"
 #include "errors.h"
 #include "inject_counters.h"
+#include "names.h"
 #include "strbuf.h"
 
 #define BUFFER_BYTES ((size_t)8 << 20)
@@ -71,8 +72,7 @@ typedef struct recorder {
     uf_sync_record *syncs;
     marker *markers;
     int n_acts, cap_acts, n_apis, cap_apis, n_syncs, cap_syncs, n_markers, cap_markers;
-    char **names;               /* interned names: an open-addressing set, n_names of cap */
-    size_t n_names, cap_names;
+    uf_name_table names;        /* interned names (CUPTI's strings need not outlive a buffer) */
     /* API names by callback id, so each id is looked up and interned once */
     const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -120,53 +120,6 @@ static void add_note(const char *text)
     fprintf(stderr, TAG "%s\n", text);
 }
 
-/* ---- names -------------------------------------------------------------------------------- */
-
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int names_grow(void)
-{
-    size_t cap = rec.cap_names ? 2 * rec.cap_names : 1024;
-    char **fresh = calloc(cap, sizeof *fresh);
-    if (fresh == NULL)
-        return -1;
-    for (size_t i = 0; i < rec.cap_names; i++) {
-        if (rec.names[i] == NULL)
-            continue;
-        size_t j = hash_name(rec.names[i]) & (cap - 1);
-        while (fresh[j] != NULL)
-            j = (j + 1) & (cap - 1);
-        fresh[j] = rec.names[i];
-    }
-    free(rec.names);
-    rec.names = fresh;
-    rec.cap_names = cap;
-    return 0;
-}
-
-/* Our own copy of a name CUPTI owns (its strings need not outlive the buffer). NULL stays
- * NULL, and so does a name that could not be copied. */
-static const char *intern(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    if (2 * (rec.n_names + 1) > rec.cap_names && names_grow() != 0)
-        return NULL;
-    size_t j = hash_name(s) & (rec.cap_names - 1);
-    for (; rec.names[j] != NULL; j = (j + 1) & (rec.cap_names - 1))
-        if (strcmp(rec.names[j], s) == 0)
-            return rec.names[j];
-    rec.names[j] = strdup(s);
-    rec.n_names += rec.names[j] != NULL;
-    return rec.names[j];
-}
-
 /* ---- records -------------------------------------------------------------------------------- */
 
 /* Room for one more item of an array (*items, *n of *cap): the slot, or NULL (the record is
@@ -184,23 +137,17 @@ static void *append(void **items, int *n, int *cap, size_t size)
 
 #define APPEND(arr, n, cap) append((void **)&rec.arr, &rec.n, &rec.cap, sizeof *rec.arr)
 
-static uint32_t grid_blocks(uint32_t x, uint32_t y, uint32_t z)
-{
-    uint64_t b = (uint64_t)x * y * z;
-    return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
-}
-
 static void add_kernel(const CUpti_ActivityKernel10 *k)
 {
     uf_activity *a = APPEND(acts, n_acts, cap_acts);
     if (a == NULL)
         return;
-    const char *name = intern(k->name);
+    const char *name = uf_intern(&rec.names, k->name);
     *a = (uf_activity){.start_ns = k->start, .end_ns = k->end, .correlation_id = k->correlationId,
                        .device_id = k->deviceId, .stream_id = k->streamId,
                        .graph_id = k->graphId, .kind = UF_ACT_KERNEL,
-                       .blocks = grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
-    a->is_comm = name && (strstr(name, "ncclDevKernel_") || strstr(name, "ncclSymkDevKernel_"));
+                       .blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
+    a->is_comm = (uint8_t)uf_is_comm_kernel(name);
 }
 
 static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
@@ -236,7 +183,7 @@ static const char *api_name(int runtime, CUpti_CallbackId cbid)
     const char *name = NULL;
     cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
                          cbid, &name);
-    name = intern(name);
+    name = uf_intern(&rec.names, name);
     if (cbid < n)
         cache[cbid] = name;
     return name;
@@ -278,7 +225,7 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
     if (x == NULL)
         return;
     *x = (marker){.t_ns = m->timestamp, .id = m->id, .is_start = (uint8_t)start,
-                  .name = start ? intern(m->name) : NULL};
+                  .name = start ? uf_intern(&rec.names, m->name) : NULL};
 }
 
 static void add_record(const CUpti_Activity *r)
