@@ -278,16 +278,22 @@ void pd_series(uf_strbuf *b, const uf_table *t, const double *point)
     }
 }
 
+void pd_words(pd_fig *f, const char *key, const char *const *words, int n)
+{
+    uf_strbuf list = {0};
+    for (int i = 0; i < n; i++)
+        uf_sb_printf(&list, "%s%s", i ? " " : "", words[i]);
+    f->vars.failed |= list.failed;
+    pd_str(f, key, list.data ? list.data : "");
+    free(list.data);
+}
+
 int pd_names(pd_fig *f, const uf_table *t, const char *key)
 {
     const char *names[UF_MAX_VARIANTS];
-    uf_strbuf list = {0};
     int n = tq_variants(t, names, UF_MAX_VARIANTS);
-    for (int v = 0; v < n; v++)
-        uf_sb_printf(&list, "%s%s", v ? " " : "", names[v]);
-    pd_str(f, key, list.data ? list.data : "");
+    pd_words(f, key, names, n);
     pd_int(f, "n", n);
-    free(list.data);
     return n;
 }
 

@@ -90,6 +90,8 @@ void pd_across(uf_strbuf *b, const uf_table *t, const double *const *points,
  * v2 v3 v4" lines from its first sample ("0 NaN NaN NaN NaN" when it has none). */
 void pd_series(uf_strbuf *b, const uf_table *t, const double *point);
 
+/* words[0..n), space-separated, as variable `key`. */
+void pd_words(pd_fig *f, const char *key, const char *const *words, int n);
 /* The variants, space-separated, as variable `key`, and their number as `n`; returns it. */
 int pd_names(pd_fig *f, const uf_table *t, const char *key);
 /* Counts of measured values per column, "k1 k2 ...", as variable `key`. */
