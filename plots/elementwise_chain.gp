@@ -13,8 +13,6 @@
 if (!exists("dat32") || !exists("out") || !exists("n32")) { print "elementwise_chain.gp: load data/elementwise_chain.gp first"; exit }
 load "lib.gp"
 nvar = n
-min(a, b) = a < b ? a : b
-max(a, b) = a > b ? a : b
 tag32 = has_bits ? " fp32" : ""
 peak32 = gemm_fp32 * 1000
 peak16 = gemm_bf16 * 1000

@@ -13,7 +13,6 @@
 # A panel whose columns are absent says so; a broken variant without a cost is named.
 if (!exists("data") || !exists("out") || !exists("counts")) { print "host_sync.gp: load data/host_sync.gp first"; exit }
 load "lib.gp"
-max(a, b) = a > b ? a : b
 nb = words(broken)
 # columns of data/host_sync_cost.dat: 1 host_pct, 2..nb+1 cost per broken variant,
 # nb+2 idle_host_pct of item, nb+3 of deferred
@@ -47,11 +46,6 @@ do for [i=1:nb] {
 x_pad = (x_hi - x_lo) * 0.04
 # A cost as drawn: on the floor when under it, absent (NaN: no point) when not measured.
 on_floor(v) = isnum(v) ? max(v, floor) : NaN
-tic125(v, lo, hi) = v >= lo / 1.01 && v <= hi * 1.01 ? sprintf("'%g' %g", v, v) : ""
-join(a, b) = a eq "" ? b : b eq "" ? a : a.", ".b
-tics125(lo, hi) = sum125(lo, hi, int(floor(log10(lo))))
-sum125(lo, hi, e) = e > ceil(log10(hi)) ? "" : \
-  join(join(join(tic125(10.0**e, lo, hi), tic125(2 * 10.0**e, lo, hi)), tic125(5 * 10.0**e, lo, hi)), sum125(lo, hi, e + 1))
 
 # A level across the panel, its label above it at the left (side 0) or the right (side 1):
 # eval level(id, y, colour, dash, text, side).

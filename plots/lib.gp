@@ -21,6 +21,8 @@ c_second = "#e69f00"
 
 # Numbers: NaN is not equal to itself.
 isnum(x) = x == x
+min(a, b) = a < b ? a : b
+max(a, b) = a > b ? a : b
 # Plot items collected in a string, drawn with eval, so that absent data adds none.
 add(list, item) = list eq "" ? item : list.", ".item
 # The n-th of the counts of measured values the include lists ("k1 k2 ...").
@@ -29,3 +31,10 @@ count(counts, i) = int(word(counts, i))
 name_tic(names, i) = sprintf("%s'%s' %d", i > 1 ? ", " : "", word(names, i), i - 1)
 name_tics(names) = "set xtics (".sum_tics(names, words(names)).")"
 sum_tics(names, n) = n < 1 ? "" : sum_tics(names, n - 1).name_tic(names, n)
+# Two strings of items joined with ", ", either of them possibly empty.
+join(a, b) = a eq "" ? b : b eq "" ? a : a.", ".b
+# Log tics at 1, 2, 5 x 10^k between lo and hi, as plain numbers: eval "set ytics (".tics125(lo, hi).")".
+tic125(v, lo, hi) = v >= lo / 1.01 && v <= hi * 1.01 ? sprintf("'%g' %g", v, v) : ""
+tics125(lo, hi) = sum125(lo, hi, int(floor(log10(lo))))
+sum125(lo, hi, e) = e > ceil(log10(hi)) ? "" : \
+  join(join(join(tic125(10.0**e, lo, hi), tic125(2 * 10.0**e, lo, hi)), tic125(5 * 10.0**e, lo, hi)), sum125(lo, hi, e + 1))

@@ -21,8 +21,6 @@ n_slope = count(counts, 3)
 n_util = count(counts, 4) + count(counts, 5) + count(counts, 6)
 # columns of data/small_batch_micro1.dat: 1 M, 2 useful TFLOP/s, 3 GB/s, 4 copy slope (TFLOP/s),
 # 5 NVML util, 6 SM active, 7 tensor active
-min(a, b) = a < b ? a : b
-max(a, b) = a > b ? a : b
 c_wave = "#56b4e9"
 # The utilization rungs in the ladder's colours (plots/ladder.gp).
 rung_name = "'NVML util' 'SM active' 'tensor active'"
@@ -54,12 +52,6 @@ if (isnum(gemm)) { y_hi = gemm * 2 }
 if (nlarge > 0) { stats large using 1 nooutput; x_hi = max(x_hi, STATS_max) }
 if (n_gbs > 0) { stats micro using 3 nooutput; y2_lo = STATS_min / 3; y2_hi = STATS_max * 3 }
 if (isnum(copy)) { y2_lo = min(y2_lo, copy / 30); y2_hi = max(y2_hi, copy * 2) }
-# Log tics at 1, 2, 5 x 10^k between lo and hi, as plain numbers: eval "set ytics (".tics125(lo, hi).")".
-tic125(v, lo, hi) = v >= lo / 1.01 && v <= hi * 1.01 ? sprintf("'%g' %g", v, v) : ""
-join(a, b) = a eq "" ? b : b eq "" ? a : a.", ".b
-tics125(lo, hi) = sum125(lo, hi, int(floor(log10(lo))))
-sum125(lo, hi, e) = e > ceil(log10(hi)) ? "" : \
-  join(join(join(tic125(10.0**e, lo, hi), tic125(2 * 10.0**e, lo, hi)), tic125(5 * 10.0**e, lo, hi)), sum125(lo, hi, e + 1))
 # A tic for every power of 4 of M, as plain numbers.
 m_tics = ""
 do for [e=0:15] { if (4**e >= x_lo / 1.01 && 4**e <= x_hi * 1.01) { m_tics = m_tics.(m_tics eq "" ? "" : ", ").sprintf("'%d' %d", 4**e, 4**e) } }

@@ -14,7 +14,6 @@
 # A panel whose columns are absent says so.
 if (!exists("dims") || !exists("out") || !exists("nbar")) { print "tensor_alignment.gp: load data/tensor_alignment.gp first"; exit }
 load "lib.gp"
-max(a, b) = a > b ? a : b
 c_spike = "#999999"
 nothing(what) = sprintf("set label 90 'no %s in this run' at graph 0.5, 0.5 center; set xrange [0:1]; " . \
                         "set yrange [0:1]; plot 1/0 notitle; unset label 90", what)

@@ -254,16 +254,46 @@ void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
 /* ---- the figures of every scenario -------------------------------------------------------- */
 
 /* The variants, space-separated, as variable `key`, and their number as `n`. */
+void pd_series(uf_strbuf *b, const uf_table *t, const double *point)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = tq_variants(t, names, UF_MAX_VARIANTS);
+    for (int v = 0; v < n; v++) {
+        const uf_row *r = tq_row_at(t, names[v], point);
+        uf_sb_printf(b, "%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
+                     v ? "\n\n" : "", names[v]);
+        if (!r || r->n_samples == 0) {
+            uf_sb_puts(b, "0 NaN NaN NaN NaN\n");
+            continue;
+        }
+        for (size_t i = 0; i < r->n_samples; i++) {
+            const uf_pm_sample *p = &r->samples[i];
+            uf_sb_printf(b, "%.3f", (double)(p->start_ns - r->samples[0].start_ns) / 1e6);
+            pd_put_num(b, p->sm_active_pct);
+            pd_put_num(b, p->occupancy_pct);
+            pd_put_num(b, p->tensor_active_pct);
+            pd_put_num(b, p->dram_pct);
+            uf_sb_puts(b, "\n");
+        }
+    }
+}
+
+void pd_words(pd_fig *f, const char *key, const char *const *words, int n)
+{
+    uf_strbuf list = {0};
+    for (int i = 0; i < n; i++)
+        uf_sb_printf(&list, "%s%s", i ? " " : "", words[i]);
+    f->vars.failed |= list.failed;
+    pd_str(f, key, list.data ? list.data : "");
+    free(list.data);
+}
+
 int pd_names(pd_fig *f, const uf_table *t, const char *key)
 {
     const char *names[UF_MAX_VARIANTS];
-    uf_strbuf list = {0};
     int n = tq_variants(t, names, UF_MAX_VARIANTS);
-    for (int v = 0; v < n; v++)
-        uf_sb_printf(&list, "%s%s", v ? " " : "", names[v]);
-    pd_str(f, key, list.data ? list.data : "");
+    pd_words(f, key, names, n);
     pd_int(f, "n", n);
-    free(list.data);
     return n;
 }
 
@@ -301,7 +331,6 @@ static int fig_ladder(const pd_source *s, const double *point)
 static int fig_series(const pd_source *s, const double *point)
 {
     char path[UF_PATH_LEN], err[UF_REASON_LEN], base[UF_PATH_LEN], ttl[UF_PATH_LEN];
-    const char *names[UF_MAX_VARIANTS];
     uf_table t;             /* the file read again, with its samples */
     uf_table_init(&t, "");
     pd_fig f;
@@ -321,27 +350,9 @@ static int fig_series(const pd_source *s, const double *point)
     snprintf(ttl, sizeof ttl, "%s on %s: PM-sampled counters (default point)", s->name, s->gpu);
     pd_fig_begin(&f, s->out, base, path);
     pd_str(&f, "ttl", ttl);
-    uf_strbuf *b = pd_dat(&f, "data", "");
-    int n = pd_names(&f, &t, "names");
-    tq_variants(&t, names, UF_MAX_VARIANTS);
-    for (int v = 0; v < n; v++) {
-        const uf_row *r = tq_row_at(&t, names[v], point);
-        uf_sb_printf(b, "%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
-                     v ? "\n\n" : "", names[v]);
-        if (!r || r->n_samples == 0) {
-            uf_sb_puts(b, "0 NaN NaN NaN NaN\n");
-            continue;
-        }
-        for (size_t i = 0; i < r->n_samples; i++) {
-            const uf_pm_sample *p = &r->samples[i];
-            uf_sb_printf(b, "%.3f", (double)(p->start_ns - r->samples[0].start_ns) / 1e6);
-            pd_put_num(b, p->sm_active_pct);
-            pd_put_num(b, p->occupancy_pct);
-            pd_put_num(b, p->tensor_active_pct);
-            pd_put_num(b, p->dram_pct);
-            uf_sb_puts(b, "\n");
-        }
-    }
+    uf_strbuf *b = pd_dat(&f, "data", "");      /* declared first in the include */
+    pd_names(&f, &t, "names");
+    pd_series(b, &t, point);
     uf_table_free(&t);
     return pd_fig_commit(&f, "series");
 }
@@ -413,14 +424,41 @@ static int scenario_figures(const char *dir, const char *name, const char *out)
 
 /* ---- across folders ------------------------------------------------------------------------ */
 
+void pd_across(uf_strbuf *b, const uf_table *t, const double *const *points,
+               const char *const *dirs, int n_dirs, const char *const *metrics, int *measured)
+{
+    const char *names[UF_MAX_VARIANTS];
+    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
+    for (int block = 0; block < 2; block++) {
+        measured[block] = 0;
+        uf_sb_printf(b, "%s\"%s\"", block ? "\n\n" : "", metrics[block]);
+        for (int d = 0; d < n_dirs; d++) {
+            const char *gpu = uf_meta_get(&t[d].meta, "gpu");
+            uf_sb_printf(b, " \"%s\"", gpu ? gpu : dirs[d]);
+        }
+        uf_sb_puts(b, "\n");
+        for (int v = 0; v < n; v++) {
+            uf_sb_printf(b, "\"%s\"", names[v]);
+            for (int d = 0; d < n_dirs; d++) {
+                const uf_row *r = points[d] ? tq_row_at(&t[d], names[v], points[d]) : NULL;
+                double m = r ? pd_metric(&t[d], r, metrics[block]) : NAN;
+                pd_put_num(b, m);
+                measured[block] += !isnan(m);
+            }
+            uf_sb_puts(b, "\n");
+        }
+    }
+}
+
 /* Step time of each variant (the first folder's) per folder, then its share of a ceiling:
- * two blocks "METRIC" "GPU1" "GPU2" ..., each at every folder's default point. */
+ * two blocks "METRIC" "GPU1" "GPU2" ..., each at every folder's default point (pd_across). */
 static int fig_across(const char *out, const char *name, const char **dirs, int n_dirs)
 {
     uf_table t[PD_MAX_DIRS];
     char base[UF_PATH_LEN], ttl[UF_PATH_LEN], path[UF_PATH_LEN], err[UF_REASON_LEN];
-    const char *names[UF_MAX_VARIANTS];
-    int loaded = 0, rc = 0, measured[2] = {0, 0};
+    double point[PD_MAX_DIRS][UF_MAX_AXES];
+    const double *at[PD_MAX_DIRS];
+    int loaded = 0, rc = 0, measured[2];
     pd_fig f;
     for (; loaded < n_dirs; loaded++) {
         uf_table_init(&t[loaded], "");
@@ -440,28 +478,9 @@ static int fig_across(const char *out, const char *name, const char **dirs, int 
     pd_names(&f, &t[0], "names");
     const char *metric[2] = {"step_ms", tq_auto_share(&t[0])};
     pd_str(&f, "share_metric", metric[1]);
-    uf_strbuf *b = pd_dat(&f, "data", "");
-    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
-    for (int block = 0; block < 2; block++) {
-        uf_sb_printf(b, "%s\"%s\"", block ? "\n\n" : "", metric[block]);
-        for (int d = 0; d < n_dirs; d++) {
-            const char *gpu = uf_meta_get(&t[d].meta, "gpu");
-            uf_sb_printf(b, " \"%s\"", gpu ? gpu : dirs[d]);
-        }
-        uf_sb_puts(b, "\n");
-        for (int v = 0; v < n; v++) {
-            uf_sb_printf(b, "\"%s\"", names[v]);
-            for (int d = 0; d < n_dirs; d++) {
-                double point[UF_MAX_AXES];
-                const uf_row *r = pd_point(&t[d], NULL, point) == 0
-                                      ? tq_row_at(&t[d], names[v], point) : NULL;
-                double m = r ? pd_metric(&t[d], r, metric[block]) : NAN;
-                pd_put_num(b, m);
-                measured[block] += !isnan(m);
-            }
-            uf_sb_puts(b, "\n");
-        }
-    }
+    for (int d = 0; d < n_dirs; d++)
+        at[d] = pd_point(&t[d], NULL, point[d]) == 0 ? point[d] : NULL;
+    pd_across(pd_dat(&f, "data", ""), t, at, dirs, n_dirs, metric, measured);
     pd_counts(&f, "counts", measured, 2);
     rc = pd_fig_commit(&f, "across");
 out_free:

@@ -80,7 +80,18 @@ void pd_values(uf_strbuf *b, const uf_table *t, const double *point,
 /* pd_values without its "# variant" line (`underfed values` adds a line of headings). */
 void pd_value_rows(uf_strbuf *b, const uf_table *t, const double *point,
                    const char *const *metrics, int n_metrics, int *count);
+/* Two blocks, metrics[0] then metrics[1], as `underfed across` prints them: ""METRIC" "GPU1"
+ * "GPU2" ..." (metadata gpu, else dirs[d]) then ""variant" v1 v2 ..." for each variant of
+ * t[0], v_d its row of t[d] at points[d] (NULL: none, NaN). measured[block]: numbers in it. */
+void pd_across(uf_strbuf *b, const uf_table *t, const double *const *points,
+               const char *const *dirs, int n_dirs, const char *const *metrics, int *measured);
+/* The PM-sampled counters of each variant at point, as `underfed series` prints them: a block
+ * per variant, ""variant" sm_active_pct occupancy_pct tensor_active_pct dram_pct" then "ms v1
+ * v2 v3 v4" lines from its first sample ("0 NaN NaN NaN NaN" when it has none). */
+void pd_series(uf_strbuf *b, const uf_table *t, const double *point);
 
+/* words[0..n), space-separated, as variable `key`. */
+void pd_words(pd_fig *f, const char *key, const char *const *words, int n);
 /* The variants, space-separated, as variable `key`, and their number as `n`; returns it. */
 int pd_names(pd_fig *f, const uf_table *t, const char *key);
 /* Counts of measured values per column, "k1 k2 ...", as variable `key`. */

@@ -480,7 +480,7 @@ static int alignment_bars(pd_fig *f, const pd_source *s, const double *point)
 {
     static const char *const bars[] = {"odd_vocab", "padded_vocab", "fp32", "tf32", "bf16"};
     uf_strbuf *bb = pd_dat(f, "bars", "_bars");
-    uf_strbuf names = {0};
+    const char *shown[sizeof bars / sizeof bars[0]];
     int nbar = 0, nrate = 0, rc = 0;
     for (size_t i = 0; i < sizeof bars / sizeof bars[0] && rc == 0; i++) {
         const uf_row *r = tq_row_at(s->t, bars[i], point);
@@ -492,14 +492,12 @@ static int alignment_bars(pd_fig *f, const pd_source *s, const double *point)
         pd_put_num(bb, ceiling);
         pd_put_num(bb, pd_metric(s->t, r, "tensor_active_pct"));
         uf_sb_puts(bb, "\n");
-        uf_sb_printf(&names, "%s%s", nbar++ ? " " : "", bars[i]);
+        shown[nbar++] = bars[i];
         nrate += !isnan(rate);
     }
-    f->vars.failed |= names.failed;
-    pd_str(f, "bnames", names.data ? names.data : "");
+    pd_words(f, "bnames", shown, nbar);
     pd_int(f, "nbar", nbar);
     pd_int(f, "nbrate", nrate);
-    free(names.data);
     return rc;
 }
 
@@ -596,11 +594,7 @@ static int fig_host_sync(const pd_source *s, const double *point)
         at[ax] = xs[i];
         host_sync_line(b, s, at, ax, count);
     }
-    char names[HS_NBROKEN * UF_NAME_LEN] = "";
-    for (int c = 0, used = 0; c < HS_NBROKEN; c++)
-        used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", c ? " " : "",
-                         hs_broken[c]);
-    pd_str(&f, "broken", names);
+    pd_words(&f, "broken", hs_broken, HS_NBROKEN);
     pd_counts(&f, "counts", count, HS_NCOLS);
     lax = tq_axis_index(s->t, "launches");
     pd_num(&f, "launches", lax >= 0 ? point[lax] : NAN);

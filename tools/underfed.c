@@ -68,14 +68,6 @@ static int join_path(char *out, size_t len, const char *dir, const char *name, c
     return 0;
 }
 
-static void print_num(FILE *f, double v)
-{
-    if (isnan(v))
-        fprintf(f, " NaN");
-    else
-        fprintf(f, " %.6g", v);
-}
-
 /* The point W names (NULL: the run's defaults; see tq_point); -1 (with the reason on stderr)
  * when W is malformed or names an unknown axis. */
 static int resolve_point(const uf_table *t, const char *where, double *point)
@@ -329,12 +321,13 @@ out:
     return rc;
 }
 
+/* The PM-sampled counters of FILE.series.csv at --where (pd_series: the plot data's are these). */
 static int cmd_series(const args *a)
 {
     uf_table t;
     double point[UF_MAX_AXES];
-    const char *names[UF_MAX_VARIANTS];
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    uf_strbuf body = {0};
     if (load(&t, a->pos[0]) != 0)
         return EXIT_BAD;
     int rc = 0;
@@ -358,25 +351,8 @@ static int cmd_series(const args *a)
     rc = where_point(a, &t, a->pos[0], -1, point);
     if (rc != 0)
         goto out;
-    int n = tq_variants(&t, names, UF_MAX_VARIANTS);
-    for (int v = 0; v < n; v++) {
-        const uf_row *r = tq_row_at(&t, names[v], point);
-        printf("%s\"%s\" sm_active_pct occupancy_pct tensor_active_pct dram_pct\n",
-               v ? "\n\n" : "", names[v]);
-        if (!r || r->n_samples == 0) {
-            printf("0 NaN NaN NaN NaN\n");
-            continue;
-        }
-        for (size_t i = 0; i < r->n_samples; i++) {
-            const uf_pm_sample *s = &r->samples[i];
-            printf("%.3f", (double)(s->start_ns - r->samples[0].start_ns) / 1e6);
-            print_num(stdout, s->sm_active_pct);
-            print_num(stdout, s->occupancy_pct);
-            print_num(stdout, s->tensor_active_pct);
-            print_num(stdout, s->dram_pct);
-            printf("\n");
-        }
-    }
+    pd_series(&body, &t, point);
+    rc = print_buffer(a, &body);
 out:
     uf_table_free(&t);
     return rc;
@@ -415,10 +391,14 @@ static int cmd_variants(const args *a)
     return 0;
 }
 
+/* One scenario's metric and share of a ceiling in each folder, at its defaults (pd_across). */
 static int cmd_across(const args *a)
 {
     uf_table t[MAX_DIRS];
-    int n_dirs = a->n_pos - 1, rc = 0, loaded = 0;
+    double point[MAX_DIRS][UF_MAX_AXES];
+    const double *at[MAX_DIRS];
+    uf_strbuf body = {0};
+    int n_dirs = a->n_pos - 1, rc = 0, loaded = 0, measured[2];
     const char *share = a->share && strcmp(a->share, "auto") != 0 ? a->share : NULL;
     column_list metric, share_col;
     if (n_dirs < 1 || n_dirs > MAX_DIRS) {
@@ -446,29 +426,11 @@ static int cmd_across(const args *a)
             goto out;
         }
     }
-    const char *m_name = metric.name[0];
-    share = share ? share_col.name[0] : tq_auto_share(&t[0]);
-    const char *names[UF_MAX_VARIANTS];
-    int n = tq_variants(&t[0], names, UF_MAX_VARIANTS);
-    for (int block = 0; block < 2; block++) {
-        const char *m = block == 0 ? m_name : share;
-        printf("%s\"%s\"", block ? "\n\n" : "", m);
-        for (int d = 0; d < n_dirs; d++) {
-            const char *gpu = uf_meta_get(&t[d].meta, "gpu");
-            printf(" \"%s\"", gpu ? gpu : a->pos[d + 1]);
-        }
-        printf("\n");
-        for (int v = 0; v < n; v++) {
-            printf("\"%s\"", names[v]);
-            for (int d = 0; d < n_dirs; d++) {
-                double point[UF_MAX_AXES];
-                resolve_point(&t[d], NULL, point);
-                const uf_row *r = tq_row_at(&t[d], names[v], point);
-                print_num(stdout, r ? uf_table_value(&t[d], r, m) : NAN);
-            }
-            printf("\n");
-        }
-    }
+    const char *m[2] = {metric.name[0], share ? share_col.name[0] : tq_auto_share(&t[0])};
+    for (int d = 0; d < n_dirs; d++)
+        at[d] = resolve_point(&t[d], NULL, point[d]) == 0 ? point[d] : NULL;
+    pd_across(&body, t, at, a->pos + 1, n_dirs, m, measured);
+    rc = print_buffer(a, &body);
 out:
     for (int d = 0; d < loaded; d++)
         uf_table_free(&t[d]);
