@@ -30,8 +30,12 @@ static int ta_gather(uf_ctx *ctx, const ta_gemm *g, const int *rows, const int *
     const size_t idx_bytes = (size_t)count * sizeof(int);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&d_idx, 2 * idx_bytes), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&d_out, (size_t)count * sizeof(float)), out);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpy(d_idx, rows, idx_bytes, cudaMemcpyHostToDevice), out);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpy(d_idx + count, cols, idx_bytes, cudaMemcpyHostToDevice), out);
+    /* on the kernel's stream: a cudaMemcpy from pageable memory may return before its DMA
+     * lands, and the harness's stream does not wait for the legacy default stream */
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(d_idx, rows, idx_bytes, cudaMemcpyHostToDevice,
+                                        ctx->stream), out);
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(d_idx + count, cols, idx_bytes, cudaMemcpyHostToDevice,
+                                        ctx->stream), out);
     ta_gather_kernel<<<(count + TA_BLOCK - 1) / TA_BLOCK, TA_BLOCK, 0, ctx->stream>>>(
         g->y, g->shape.precision, g->shape.n_run, d_idx, d_idx + count, count, d_out);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
