@@ -62,16 +62,16 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gate = "with counters: NVML utilization (without NVML, the trace's busy share) >= 90 %",
         .gate_value = 90.0, .gate_min_pct = NAN,
         .fix = "larger batch or micro-batch, fused kernels, more tokens per step",
-        .scenario = "launch_storm (its kernels fill a few SMs)",
+        .scenario = "small_batch one_block (launch_storm's tiny kernels too)",
         .source = "issue #20: SM active < 50 % while NVML >= 90 %"},
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time whose kernel name shows no tensor-core path; with counters, also the tensor-core-named GEMMs' time when tensor active is under a quarter of it",
+        .share = "GEMM kernel time whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
-        .scenario = "",
-        .source = "the GEMM peak of benches/ceilings: a SIMT GEMM runs at a fraction of it"},
+        .scenario = "tensor_alignment",
+        .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
     [UF_RULE_PADDING] = {
         .id = "padding", .failure = "padding: attention and GEMMs on pad tokens",
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
@@ -123,9 +123,35 @@ static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmu
 static const char *const tensor_core_names[] = {
     "xmma", "hmma", "gmma", "tensorop", "16816", "1688", "nvjet", "wmma", NULL};
 
+/* ... unless the name says the math is CUDA-core FMAs: cuBLAS's fp32 fallback on Hopper is
+ * "sm80_xmma_gemm_f32f32_..._ffma_...", an XMMA-framework kernel without tensor cores (measured
+ * in tensor_alignment's fp32 variant on the H200); CUTLASS names its CUDA-core kernels simt. */
+static const char *const cuda_core_names[] = {"ffma", "simt", NULL};
+
 int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
 int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
-int uf_doctor_is_tensor_core(const char *name) { return matches_any(name, tensor_core_names); }
+int uf_doctor_is_tensor_core(const char *name)
+{
+    return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
+}
+
+/* A CUTLASS/cuBLAS kernel name's operand alignment, in elements: "align1", "align2" (or
+ * "aligna1", the A operand's) say the operands' rows are not 16-byte aligned for any element
+ * of <= 4 bytes, so the kernel cannot use 16-byte loads: the slow path an odd leading
+ * dimension forces (tensor_alignment's odd_vocab runs cutlass_75_tensorop_bf16_s1688gemm_bf16_
+ * 128x128_tn_align1 on the H200, 0.156 of the padded GEMM's rate). "align4" and up, and names
+ * without an alignment (nvjet), are not counted. */
+int uf_doctor_is_misaligned(const char *name)
+{
+    for (const char *p = name; p != NULL && (p = strstr(p, "align")) != NULL; p++) {
+        const char *q = p + 5;
+        while (*q >= 'a' && *q <= 'z')       /* "aligna4", "alignc4": the operand's letter */
+            q++;
+        if ((*q == '1' || *q == '2') && !(q[1] >= '0' && q[1] <= '9'))
+            return 1;
+    }
+    return 0;
+}
 
 /* ---- the records in launch order --------------------------------------------------------- */
 
@@ -644,7 +670,8 @@ static int sort_by_launch(const work *w, size_t *order, size_t n)
     return 0;
 }
 
-/* Copies, elementwise chains, SIMT GEMMs and under-filled grids in the window, per step. */
+/* Copies, elementwise chains, SIMT and misaligned GEMMs and under-filled grids in the window,
+ * per step. */
 static int work_figures(const work *w, uf_diagnosis *d)
 {
     const uf_dtrace *t = w->t;
@@ -655,7 +682,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
     if (h2d == NULL || kern == NULL || order == NULL)
         goto out_free;
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
-    double simt_ns = 0, tc_ns = 0, under_ns = 0;
+    double simt_ns = 0, tc_ns = 0, misaligned_ns = 0, under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
         if (w->step_of[i] < 0)
@@ -669,10 +696,12 @@ static int work_figures(const work *w, uf_diagnosis *d)
         kern[n_kern++] = iv;
         order[n_order++] = i;
         if (uf_doctor_is_gemm(a->name)) {
-            if (uf_doctor_is_tensor_core(a->name))
-                tc_ns += dur;
-            else
+            if (!uf_doctor_is_tensor_core(a->name))
                 simt_ns += dur;
+            else if (uf_doctor_is_misaligned(a->name))
+                misaligned_ns += dur;
+            else
+                tc_ns += dur;
         }
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
@@ -712,6 +741,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
     d->elementwise_ms = chain_ns / 1e6 / steps;
     d->simt_gemm_ms = simt_ns / 1e6 / steps;
     d->tc_gemm_ms = tc_ns / 1e6 / steps;
+    d->misaligned_gemm_ms = misaligned_ns / 1e6 / steps;
     d->underfilled_ms = under_ns / 1e6 / steps;
     rc = 0;
 out_free:
@@ -860,17 +890,20 @@ static void low_sm_fill(uf_diagnosis *d, double step)
                 d->counters_note[0] ? ": " : "", d->counters_note);
 }
 
-/* simt_gemm. GEMM kernels whose name shows no tensor-core path; with tensor active (PM
- * sampling), also the tensor-core-named GEMMs when the tensor pipes were active less than
- * UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its tensorop name). */
+/* simt_gemm. GEMM kernels whose name shows no tensor-core path or a misaligned one (align1/2);
+ * with tensor active (PM sampling), also the other tensor-core-named GEMMs when the tensor
+ * pipes were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
+ * tensorop name). */
 static void simt_gemm(uf_diagnosis *d, double step)
 {
     double simt = d->simt_gemm_ms / step * 100.0, tc = d->tc_gemm_ms / step * 100.0;
+    double misaligned = d->misaligned_gemm_ms / step * 100.0;
     int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
                d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
-    set_finding(d, UF_RULE_SIMT_GEMM, simt + (idle ? tc : 0.0), 1,
-                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step with one; "
-                "tensor active %s %%%s", d->simt_gemm_ms, d->tc_gemm_ms,
+    set_finding(d, UF_RULE_SIMT_GEMM, simt + misaligned + (idle ? tc : 0.0), 1,
+                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
+                "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
+                "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,
                 num(d->tensor_active_pct, 1).s,
                 idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
 }

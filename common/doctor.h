@@ -151,7 +151,8 @@ typedef struct uf_diagnosis {
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
     double elementwise_ms;      /* kernel time per step in elementwise chains */
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
-    double tc_gemm_ms;          /* GEMM kernel time per step with a tensor-core name */
+    double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
+    double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
     int sm_count;               /* the trace's SM count (0 unknown) */
     double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
     /* the counters over the steady window (NaN where not recorded): PM sampling's means
@@ -182,10 +183,13 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
 void uf_doctor_rules_markdown(uf_strbuf *b);
 
 /* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that
- * use tensor cores. Substring matches, case-sensitive, against tables in doctor.c. */
+ * use tensor cores (not the ffma/simt ones). Substring matches, case-sensitive, against tables in doctor.c. */
 int uf_doctor_is_elementwise(const char *name);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
+/* A GEMM kernel name whose operand alignment is 1 or 2 elements (align1, aligna2, ...): rows
+ * not 16-byte aligned, the slow path of an odd leading dimension. */
+int uf_doctor_is_misaligned(const char *name);
 /* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
 int uf_doctor_is_event_record(const char *api_name);
 /* Runtime calls that may wait for the device (cudaFree, cudaDeviceSynchronize,

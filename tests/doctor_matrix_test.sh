@@ -18,13 +18,15 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 # (RULE must stay below moderate) or record (not judged).
 # malloc_free is judged: the recorder keeps the runtime calls that may drain (cudaFree has no
 # activity and no sync record of its own), so the timeline sees its drain as the scenario's own
-# trace pass does. Recorded, not judged: the misaligned bf16 GEMMs (their fallback kernel's
-# name says tensorop: only tensor active, a counter, shows the slow path) and small_batch (a
-# grid can fill the SMs while each block idles on HBM: the verdict needs SM active). The
-# recorder samples those counters only with `--counters` (experimental: their first H200 run,
-# 2026-12-01, crashed this matrix's first program at exit): judge these rows once a GPU run
-# with --counters has shown the values. Rows added 2026-11-30, not yet run on a GPU (the
-# 2026-12-01 run stopped at the crash).
+# trace pass does. The misaligned bf16 GEMM (odd_vocab) is judged by its kernel's name: cuBLAS
+# runs a CUTLASS tensor-op kernel named ..._align1 for it on the H200 (2026-12-01), and fp32's
+# fallback is named ..._ffma_... (CUDA-core FMAs). small_batch's one_block (one block for the
+# whole step) is judged from its grid size; micro1 (a grid that fills the SMs while each block
+# waits on HBM: the bandwidth-bound small GEMM) and latency_bound (every SM holds one warp
+# chasing pointers) look well fed in a trace, and are recorded only.
+# Environment: UNDERFED_DOCTOR_ROW_TIMEOUT_S (below), UNDERFED_DOCTOR_MATRIX_FLAGS (more doctor
+# options, e.g. --counters), UNDERFED_DOCTOR_MATRIX_ONLY (an extended regex on SCENARIO-VARIANT:
+# only those rows).
 matrix='
 launch_storm eager broken launch_bound --sweep elems=4K --sweep ops=1000
 launch_storm graph fixed launch_bound --sweep elems=4K --sweep ops=1000
@@ -48,10 +50,12 @@ host_sync deferred fixed host_sync --sweep host_pct=30 --sweep launches=18
 host_sync pool fixed host_sync --sweep host_pct=30 --sweep launches=18
 tensor_alignment fp32 broken simt_gemm --sweep dim=4095
 tensor_alignment tf32 fixed simt_gemm --sweep dim=4095
-tensor_alignment odd_vocab record simt_gemm --sweep dim=4095
-tensor_alignment padded_vocab record simt_gemm --sweep dim=4095
+tensor_alignment odd_vocab broken simt_gemm --sweep dim=4095
+tensor_alignment padded_vocab fixed simt_gemm --sweep dim=4095
+small_batch one_block broken low_sm_fill --sweep tokens=32
+small_batch large_micro fixed low_sm_fill --sweep tokens=32
 small_batch micro1 record low_sm_fill --sweep tokens=32
-small_batch large_micro record low_sm_fill --sweep tokens=32
+small_batch latency_bound record low_sm_fill --sweep tokens=32
 '
 
 probe=$("$build/scenarios/launch_storm" --quick --variant eager --repeat 1 --warmup 0 --no-trace \
@@ -83,9 +87,10 @@ top() {
 while read -r name variant role rule point; do
   [ -n "$name" ] || continue
   tag=$name-$variant
+  [ -z "${UNDERFED_DOCTOR_MATRIX_ONLY:-}" ] || [[ $tag =~ $UNDERFED_DOCTOR_MATRIX_ONLY ]] || continue
   # each traced program under its own timeout: a hang (the 2026-12-01 run hung at exit) fails
   # its row with the reason and the matrix goes on
-  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- \
+  "$tool" doctor ${UNDERFED_DOCTOR_MATRIX_FLAGS:-} --out "$out/$tag" --json "$out/$tag.json" -- \
     timeout -k 10 "$row_timeout" "$build/scenarios/$name" \
     --variant "$variant" $point --no-trace --no-counters --no-expect --out "$out/results" \
     > "$out/$tag.txt" 2>&1

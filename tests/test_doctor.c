@@ -258,6 +258,32 @@ static void case_simt_gemm(sim *s)
     }
 }
 
+/* cuBLAS's fp32 fallback on Hopper: an XMMA-framework name, FMAs on the CUDA cores (the name
+ * tensor_alignment's fp32 variant got on the H200). */
+static void case_xmma_ffma_gemm(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        sim_kernel(s, 0,
+                   "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1"
+                   "_ffma_aligna4_alignc4_execute_kernel__5x_cublas", 5 * MS, SM_COUNT, 0);
+}
+
+/* A bf16 GEMM with an odd leading dimension: cuBLAS falls back to a CUTLASS tensor-op kernel
+ * that loads one element at a time (the odd_vocab kernel on the H200). */
+static void case_misaligned_gemm(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        sim_kernel(s, 0, "_ZN7cutlass7Kernel2I57cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_"
+                         "align1EEvNT_6ParamsE", 5 * MS, SM_COUNT, 0);
+}
+
+/* Its padded twin: an aligned Hopper kernel, whose name carries no alignment. */
+static void case_aligned_gemm(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        sim_kernel(s, 0, "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN", 1 * MS, SM_COUNT, 0);
+}
+
 /* A blocking read-back into pageable memory every step (a cudaMemcpy of the loss), and no
  * sync call: the copy's call is what waits for the device. */
 static void case_readback_every_step(sim *s)
@@ -292,6 +318,9 @@ static const doctor_case cases[] = {
     {"two elementwise ops a step", case_elementwise_short, -1},
     {"small batch", case_small_batch, UF_RULE_LOW_SM_FILL},
     {"fp32 SIMT GEMM", case_simt_gemm, UF_RULE_SIMT_GEMM},
+    {"fp32 GEMM, XMMA name, ffma", case_xmma_ffma_gemm, UF_RULE_SIMT_GEMM},
+    {"misaligned bf16 GEMM (align1)", case_misaligned_gemm, UF_RULE_SIMT_GEMM},
+    {"aligned bf16 GEMM (nvjet)", case_aligned_gemm, -1},
     {"healthy", case_healthy, -1},
     {"blocking read-back every step", case_readback_every_step, UF_RULE_HOST_SYNC},
 };
@@ -684,6 +713,25 @@ Test(doctor_rules, kernel_name_classes)
     cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128"));
     cr_expect(uf_doctor_is_tensor_core("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
     cr_expect(uf_doctor_is_tensor_core("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT"));
+    cr_expect(!uf_doctor_is_tensor_core("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8"
+                                        "_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute"));
+    cr_expect(!uf_doctor_is_tensor_core("cutlass_simt_sgemm_128x128_8x2_nn_align1"));
+    cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32"));
+}
+
+/* Operand alignment from the name: 1 or 2 elements only, whole numbers only. */
+Test(doctor_rules, misaligned_names)
+{
+    cr_expect(uf_doctor_is_misaligned("cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1"));
+    cr_expect(uf_doctor_is_misaligned("_ZN7cutlass7Kernel2I57cutlass_75_tensorop_bf16_s1688gemm_"
+                                      "bf16_128x128_tn_align1EEvNT_6ParamsE"));
+    cr_expect(uf_doctor_is_misaligned("sm80_xmma_gemm_bf16bf16_tn_n_aligna2_alignc2"));
+    cr_expect(!uf_doctor_is_misaligned("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
+    cr_expect(!uf_doctor_is_misaligned("cutlass_tensorop_h16816gemm_align16"));
+    cr_expect(!uf_doctor_is_misaligned("sm80_xmma_gemm_f32f32_ffma_aligna4_alignc4_execute"));
+    cr_expect(!uf_doctor_is_misaligned("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN"));
+    cr_expect(!uf_doctor_is_misaligned("align"));
+    cr_expect(!uf_doctor_is_misaligned(NULL));
 }
 
 /* Communication kernels as the recorder marks them (uf_activity.is_comm; the trace pass too). */
