@@ -67,7 +67,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it",
+        .share = "GEMM kernel time whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
         .scenario = "tensor_alignment",
@@ -893,19 +893,22 @@ static void low_sm_fill(uf_diagnosis *d, double step)
 /* simt_gemm. GEMM kernels whose name shows no tensor-core path or a misaligned one (align1/2);
  * with tensor active (PM sampling), also the other tensor-core-named GEMMs when the tensor
  * pipes were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
- * tensorop name). */
+ * tensorop name), unless DRAM was UF_DOCTOR_DRAM_BOUND busy: then they waited on memory. */
 static void simt_gemm(uf_diagnosis *d, double step)
 {
     double simt = d->simt_gemm_ms / step * 100.0, tc = d->tc_gemm_ms / step * 100.0;
     double misaligned = d->misaligned_gemm_ms / step * 100.0;
     int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
                d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
-    set_finding(d, UF_RULE_SIMT_GEMM, simt + misaligned + (idle ? tc : 0.0), 1,
+    int memory_bound = idle && d->dram_pct >= UF_DOCTOR_DRAM_BOUND;   /* false when NaN */
+    set_finding(d, UF_RULE_SIMT_GEMM, simt + misaligned + (idle && !memory_bound ? tc : 0.0), 1,
                 "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
                 "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
                 "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,
                 num(d->tensor_active_pct, 1).s,
-                idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
+                memory_bound ? " (under a quarter of the tensor-core GEMMs' time, but DRAM "
+                               "busy: memory-bound, not counted)"
+                : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
 }
 
 static void apply_rules(uf_diagnosis *d)

@@ -116,6 +116,10 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
 #define UF_DOCTOR_TENSOR_IDLE 0.25     /* simt_gemm: tensor active below this × the tensor-core
                                         * GEMMs' share of the step: they ran without them */
+#define UF_DOCTOR_DRAM_BOUND 50.0      /* simt_gemm: ... unless DRAM was at least this busy: the
+                                        * GEMMs waited on memory (a small M streams its weights
+                                        * per token: small_batch micro1 on the H200 ran tensor
+                                        * 12.6 %, DRAM 61.8 %), no slow path */
 #define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
                                         * the longer period wins */
 

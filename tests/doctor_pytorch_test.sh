@@ -17,6 +17,9 @@ out=$3
 tool=$build/tools/underfed
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 
+# Environment: UNDERFED_DOCTOR_ROW_TIMEOUT_S (below), UNDERFED_DOCTOR_PYTORCH_FLAGS (more doctor
+# options, e.g. --counters), UNDERFED_DOCTOR_PYTORCH_ONLY (an extended regex on EXAMPLE-VARIANT:
+# only those rows).
 # Which rule each example shows (the rule table's `reproduced by` column points back here):
 # EXAMPLE VARIANT ROLE RULE NEEDS. ROLE broken: RULE is the top finding, at least NEEDS;
 # fixed: RULE stays none.
@@ -85,9 +88,11 @@ table=$out/doctor_pytorch.md
 while read -r name variant role rule needs; do
   [ -n "$name" ] || continue
   tag=$name-$variant
+  [ -z "${UNDERFED_DOCTOR_PYTORCH_ONLY:-}" ] || [[ $tag =~ $UNDERFED_DOCTOR_PYTORCH_ONLY ]] || continue
   rm -f "$out/$tag.json"
   # each example under its own timeout: a hang fails its row with the reason, the rest go on
-  "$tool" doctor --out "$out/$tag" --json "$out/$tag.json" -- timeout -k 10 "$row_timeout" \
+  "$tool" doctor ${UNDERFED_DOCTOR_PYTORCH_FLAGS:-} --out "$out/$tag" --json "$out/$tag.json" -- \
+    timeout -k 10 "$row_timeout" \
     python3 "$src/examples/pytorch/$name.py" --variant "$variant" > "$out/$tag.txt" 2>&1
   rc=$?
   if [ $rc -eq 77 ]; then     # ddp_bucketing with fewer than 2 GPUs

@@ -1087,13 +1087,14 @@ typedef struct counter_series {
     uf_clock_sample clocks[N_UTIL];
 } counter_series;
 
-static void fill_counters(counter_series *c, uf_dtrace *t, double sm, double tensor, double util)
+static void fill_counters_dram(counter_series *c, uf_dtrace *t, double sm, double tensor,
+                               double util, double dram)
 {
     for (int i = 0; i < N_PM; i++)
         c->pm[i] = (uf_pm_sample){.start_ns = (uint64_t)i * 10 * MS,
                                   .end_ns = (uint64_t)(i + 1) * 10 * MS, .sm_active_pct = sm,
                                   .occupancy_pct = sm / 2, .tensor_active_pct = tensor,
-                                  .dram_pct = 30.0};
+                                  .dram_pct = dram};
     for (int i = 0; i < N_UTIL; i++) {
         c->util[i] = (uf_util_sample){(uint64_t)i * 200 * MS, util};
         c->clocks[i] = (uf_clock_sample){(uint64_t)i * 5 * MS, 1980.0, 650.0};
@@ -1104,6 +1105,11 @@ static void fill_counters(counter_series *c, uf_dtrace *t, double sm, double ten
     t->n_util = N_UTIL;
     t->clocks = c->clocks;
     t->n_clocks = N_UTIL;
+}
+
+static void fill_counters(counter_series *c, uf_dtrace *t, double sm, double tensor, double util)
+{
+    fill_counters_dram(c, t, sm, tensor, util, 30.0);
 }
 
 /* The trace through its file text and back: the analysis reads what the recorder writes. */
@@ -1304,6 +1310,11 @@ Test(doctor, simt_gemm_from_tensor_active)
     fill_counters(&c, &s->t, 95.0, 50.0, 99.0);
     cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
     cr_expect_eq(g->verdict, UF_VERDICT_NONE, "%s (%.1f %%)", g->evidence, g->share_pct);
+    /* idle tensor pipes while DRAM streams: memory-bound GEMMs (small M), not a slow path */
+    fill_counters_dram(&c, &s->t, 95.0, 1.0, 99.0, 62.0);
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(g->verdict, UF_VERDICT_NONE, "%s (%.1f %%)", g->evidence, g->share_pct);
+    cr_expect(strstr(g->evidence, "memory-bound") != NULL, "%s", g->evidence);
     s->t.n_pm = 0;      /* no counters: the names alone, all tensor-core */
     cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
     cr_expect_eq(g->verdict, UF_VERDICT_NONE, "%s (%.1f %%)", g->evidence, g->share_pct);

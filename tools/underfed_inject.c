@@ -16,9 +16,11 @@
  * overhead; NCCL's driver launches then have no launch call to correlate).
  *
  * Counters (inject_counters.h), only with UNDERFED_DOCTOR_COUNTERS=1 (`underfed doctor
- * --counters`): their first H200 run (2026-12-01, the doctor matrix) crashed the traced program
- * at exit ("double free or corruption") and hung the next one; the cause is not found, so they
- * are off unless asked for. From the first CUDA context's creation (CUPTI's resource callback)
+ * --counters`; they cost a 256 MiB buffer on the GPU and a poller thread). Their first H200 run
+ * (2026-12-01 01:24, the doctor matrix) crashed the traced program at exit ("double free or
+ * corruption") when they were stopped in CUPTI's context-teardown callback; stopped in an exit
+ * handler that runs while the context lives (below), the whole matrix ran with them the same
+ * day (28 scenario processes, no crash). From the first CUDA context's creation (CUPTI's resource callback)
  * until it is destroyed or the process exits, CUPTI PM sampling every 10 ms with the harness's
  * sampler, and NVML's utilization, SM clock and power.
  * What cannot start (another profiler, no privileges: CUPTI_ERROR_*) leaves them empty, with
@@ -293,7 +295,9 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *r)
  * the CUDA runtime has registered its own, so this one runs first, while the context lives.
  * Stopping them only when the context is destroyed (the runtime's exit handler ran before the
  * recorder's) put the CUPTI profiler's stop inside context teardown: the hypothesis for the
- * crash at exit of the first H200 run with counters (2026-12-01). Not yet run on a GPU. */
+ * crash at exit of the first H200 run with counters (2026-12-01). With this order the whole
+ * matrix ran with counters on the H200 the same day, no crash: consistent with the hypothesis
+ * (the old order was not run again to prove it). */
 static void stop_counters_at_exit(void)
 {
     if (getpid() == rec.pid)
@@ -360,7 +364,7 @@ static void subscribe(int light, int counters)
     if (light) {
         inj_counters_off("off (--light)");
     } else if (!counters) {
-        inj_counters_off("off (not asked for: --counters; not yet verified on a GPU)");
+        inj_counters_off("off (not asked for: --counters)");
     } else if (INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) != CUPTI_SUCCESS ||
                INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
