@@ -71,9 +71,21 @@ failures=0
 row_timeout=${UNDERFED_DOCTOR_ROW_TIMEOUT_S:-180}
 table=$out/doctor_matrix.md
 {
-  echo "| scenario | variant | role | rule | its verdict | its share % | top finding | top verdict | top share % | held |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| scenario | variant | role | rule | its verdict | its share % | top finding | top verdict | top share % | SM / tensor / DRAM % | held |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$table"
+# one decimal, or the text as it is (null, empty)
+pct() { case $1 in '' | null) echo "$1" ;; *) awk -v v="$1" 'BEGIN { printf "%.1f", v }' ;; esac; }
+# counters JSON: "SM / tensor / DRAM" of the first process (its PM sampling means), "-" without
+counters() {
+  local v
+  v=$(for k in sm_active_pct tensor_active_pct dram_pct; do
+        grep -o "\"$k\": [-0-9.e+null]*" "$1" | head -1 | sed 's/.*: //'
+      done | tr '\n' ' ')
+  set -- $v
+  [ "${1:-null}" = null ] && { echo "-"; return; }
+  echo "$(pct "$1") / $(pct "$2") / $(pct "$3")"
+}
 # finding JSON RULE: that rule's "verdict|share_pct"; top JSON: "rule|verdict|share_pct" of the
 # top finding (the first process; the writer's key order).
 finding() {
@@ -97,13 +109,13 @@ while read -r name variant role rule point; do
   rc=$?
   if [ $rc -eq 77 ]; then     # e.g. allreduce_overlap on a machine with one GPU
     echo "skipped: $tag: $(tail -1 "$out/$tag.txt")"
-    echo "| $name | $variant | $role | $rule | | | | | | skipped (exit 77) |" >> "$table"
+    echo "| $name | $variant | $role | $rule | | | | | | | skipped (exit 77) |" >> "$table"
     continue
   fi
   if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
     grep -q "exited with status 124" "$out/$tag.txt" && rc="$rc: timed out after $row_timeout s"
     echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
-    failures=$((failures + 1)); echo "| $name | $variant | $role | $rule | | | | | | no (exit $rc) |" >> "$table"
+    failures=$((failures + 1)); echo "| $name | $variant | $role | $rule | | | | | | | no (exit $rc) |" >> "$table"
     continue
   fi
   IFS='|' read -r verdict share <<< "$(finding "$out/$tag.json" "$rule")"
@@ -115,7 +127,7 @@ while read -r name variant role rule point; do
     record) held="n/a (a trace cannot tell)" ;;
   esac
   [ "$held" = no ] && { echo "FAIL: $tag: $rule $verdict, top $top_rule $top_verdict" >&2; failures=$((failures + 1)); }
-  echo "| $name | $variant | $role | $rule | $verdict | $share | $top_rule | $top_verdict | $top_share | $held |" >> "$table"
+  echo "| $name | $variant | $role | $rule | $verdict | $(pct "$share") | $top_rule | $top_verdict | $(pct "$top_share") | $(counters "$out/$tag.json") | $held |" >> "$table"
   echo "ok-or-recorded: $tag: $rule $verdict ($share %), top $top_rule $top_verdict ($top_share %)"
 done <<< "$matrix"
 cat "$table"
