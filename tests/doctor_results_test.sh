@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The README's doctor figures are the committed H200 results, quoted, not retyped: after a line
+# `<!-- from PATH -->` (PATH relative to the source tree), a Markdown table must be PATH's table
+# lines exactly (every `|` line, in order), and a fenced block's lines must each be a line of
+# PATH. Also checks itself: a README with one quoted figure changed must fail, and so must a
+# marker naming a missing file.
+#   tests/doctor_results_test.sh SOURCE_DIR [README]; exit 0 in sync, 1 not.
+set -uo pipefail
+[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [README]" >&2; exit 2; }
+src=$(cd "$1" && pwd) || exit 2
+readme=${2:-$src/README.md}
+
+# check README: 0 when every quote matches its file; prints what does not
+check() {
+  local page=$1 bad=0 n=0 path line
+  while IFS= read -r path; do
+    n=$((n + 1))
+    [ -f "$src/$path" ] || { echo "FAIL: $page quotes $path, which does not exist" >&2; bad=1; continue; }
+    # the quoted lines: from the marker to the first blank line after some content
+    quoted=$(awk -v m="<!-- from $path -->" '
+      $0 == m { on = 1; next }
+      on && /^```/ { fence = !fence; seen = 1; if (!fence) exit; next }
+      on && !fence && /^$/ { if (seen) exit; next }
+      on { print; seen = 1 }' "$page")
+    if echo "$quoted" | head -1 | grep -q '^|'; then
+      if [ "$quoted" != "$(grep '^|' "$src/$path")" ]; then
+        echo "FAIL: $page's table after <!-- from $path --> is not that file's table:" >&2
+        diff <(echo "$quoted") <(grep '^|' "$src/$path") | head -10 >&2
+        bad=1
+      fi
+    else
+      while IFS= read -r line; do
+        grep -qxF -- "$line" "$src/$path" ||
+          { echo "FAIL: $page quotes a line that $path does not hold: $line" >&2; bad=1; }
+      done <<< "$quoted"
+    fi
+  done < <(grep -o '^<!-- from [^ ]* -->$' "$page" | sed 's/^<!-- from //; s/ -->$//')
+  [ $n -gt 0 ] || { echo "FAIL: $page quotes no results (<!-- from PATH --> markers)" >&2; bad=1; }
+  return $bad
+}
+
+failures=0
+if check "$readme"; then echo "ok: $readme quotes the committed doctor results"; else failures=1; fi
+
+# the check itself: a changed figure and a missing file must fail
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+awk '/^<!-- from / { on = 1 }
+     on && !done && match($0, /\| [0-9]/) {
+       d = substr($0, RSTART + 2, 1); $0 = substr($0, 1, RSTART + 1) ((d + 1) % 10) substr($0, RSTART + 3)
+       done = 1 }
+     { print }' \
+  "$readme" > "$work/changed.md"
+if cmp -s "$readme" "$work/changed.md"; then
+  echo "FAIL: found no quoted table row to change" >&2; failures=1
+elif check "$work/changed.md" 2> /dev/null; then
+  echo "FAIL: a changed figure passed the check" >&2; failures=1
+else
+  echo "ok: a changed figure fails"
+fi
+printf '<!-- from results/no/such/file.md -->\n| a |\n' > "$work/missing.md"
+if check "$work/missing.md" 2> /dev/null; then
+  echo "FAIL: a quote of a missing file passed" >&2; failures=1
+else
+  echo "ok: a quote of a missing file fails"
+fi
+exit $failures
