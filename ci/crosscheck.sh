@@ -61,12 +61,14 @@ started=$SECONDS
 
 # The scenario's result folder holds a folder per GPU (its slug): where its ceilings go.
 # The slug of the ceilings' "# gpu:" line, as uf_slug makes it (lower case, runs of other
-# characters one dash); the ceilings' folder name where the line is missing.
+# characters one dash, at most 63 characters: UF_NAME_LEN - 1, never ending in a dash); the
+# ceilings' folder name where the line is missing.
 ceilings_slug() {
   local name
   name=$(sed -n 's/^# gpu: //p' "$ceilings" | head -n 1)
   if [ -n "$name" ]; then
-    printf '%s' "$name" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//'
+    printf '%s' "$name" | tr 'A-Z' 'a-z' | sed -E 's/[^a-z0-9]+/-/g; s/^-+//; s/-+$//' |
+      cut -c1-63 | sed 's/-$//'
   else
     basename "$(dirname "$ceilings")"
   fi

@@ -971,23 +971,24 @@ static void order_findings(uf_diagnosis *d)
 
 /* ---- the analysis -------------------------------------------------------------------------- */
 
-/* The median step on the device: from the start of a step's first device work to the next
- * step's (host-time steps are the host's pace, which runs ahead of the device's when the host
- * is not the bottleneck). The mean over the window when fewer than two steps have work. */
-static double median_step_ms(const work *w, double window_ms)
+/* The median step on the device into *ms: from the start of a step's first device work to the
+ * next step's (host-time steps are the host's pace, which runs ahead of the device's when the
+ * host is not the bottleneck). The mean over the window when fewer than two steps have work.
+ * 0, or -1 when out of memory. */
+static int median_step_ms(const work *w, double window_ms, double *ms)
 {
     int n = w->n_steps;
     const uint64_t *first = w->first_start;
     double *len = malloc((size_t)n * sizeof *len);
     if (len == NULL)
-        return NAN;
+        return -1;
     int m = 0;
     for (int s = 0; s + 1 < n; s++)
         if (first[s] != UINT64_MAX && first[s + 1] != UINT64_MAX && first[s + 1] > first[s])
             len[m++] = (double)(first[s + 1] - first[s]) / 1e6;
-    double med = m >= 1 ? uf_median(len, m) : window_ms / n;
+    *ms = m >= 1 ? uf_median(len, m) : window_ms / n;
     free(len);
-    return med;
+    return 0;
 }
 
 int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t errlen)
@@ -1031,7 +1032,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
         goto out_oom;
     d->startup_ms = w.dev_begin > w.first_ns ? (double)(w.dev_begin - w.first_ns) / 1e6 : 0.0;
     d->tail_ms = w.last_ns > w.dev_end ? (double)(w.last_ns - w.dev_end) / 1e6 : 0.0;
-    d->step_ms = median_step_ms(&w, d->tl.window_ms);
+    if (median_step_ms(&w, d->tl.window_ms, &d->step_ms) != 0)
+        goto out_oom;
     if (n_drains > 1)
         qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
     if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)

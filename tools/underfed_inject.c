@@ -232,7 +232,8 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
 
 static void add_record(const CUpti_Activity *r)
 {
-    if ((uint64_t)rec.n_acts + (uint64_t)rec.n_apis + (uint64_t)rec.n_syncs >= rec.max_records) {
+    if ((uint64_t)rec.n_acts + (uint64_t)rec.n_apis + (uint64_t)rec.n_syncs +
+            (uint64_t)rec.n_markers >= rec.max_records) {
         rec.over_cap++;     /* a long run: the first part is enough to diagnose */
         return;
     }
