@@ -53,6 +53,9 @@ static int build_device(uf_ctx *ctx, si_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_emb, st->h_emb, emb_bytes, cudaMemcpyHostToDevice), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_w1, st->h_w1, w_bytes, cudaMemcpyHostToDevice), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_w2, st->h_w2, w_bytes, cudaMemcpyHostToDevice), out);
+    /* A cudaMemcpy from pageable memory may return before its DMA lands, and the harness's
+     * non-blocking stream does not wait for the legacy stream the copies ran on: wait here. */
+    UF_CUDA_OR_GOTO(rc, cudaDeviceSynchronize(), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking), out);
     UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
     UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);

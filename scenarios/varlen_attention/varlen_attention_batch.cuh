@@ -45,6 +45,9 @@ static int va_alloc_reference(uf_ctx *ctx, va_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_cu_real, ((size_t)st->n_seqs + 1) * sizeof(int)), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpy(st->d_cu_real, st->cu_real, ((size_t)st->n_seqs + 1) * sizeof(int),
                                    cudaMemcpyHostToDevice), out);
+    /* from pageable memory: the call may return before the DMA lands, and the kernels that read
+     * it run on the harness's non-blocking stream, which does not wait for the legacy one */
+    UF_CUDA_OR_GOTO(rc, cudaDeviceSynchronize(), out);
 out:
     return rc; /* partial allocations are freed by teardown */
 }
