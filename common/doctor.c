@@ -757,7 +757,8 @@ out_free:
  * each kernel (the timeline's match by correlation id, runtime record preferred: cudaLaunchKernel*,
  * or cuLaunchKernel* for a kernel launched through the driver), graph nodes left out (one
  * cudaGraphLaunch launches many: its call is no cost per launch); and, by host memory (pinned,
- * pageable), the copies' bytes over their time on the device. 0, or -1 out of memory. */
+ * pageable), the copies' bytes over their records' time (for pageable copies the DMA of data
+ * already staged, not the host's staging). 0, or -1 out of memory. */
 static int host_cost_figures(const work *w, uf_diagnosis *d)
 {
     const uf_dtrace *t = w->t;
@@ -1106,14 +1107,10 @@ out_free:
 const uf_doctor_ceiling_row uf_doctor_ceiling_rows[UF_N_CEIL] = {
     [UF_CEIL_LAUNCH_US] = {"launch_us", "us"},
     [UF_CEIL_H2D_PINNED_GBS] = {"h2d_pinned_gbs", "GB/s"},
-    [UF_CEIL_H2D_PAGEABLE_GBS] = {"h2d_pageable_gbs", "GB/s"},
     [UF_CEIL_COPY_DRAM_PCT] = {"copy_dram_pct", "%"},
     [UF_CEIL_GEMM_TENSOR_PCT] = {"gemm_bf16_tensor_pct", "%"},
 };
 
-/* Host-to-device copies by host memory (UF_H2D_*): their name, their ceiling. */
-static const char *const h2d_kind[UF_N_H2D] = {"pinned", "pageable"};
-static const uf_ceil_id h2d_ceiling[UF_N_H2D] = {UF_CEIL_H2D_PINNED_GBS, UF_CEIL_H2D_PAGEABLE_GBS};
 
 static const uf_ceiling_row *find_row(const uf_ceiling_row *rows, int n, const char *name)
 {
@@ -1162,8 +1159,7 @@ void uf_doctor_compare(uf_diagnosis *d, const uf_doctor_ceilings *c)
     v->compared = 1;
     v->c = *c;
     v->launch_x = d->launch_call_us / c->value[UF_CEIL_LAUNCH_US];
-    for (int k = 0; k < UF_N_H2D; k++)
-        v->h2d_pct[k] = d->h2d_gbs[k] / c->value[h2d_ceiling[k]] * 100.0;
+    v->h2d_pinned_pct = d->h2d_gbs[UF_H2D_PINNED] / c->value[UF_CEIL_H2D_PINNED_GBS] * 100.0;
     v->dram_of_copy_pct = d->dram_pct / c->value[UF_CEIL_COPY_DRAM_PCT] * 100.0;
     v->tensor_of_gemm_pct = d->tensor_active_pct / c->value[UF_CEIL_GEMM_TENSOR_PCT] * 100.0;
 }
@@ -1180,26 +1176,44 @@ static void print_launch_vs(FILE *f, const uf_diagnosis *d)
     if (isnan(c->value[UF_CEIL_LAUNCH_US]))
         fprintf(f, ", no floor to compare with (%s)", c->why[UF_CEIL_LAUNCH_US]);
     else
-        fprintf(f, " against this machine's floor of %.2f us (%.1fx: the framework's own host "
-                   "cost per launch, the recorder's callback included)",
+        fprintf(f, " against this machine's floor of %.2f us for back-to-back empty kernels "
+                   "(%.1fx; beyond the floor, the host's own cost per call: arguments, the "
+                   "program's or framework's work inside the call, the recorder's callback)",
                 c->value[UF_CEIL_LAUNCH_US], d->vs.launch_x);
 }
 
-/* One kind of host-to-device copy (k: UF_H2D_*) against its ceiling. */
-static void print_h2d_vs(FILE *f, const uf_diagnosis *d, int k)
+/* The pinned host-to-device copies against h2d_pinned_gbs: their record is the transfer. */
+static void print_h2d_pinned_vs(FILE *f, const uf_diagnosis *d)
 {
-    uf_ceil_id ceiling = h2d_ceiling[k];
     const uf_doctor_ceilings *c = &d->vs.c;
+    int k = UF_H2D_PINNED;
     if (d->n_h2d[k] == 0) {
-        fprintf(f, "%s none", h2d_kind[k]);
+        fprintf(f, "pinned none");
         return;
     }
-    fprintf(f, "%s %d copies of %.0f bytes mean at %.3g GB/s", h2d_kind[k], d->n_h2d[k],
+    fprintf(f, "pinned %d copies of %.0f bytes mean at %.3g GB/s", d->n_h2d[k],
             d->h2d_mean_bytes[k], d->h2d_gbs[k]);
-    if (isnan(c->value[ceiling]))
-        fprintf(f, " (%s)", c->why[ceiling]);
+    if (isnan(c->value[UF_CEIL_H2D_PINNED_GBS]))
+        fprintf(f, " (%s)", c->why[UF_CEIL_H2D_PINNED_GBS]);
     else
-        fprintf(f, ", %.3g %% of %.2f GB/s", d->vs.h2d_pct[k], c->value[ceiling]);
+        fprintf(f, ", %.3g %% of %.2f GB/s", d->vs.h2d_pinned_pct,
+                c->value[UF_CEIL_H2D_PINNED_GBS]);
+}
+
+/* The pageable host-to-device copies, held against nothing: CUPTI's record times only the
+ * device's DMA of data the driver had already staged through its pinned buffer (the host's
+ * staging, what makes them slow, is outside it), and the call's span is no better (the runtime
+ * first synchronizes the stream), so no end-to-end rate to set against h2d_pageable_gbs. */
+static void print_h2d_pageable(FILE *f, const uf_diagnosis *d)
+{
+    int k = UF_H2D_PAGEABLE;
+    if (d->n_h2d[k] == 0) {
+        fprintf(f, "pageable none");
+        return;
+    }
+    fprintf(f, "pageable %d copies of %.0f bytes mean, DMA at %.3g GB/s (their records time "
+               "only the DMA of data the host had staged: no end-to-end rate to hold against "
+               "h2d_pageable_gbs)", d->n_h2d[k], d->h2d_mean_bytes[k], d->h2d_gbs[k]);
 }
 
 /* One activity counter (its window mean) as a share of the bench's, or why not. */
@@ -1223,9 +1237,9 @@ static void print_ceilings(FILE *f, const uf_diagnosis *d)
     fprintf(f, "  against this GPU's ceilings (%s): ", c->path);
     print_launch_vs(f, d);
     fprintf(f, "\n      host-to-device copies: ");
-    print_h2d_vs(f, d, UF_H2D_PINNED);
+    print_h2d_pinned_vs(f, d);
     fprintf(f, "; ");
-    print_h2d_vs(f, d, UF_H2D_PAGEABLE);
+    print_h2d_pageable(f, d);
     fprintf(f, "\n      activity: ");
     if (c->absent[UF_CEIL_COPY_DRAM_PCT] && c->absent[UF_CEIL_GEMM_TENSOR_PCT]) {
         fprintf(f, "the ceilings file has no activity rows (%s, %s)\n",
@@ -1322,20 +1336,17 @@ static void json_str(uf_strbuf *b, const char *key, const char *s)
     uf_sb_json_string(b, s);
 }
 
-/* The two host-to-device kinds' figures against their ceilings, keys "h2d_KIND_...". */
+/* The host-to-device copies: pinned ones with their share of h2d_pinned_gbs; pageable ones
+ * with their DMA rate and no share (print_h2d_pageable says why). */
 static void json_h2d(uf_strbuf *b, const uf_diagnosis *d)
 {
-    for (int k = 0; k < UF_N_H2D; k++) {
-        char key[64];
-        snprintf(key, sizeof key, "h2d_%s_achieved_gbs", h2d_kind[k]);
-        json_num(b, key, d->h2d_gbs[k]);
-        snprintf(key, sizeof key, "h2d_%s_copies", h2d_kind[k]);
-        json_num(b, key, d->n_h2d[k]);
-        snprintf(key, sizeof key, "h2d_%s_mean_bytes", h2d_kind[k]);
-        json_num(b, key, d->h2d_mean_bytes[k]);
-        snprintf(key, sizeof key, "h2d_%s_pct", h2d_kind[k]);
-        json_num(b, key, d->vs.h2d_pct[k]);
-    }
+    json_num(b, "h2d_pinned_achieved_gbs", d->h2d_gbs[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_copies", d->n_h2d[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_mean_bytes", d->h2d_mean_bytes[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_pct", d->vs.h2d_pinned_pct);
+    json_num(b, "h2d_pageable_copies", d->n_h2d[UF_H2D_PAGEABLE]);
+    json_num(b, "h2d_pageable_mean_bytes", d->h2d_mean_bytes[UF_H2D_PAGEABLE]);
+    json_num(b, "h2d_pageable_dma_gbs", d->h2d_gbs[UF_H2D_PAGEABLE]);
 }
 
 /* The "ceilings" object: the file's rows (null where absent, in another unit or not

@@ -19,9 +19,11 @@
  *    leave no trace in a timeline: those rules say "cannot tell" and why.
  * 4. Opt-in (underfed doctor --ceilings FILE): the figures a trace can honestly hold against
  *    the machine's ceilings file (uf_doctor_compare): the launch calls' median duration against
- *    launch_us, host-to-device copy rates against h2d_pinned_gbs / h2d_pageable_gbs, and DRAM
- *    and tensor activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them
- *    (no file has yet). A row missing or in another unit is said, its value NaN. */
+ *    launch_us, pinned host-to-device copy rates against h2d_pinned_gbs, and DRAM and tensor
+ *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (no file
+ *    has yet). Pageable copies are counted but held against nothing: their records time only
+ *    the DMA of data the driver had staged, no end-to-end rate like h2d_pageable_gbs. A row
+ *    missing or in another unit is said, its value NaN. */
 #ifndef UF_DOCTOR_H
 #define UF_DOCTOR_H
 
@@ -131,11 +133,11 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 /* ---- against the machine's ceilings (opt-in: underfed doctor --ceilings FILE) -------------- */
 
 /* The ceilings file's rows the doctor compares with (uf_doctor_ceiling_rows names them and
- * their units): the launch floor, the host-to-device copy rates, and the activity PM sampling
+ * their units): the launch floor, the pinned host-to-device rate, and the activity PM sampling
  * read during the bench's copy and GEMM (no ceilings file holds these two yet). */
 typedef enum {
-    UF_CEIL_LAUNCH_US, UF_CEIL_H2D_PINNED_GBS, UF_CEIL_H2D_PAGEABLE_GBS, UF_CEIL_COPY_DRAM_PCT,
-    UF_CEIL_GEMM_TENSOR_PCT, UF_N_CEIL
+    UF_CEIL_LAUNCH_US, UF_CEIL_H2D_PINNED_GBS, UF_CEIL_COPY_DRAM_PCT, UF_CEIL_GEMM_TENSOR_PCT,
+    UF_N_CEIL
 } uf_ceil_id;
 
 typedef struct uf_doctor_ceiling_row {
@@ -161,7 +163,8 @@ typedef struct uf_doctor_vs {
     int compared;               /* 0: no ceilings file given (nothing printed, nothing in JSON) */
     uf_doctor_ceilings c;
     double launch_x;            /* launch_call_us / launch_us */
-    double h2d_pct[UF_N_H2D];   /* achieved rate as % of h2d_pinned_gbs, h2d_pageable_gbs */
+    double h2d_pinned_pct;      /* pinned copies' rate as % of h2d_pinned_gbs (pageable copies
+                                 * have no comparable rate: see h2d_gbs) */
     double dram_of_copy_pct;    /* dram_pct as % of copy_dram_pct */
     double tensor_of_gemm_pct;  /* tensor_active_pct as % of gemm_bf16_tensor_pct */
 } uf_doctor_vs;
@@ -215,8 +218,11 @@ typedef struct uf_diagnosis {
                                  * kernels (graph nodes not: one cudaGraphLaunch launches many);
                                  * NaN with none matched */
     int n_launch_calls;
-    double h2d_gbs[UF_N_H2D];   /* host-to-device copies of known size: bytes / their time on
-                                 * the device (GB/s = bytes per ns); NaN with none */
+    double h2d_gbs[UF_N_H2D];   /* host-to-device copies of known size: bytes / their records'
+                                 * time (GB/s = bytes per ns); NaN with none. Pinned: the
+                                 * transfer. Pageable: only the DMA of data the driver had
+                                 * already staged through its pinned buffer, not the host's
+                                 * staging, so no end-to-end rate */
     int n_h2d[UF_N_H2D];
     double h2d_mean_bytes[UF_N_H2D];
     uf_doctor_vs vs;            /* against the ceilings, when compared */

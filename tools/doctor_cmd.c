@@ -7,7 +7,7 @@
  *       run COMMAND with CUDA_INJECTION64_PATH=libunderfed_inject.so (the recorder writes one
  *       file per process into DIR at exit), then analyse DIR;
  *   with --ceilings (opt-in), each diagnosis is also held against the machine's ceilings file
- *   (benches/ceilings' ceilings.csv): launch cost, host-to-device copy rates, activity;
+ *   (benches/ceilings' ceilings.csv): launch cost, pinned host-to-device copy rates, activity;
  *   underfed doctor --rules
  *       the rule table as Markdown (README.md's table is this output).
  *
@@ -66,9 +66,10 @@ static void usage(FILE *f)
             "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
             "(ui.perfetto.dev), one process per pid; --ceilings: also hold each process against\n"
             "this machine's ceilings file (benches/ceilings' ceilings.csv): the launch calls'\n"
-            "median against launch_us, host-to-device copy rates against h2d_pinned_gbs and\n"
-            "h2d_pageable_gbs, DRAM and tensor activity against copy_dram_pct and\n"
-            "gemm_bf16_tensor_pct where the file has them.\n"
+            "median against launch_us, pinned host-to-device copy rates against h2d_pinned_gbs\n"
+            "(pageable copies are counted, not compared: their records time only the DMA),\n"
+            "DRAM and tensor activity against copy_dram_pct and gemm_bf16_tensor_pct where the\n"
+            "file has them.\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records or ceilings,\n"
             "77 COMMAND skipped (exit 77: no GPU, too few GPUs).\n");
 }
