@@ -771,7 +771,9 @@ static int host_cost_figures(const work *w, uf_diagnosis *d)
         const uf_activity *a = &t->acts[i];
         if (w->step_of[i] < 0)
             continue;
-        if (a->kind == UF_ACT_KERNEL && a->graph_id == 0 && w->launch_end[i] > w->launch_ns[i])
+        if (a->kind == UF_ACT_KERNEL && a->graph_id != 0)
+            d->n_graph_kernels++;
+        else if (a->kind == UF_ACT_KERNEL && w->launch_end[i] > w->launch_ns[i])
             call_us[n++] = (double)(w->launch_end[i] - w->launch_ns[i]) / 1e3;
         if (uf_copy_direction(a) != UF_COPY_HTOD || a->bytes == 0 || a->end_ns <= a->start_ns)
             continue;
@@ -1168,6 +1170,12 @@ void uf_doctor_compare(uf_diagnosis *d, const uf_doctor_ceilings *c)
 static void print_launch_vs(FILE *f, const uf_diagnosis *d)
 {
     const uf_doctor_ceilings *c = &d->vs.c;
+    if (d->n_launch_calls == 0 && d->n_graph_kernels > 0) {
+        fprintf(f, "no launch calls of their own: the steady window's %d kernels are nodes of "
+                   "replayed graphs (one cudaGraphLaunch launches many: no cost per launch)",
+                d->n_graph_kernels);
+        return;
+    }
     if (d->n_launch_calls == 0) {
         fprintf(f, "no kernel launch call matched in the steady window");
         return;
@@ -1371,6 +1379,7 @@ static void json_ceilings(uf_strbuf *b, const uf_diagnosis *d)
     json_str(b, "missing", missing);
     json_num(b, "launch_call_us", d->launch_call_us);
     json_num(b, "launch_calls", d->n_launch_calls);
+    json_num(b, "graph_node_kernels", d->n_graph_kernels);
     json_num(b, "launch_x", v->launch_x);
     json_h2d(b, d);
     json_num(b, "dram_of_copy_pct", v->dram_of_copy_pct);

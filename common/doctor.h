@@ -218,6 +218,7 @@ typedef struct uf_diagnosis {
                                  * kernels (graph nodes not: one cudaGraphLaunch launches many);
                                  * NaN with none matched */
     int n_launch_calls;
+    int n_graph_kernels;        /* the window's kernels launched as graph nodes (left out) */
     double h2d_gbs[UF_N_H2D];   /* host-to-device copies of known size: bytes / their records'
                                  * time (GB/s = bytes per ns); NaN with none. Pinned: the
                                  * transfer. Pageable: only the DMA of data the driver had

@@ -49,7 +49,7 @@ grep -qF "activity: the ceilings file has no activity rows (copy_dram_pct, gemm_
   "$work/out.txt" || fail "--ceilings: the missing activity rows are not said"
 grep -qF '"rows": {"launch_us": 3, "h2d_pinned_gbs": 50, "copy_dram_pct": null, "gemm_bf16_tensor_pct": null}' \
   "$work/c.json" || fail "--ceilings: the JSON's rows"
-grep -qF '"launch_call_us": 6, "launch_calls": 33, "launch_x": 2,' "$work/c.json" ||
+grep -qF '"launch_call_us": 6, "launch_calls": 33, "graph_node_kernels": 0, "launch_x": 2,' "$work/c.json" ||
   fail "--ceilings: the JSON's launch figures"
 grep -qF '"h2d_pinned_copies": 0, "h2d_pinned_mean_bytes": null, "h2d_pinned_pct": null, "h2d_pageable_copies": 11, "h2d_pageable_mean_bytes": 4096, "h2d_pageable_dma_gbs": 0.0136533, "dram_of_copy_pct"' \
   "$work/c.json" || fail "--ceilings: the JSON's pageable copies"

@@ -1454,6 +1454,39 @@ Test(doctor_ceilings, graph_nodes_are_not_launch_calls)
     cr_expect_float_eq(d.launch_call_us, 6.0, 1e-9, "%g", d.launch_call_us);
     cr_expect_eq(d.n_launch_calls, 2 * d.n_steps, "%d calls, %d steps", d.n_launch_calls,
                  d.n_steps);
+    cr_expect_eq(d.n_graph_kernels, 3 * d.n_steps, "%d nodes, %d steps", d.n_graph_kernels,
+                 d.n_steps);
+}
+
+/* A step that is one graph replay (torch.compile's reduce-overhead): no launch call of its
+ * own to set against launch_us, and the line says why rather than "none matched". */
+Test(doctor_ceilings, graph_replay_only)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t start = s->host_ns;
+        sim_api(s, "cudaGraphLaunch_v10000", s->host_ns + 30 * US);
+        for (int k = 0; k < 4; k++)
+            sim_work(s, 0, UF_ACT_KERNEL, 100 * US)->graph_id = 1;
+        s->host_ns += 30 * US;
+        sim_sync(s, 0);
+        sim_range(s, "step", start);
+    }
+    uf_diagnosis d;
+    char text[16384];
+    diagnose_against_bench(s, &d);
+    cr_expect_eq(d.n_launch_calls, 0, "%d", d.n_launch_calls);
+    report_text(&d, text, sizeof text);
+    char want[256];
+    snprintf(want, sizeof want, "against this GPU's ceilings (ceilings.csv): no launch calls of "
+             "their own: the steady window's %d kernels are nodes of replayed graphs (one "
+             "cudaGraphLaunch launches many: no cost per launch)\n", 4 * d.n_steps);
+    cr_expect(d.n_steps > 0 && strstr(text, want) != NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    snprintf(want, sizeof want, "\"launch_call_us\": null, \"launch_calls\": 0, "
+             "\"graph_node_kernels\": %d, \"launch_x\": null", 4 * d.n_steps);
+    cr_expect(strstr(json, want) != NULL, "%s", json);
+    free(json);
 }
 
 /* Host-to-device copies: pinned and pageable rates apart (1 MiB in 50 us and in 200 us); the
