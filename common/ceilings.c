@@ -88,9 +88,10 @@ static int check_ceiling_header(const uf_csv_reader *r, int line, char *err, siz
     return 0;
 }
 
-/* The names read so far, for duplicates: each name and its line. */
+/* The rows read so far, each as written and its line: for duplicates, and for
+ * uf_ceilings_read_rows. */
 typedef struct ceiling_name {
-    char name[UF_NAME_LEN];
+    uf_ceiling_row row;
     int line;
 } ceiling_name;
 
@@ -110,15 +111,15 @@ static int note_ceiling_name(const uf_csv_reader *r, int line, ceiling_names *se
     if (names == NULL)
         return uf_csv_error(r, line, err, errlen, "out of memory");
     seen->names = names;
-    uf_copy_str(seen->names[seen->n].name, UF_NAME_LEN, name);
-    seen->names[seen->n++].line = line;
+    seen->names[seen->n] = (ceiling_name){.line = line};
+    uf_copy_str(seen->names[seen->n++].row.name, UF_NAME_LEN, name);
     return 0;
 }
 
 static int cmp_ceiling_name(const void *x, const void *y)
 {
     const ceiling_name *a = x, *b = y;
-    int c = strcmp(a->name, b->name);
+    int c = strcmp(a->row.name, b->row.name);
     return c != 0 ? c : (a->line > b->line) - (a->line < b->line);
 }
 
@@ -130,9 +131,9 @@ static int check_duplicate_ceilings(const uf_csv_reader *r, ceiling_names *seen,
         return 0;
     qsort(seen->names, (size_t)seen->n, sizeof *seen->names, cmp_ceiling_name);
     for (int i = 1; i < seen->n; i++)
-        if (strcmp(seen->names[i - 1].name, seen->names[i].name) == 0)
+        if (strcmp(seen->names[i - 1].row.name, seen->names[i].row.name) == 0)
             return uf_csv_error_at(r, seen->names[i].line, 1, err, errlen, "duplicate ceiling '%s' "
-                                   "(already on line %d)", seen->names[i].name,
+                                   "(already on line %d)", seen->names[i].row.name,
                                    seen->names[i - 1].line);
     return 0;
 }
@@ -161,15 +162,21 @@ static int read_ceiling_row(const uf_csv_reader *r, int line, uf_ceilings *c, ce
     if (spread < 0)
         return uf_csv_error_at(r, line, uf_csv_field_col(r, 3), err, errlen, "column "
                                "'spread_pct': %s is outside its valid range >= 0", r->fields[3]);
+    uf_ceiling_row *kept = &seen->names[seen->n - 1].row;
+    kept->value = value;
+    kept->spread_pct = spread;
+    uf_copy_str(kept->unit, sizeof kept->unit, r->fields[2]);
+    uf_copy_str(kept->note, sizeof kept->note, r->fields[4]);
     for (int i = 0; i < uf_n_ceiling_descs; i++)
         if (strcmp(uf_ceiling_descs[i].name, name) == 0)
             *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
     return 0;
 }
 
-/* The ceilings reader on an initialized reader (uf_csv_open). */
-static int parse_ceilings(uf_csv_reader *r, uf_ceilings *c, uf_meta *meta, char *err,
-                          size_t errlen)
+/* The ceilings reader on an initialized reader (uf_csv_open); the rows, by name, into *keep
+ * (NULL: not kept; the caller frees keep->names, also after an error). */
+static int parse_ceilings(uf_csv_reader *r, uf_ceilings *c, uf_meta *meta, ceiling_names *keep,
+                          char *err, size_t errlen)
 {
     ceiling_names seen = {0};
     uf_meta *keys = calloc(1, sizeof *keys);   /* the metadata keys seen, for duplicates */
@@ -207,12 +214,16 @@ static int parse_ceilings(uf_csv_reader *r, uf_ceilings *c, uf_meta *meta, char 
 
 out_free:
     free(keys);
-    free(seen.names);
+    if (keep != NULL)
+        *keep = seen;
+    else
+        free(seen.names);
     return rc;
 }
 
-int uf_ceilings_parse(const char *path, const char *data, size_t len, uf_ceilings *c,
-                      uf_meta *meta, char *err, size_t errlen)
+/* uf_ceilings_parse, keeping the rows in *keep (NULL: not kept). */
+static int parse_text(const char *path, const char *data, size_t len, uf_ceilings *c,
+                      uf_meta *meta, ceiling_names *keep, char *err, size_t errlen)
 {
     uf_ceilings_clear(c);
     if (meta)
@@ -220,11 +231,17 @@ int uf_ceilings_parse(const char *path, const char *data, size_t len, uf_ceiling
     uf_csv_reader r;
     int rc = uf_csv_open(&r, path, data, len, err, errlen);
     if (rc == 0)
-        rc = parse_ceilings(&r, c, meta, err, errlen);
+        rc = parse_ceilings(&r, c, meta, keep, err, errlen);
     uf_csv_close(&r);
     if (rc != 0)
         uf_ceilings_clear(c);
     return rc;
+}
+
+int uf_ceilings_parse(const char *path, const char *data, size_t len, uf_ceilings *c,
+                      uf_meta *meta, char *err, size_t errlen)
+{
+    return parse_text(path, data, len, c, meta, NULL, err, errlen);
 }
 
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
@@ -232,8 +249,9 @@ int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen)
     return uf_ceilings_read_meta(path, c, NULL, err, errlen);
 }
 
-int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
-                          size_t errlen)
+/* uf_ceilings_read_meta, keeping the rows in *keep (NULL: not kept). */
+static int read_file(const char *path, uf_ceilings *c, uf_meta *meta, ceiling_names *keep,
+                     char *err, size_t errlen)
 {
     char *data = NULL;
     size_t len = 0;
@@ -242,7 +260,30 @@ int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char 
         memset(meta, 0, sizeof *meta);
     if (uf_read_file(path, &data, &len, err, errlen) != 0)
         return -1;
-    int rc = uf_ceilings_parse(path, data, len, c, meta, err, errlen);
+    int rc = parse_text(path, data, len, c, meta, keep, err, errlen);
     free(data);
+    return rc;
+}
+
+int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,
+                          size_t errlen)
+{
+    return read_file(path, c, meta, NULL, err, errlen);
+}
+
+int uf_ceilings_read_rows(const char *path, uf_ceiling_row **rows, int *n_rows, char *err,
+                          size_t errlen)
+{
+    uf_ceilings c;
+    ceiling_names seen = {0};
+    int rc = read_file(path, &c, NULL, &seen, err, errlen);
+    *rows = NULL;
+    *n_rows = 0;
+    if (rc == 0 && seen.n > 0 && (*rows = malloc((size_t)seen.n * sizeof **rows)) == NULL)
+        rc = uf_set_err(err, errlen, "%s: out of memory", path);
+    for (int i = 0; rc == 0 && i < seen.n; i++)
+        (*rows)[i] = seen.names[i].row;
+    *n_rows = rc == 0 ? seen.n : 0;
+    free(seen.names);
     return rc;
 }

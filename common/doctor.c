@@ -204,6 +204,7 @@ typedef struct work {
     const uf_dtrace *t;
     uf_timeline tl;
     uint64_t *launch_ns;        /* per activity: launch call start (or its own start) */
+    uint64_t *launch_end;       /* per activity: launch call end (0: no call matched) */
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
     int n_steps;
     uint64_t first_ns, last_ns; /* first and last record of the process */
@@ -751,6 +752,46 @@ out_free:
     return rc;
 }
 
+/* The host's cost per launch and the host-to-device copies' rates in the window, which
+ * uf_doctor_compare holds against the ceilings: the median duration of the call that launched
+ * each kernel (the timeline's match by correlation id, runtime record preferred: cudaLaunchKernel*,
+ * or cuLaunchKernel* for a kernel launched through the driver), graph nodes left out (one
+ * cudaGraphLaunch launches many: its call is no cost per launch); and, by host memory (pinned,
+ * pageable), the copies' bytes over their records' time (for pageable copies the DMA of data
+ * already staged, not the host's staging). 0, or -1 out of memory. */
+static int host_cost_figures(const work *w, uf_diagnosis *d)
+{
+    const uf_dtrace *t = w->t;
+    double *call_us = malloc((t->n_acts + 1) * sizeof *call_us);
+    double bytes[UF_N_H2D] = {0, 0}, ns[UF_N_H2D] = {0, 0};
+    if (call_us == NULL)
+        return -1;
+    int n = 0;
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const uf_activity *a = &t->acts[i];
+        if (w->step_of[i] < 0)
+            continue;
+        if (a->kind == UF_ACT_KERNEL && a->graph_id != 0)
+            d->n_graph_kernels++;
+        else if (a->kind == UF_ACT_KERNEL && w->launch_end[i] > w->launch_ns[i])
+            call_us[n++] = (double)(w->launch_end[i] - w->launch_ns[i]) / 1e3;
+        if (uf_copy_direction(a) != UF_COPY_HTOD || a->bytes == 0 || a->end_ns <= a->start_ns)
+            continue;
+        int k = a->src_mem == UF_MEM_PAGEABLE ? UF_H2D_PAGEABLE : UF_H2D_PINNED;
+        bytes[k] += (double)a->bytes;
+        ns[k] += (double)(a->end_ns - a->start_ns);
+        d->n_h2d[k]++;
+    }
+    d->n_launch_calls = n;
+    d->launch_call_us = uf_median(call_us, n);
+    free(call_us);
+    for (int k = 0; k < UF_N_H2D; k++) {
+        d->h2d_gbs[k] = d->n_h2d[k] > 0 ? bytes[k] / ns[k] : NAN;
+        d->h2d_mean_bytes[k] = d->n_h2d[k] > 0 ? bytes[k] / d->n_h2d[k] : NAN;
+    }
+    return n > 0 && isnan(d->launch_call_us) ? -1 : 0;    /* the median's own allocation */
+}
+
 /* ---- counters ------------------------------------------------------------------------------ */
 
 /* NVML's utilization over [t0, t1]: the samples whose whole interval lies inside
@@ -1008,7 +1049,9 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
                          .n_apis = t->n_apis, .syncs = t->syncs, .n_syncs = t->n_syncs,
                          .device_id = -1, .sm_count = t->sm_count};
     w.launch_ns = malloc(t->n_acts * sizeof *w.launch_ns);
-    if (w.launch_ns == NULL || uf_timeline_launch_calls(&w.tl, w.launch_ns, NULL) != 0)
+    w.launch_end = malloc(t->n_acts * sizeof *w.launch_end);
+    if (w.launch_ns == NULL || w.launch_end == NULL ||
+        uf_timeline_launch_calls(&w.tl, w.launch_ns, w.launch_end) != 0)
         goto out_oom;
     record_span(t, &w.first_ns, &w.last_ns);
     if (find_steps(&w, d) != 0)
@@ -1036,7 +1079,8 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
         goto out_oom;
     if (n_drains > 1)
         qsort(drains, n_drains, sizeof *drains, cmp_drain_end);
-    if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0)
+    if (gap_figures(&w, drains, n_drains, d) != 0 || work_figures(&w, d) != 0 ||
+        host_cost_figures(&w, d) != 0)
         goto out_oom;
     sync_figures(&w, drains, n_drains, w.dev_last_start, d);
     counter_figures(t, w.dev_begin, w.dev_end, d);
@@ -1050,10 +1094,173 @@ out_free:
     free(drains);
     free(w.bounds);
     free(w.launch_ns);
+    free(w.launch_end);
     free(w.step_of);
     free(w.first_launch);
     free(w.first_start);
     return rc;
+}
+
+/* ---- against the machine's ceilings ------------------------------------------------------- */
+
+/* The rows of benches/ceilings' file the doctor reads, with their units; copy_dram_pct and
+ * gemm_bf16_tensor_pct (DRAM and tensor activity PM sampling reads during the bench's copy and
+ * GEMM) are not written by the bench yet: the comparison says so where they are absent. */
+const uf_doctor_ceiling_row uf_doctor_ceiling_rows[UF_N_CEIL] = {
+    [UF_CEIL_LAUNCH_US] = {"launch_us", "us"},
+    [UF_CEIL_H2D_PINNED_GBS] = {"h2d_pinned_gbs", "GB/s"},
+    [UF_CEIL_COPY_DRAM_PCT] = {"copy_dram_pct", "%"},
+    [UF_CEIL_GEMM_TENSOR_PCT] = {"gemm_bf16_tensor_pct", "%"},
+};
+
+
+static const uf_ceiling_row *find_row(const uf_ceiling_row *rows, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            return &rows[i];
+    return NULL;
+}
+
+void uf_doctor_ceilings_from_rows(const char *path, const uf_ceiling_row *rows, int n,
+                                  uf_doctor_ceilings *c)
+{
+    memset(c, 0, sizeof *c);
+    uf_copy_str(c->path, sizeof c->path, path);
+    for (int k = 0; k < UF_N_CEIL; k++) {
+        const uf_doctor_ceiling_row *want = &uf_doctor_ceiling_rows[k];
+        const uf_ceiling_row *row = find_row(rows, n, want->name);
+        c->value[k] = NAN;
+        c->absent[k] = row == NULL;
+        if (row == NULL)
+            snprintf(c->why[k], sizeof c->why[k], "no %s row", want->name);
+        else if (strcmp(row->unit, want->unit) != 0)
+            snprintf(c->why[k], sizeof c->why[k], "%s is in '%.32s', not '%s'", want->name,
+                     row->unit, want->unit);
+        else if (isnan(row->value))
+            snprintf(c->why[k], sizeof c->why[k], "%s not measured", want->name);
+        else
+            c->value[k] = row->value;
+    }
+}
+
+int uf_doctor_ceilings_read(const char *path, uf_doctor_ceilings *c, char *err, size_t errlen)
+{
+    uf_ceiling_row *rows;
+    int n;
+    if (uf_ceilings_read_rows(path, &rows, &n, err, errlen) != 0)
+        return -1;
+    uf_doctor_ceilings_from_rows(path, rows, n, c);
+    free(rows);
+    return 0;
+}
+
+void uf_doctor_compare(uf_diagnosis *d, const uf_doctor_ceilings *c)
+{
+    uf_doctor_vs *v = &d->vs;
+    v->compared = 1;
+    v->c = *c;
+    v->launch_x = d->launch_call_us / c->value[UF_CEIL_LAUNCH_US];
+    v->h2d_pinned_pct = d->h2d_gbs[UF_H2D_PINNED] / c->value[UF_CEIL_H2D_PINNED_GBS] * 100.0;
+    v->dram_of_copy_pct = d->dram_pct / c->value[UF_CEIL_COPY_DRAM_PCT] * 100.0;
+    v->tensor_of_gemm_pct = d->tensor_active_pct / c->value[UF_CEIL_GEMM_TENSOR_PCT] * 100.0;
+}
+
+/* The launch part of the ceilings line. */
+static void print_launch_vs(FILE *f, const uf_diagnosis *d)
+{
+    const uf_doctor_ceilings *c = &d->vs.c;
+    if (d->n_launch_calls == 0 && d->n_graph_kernels > 0) {
+        fprintf(f, "no launch calls of their own: the steady window's %d kernels are nodes of "
+                   "replayed graphs (one cudaGraphLaunch launches many: no cost per launch)",
+                d->n_graph_kernels);
+        return;
+    }
+    if (d->n_launch_calls == 0) {
+        fprintf(f, "no kernel launch call matched in the steady window");
+        return;
+    }
+    fprintf(f, "launch calls %.1f us median (%d calls)", d->launch_call_us, d->n_launch_calls);
+    if (isnan(c->value[UF_CEIL_LAUNCH_US]))
+        fprintf(f, ", no floor to compare with (%s)", c->why[UF_CEIL_LAUNCH_US]);
+    else
+        fprintf(f, " against this machine's floor of %.2f us for back-to-back empty kernels "
+                   "(%.1fx; beyond the floor, the host's own cost per call: arguments, the "
+                   "program's or framework's work inside the call, the recorder's callback)",
+                c->value[UF_CEIL_LAUNCH_US], d->vs.launch_x);
+}
+
+/* The pinned host-to-device copies against h2d_pinned_gbs: their record is the transfer. */
+static void print_h2d_pinned_vs(FILE *f, const uf_diagnosis *d)
+{
+    const uf_doctor_ceilings *c = &d->vs.c;
+    int k = UF_H2D_PINNED;
+    if (d->n_h2d[k] == 0) {
+        fprintf(f, "pinned none");
+        return;
+    }
+    fprintf(f, "pinned %d copies of %.0f bytes mean at %.3g GB/s", d->n_h2d[k],
+            d->h2d_mean_bytes[k], d->h2d_gbs[k]);
+    if (isnan(c->value[UF_CEIL_H2D_PINNED_GBS]))
+        fprintf(f, " (%s)", c->why[UF_CEIL_H2D_PINNED_GBS]);
+    else
+        fprintf(f, ", %.3g %% of %.2f GB/s", d->vs.h2d_pinned_pct,
+                c->value[UF_CEIL_H2D_PINNED_GBS]);
+}
+
+/* The pageable host-to-device copies, held against nothing: CUPTI's record times only the
+ * device's DMA of data the driver had already staged through its pinned buffer (the host's
+ * staging, what makes them slow, is outside it), and the call's span is no better (the runtime
+ * first synchronizes the stream), so no end-to-end rate to set against h2d_pageable_gbs. */
+static void print_h2d_pageable(FILE *f, const uf_diagnosis *d)
+{
+    int k = UF_H2D_PAGEABLE;
+    if (d->n_h2d[k] == 0) {
+        fprintf(f, "pageable none");
+        return;
+    }
+    fprintf(f, "pageable %d copies of %.0f bytes mean, DMA at %.3g GB/s (their records time "
+               "only the DMA of data the host had staged: no end-to-end rate to hold against "
+               "h2d_pageable_gbs)", d->n_h2d[k], d->h2d_mean_bytes[k], d->h2d_gbs[k]);
+}
+
+/* One activity counter (its window mean) as a share of the bench's, or why not. */
+static void print_activity_vs(FILE *f, const char *what, double pct, const uf_doctor_ceilings *c,
+                              int ceiling, const char *bench, double share)
+{
+    if (isnan(c->value[ceiling]))
+        fprintf(f, "%s %s %% (%s)", what, num(pct, 1).s, c->why[ceiling]);
+    else if (isnan(pct))
+        fprintf(f, "%s not recorded (no counters; the %s's is %.1f %%)", what, bench,
+                c->value[ceiling]);
+    else
+        fprintf(f, "%s %.1f %%, %.0f %% of the %s's %.1f %%", what, pct, share, bench,
+                c->value[ceiling]);
+}
+
+/* The ceilings lines: launch cost, host-to-device copies, activity. */
+static void print_ceilings(FILE *f, const uf_diagnosis *d)
+{
+    const uf_doctor_ceilings *c = &d->vs.c;
+    fprintf(f, "  against this GPU's ceilings (%s): ", c->path);
+    print_launch_vs(f, d);
+    fprintf(f, "\n      host-to-device copies: ");
+    print_h2d_pinned_vs(f, d);
+    fprintf(f, "; ");
+    print_h2d_pageable(f, d);
+    fprintf(f, "\n      activity: ");
+    if (c->absent[UF_CEIL_COPY_DRAM_PCT] && c->absent[UF_CEIL_GEMM_TENSOR_PCT]) {
+        fprintf(f, "the ceilings file has no activity rows (%s, %s)\n",
+                uf_doctor_ceiling_rows[UF_CEIL_COPY_DRAM_PCT].name,
+                uf_doctor_ceiling_rows[UF_CEIL_GEMM_TENSOR_PCT].name);
+        return;
+    }
+    print_activity_vs(f, "DRAM", d->dram_pct, c, UF_CEIL_COPY_DRAM_PCT, "copy",
+                      d->vs.dram_of_copy_pct);
+    fprintf(f, "; ");
+    print_activity_vs(f, "tensor", d->tensor_active_pct, c, UF_CEIL_GEMM_TENSOR_PCT, "GEMM",
+                      d->vs.tensor_of_gemm_pct);
+    fprintf(f, "\n");
 }
 
 /* ---- output -------------------------------------------------------------------------------- */
@@ -1113,6 +1320,8 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             num(d->tl.kernel_us_mean, 1).s, num(d->tl.launch_us, 1).s, d->tl.syncs_per_step,
             d->tl.drains_per_step, num(d->sync_pos_pct, 0).s, d->tl.pageable_copies_per_step);
     print_counters(f, d);
+    if (d->vs.compared)
+        print_ceilings(f, d);
     fprintf(f, "  findings:\n");
     for (int i = 0; i < UF_N_RULES; i++)
         print_finding(f, &d->findings[d->order[i]]);
@@ -1133,6 +1342,49 @@ static void json_str(uf_strbuf *b, const char *key, const char *s)
     uf_sb_item(b, ", ");
     uf_sb_printf(b, "\"%s\": ", key);
     uf_sb_json_string(b, s);
+}
+
+/* The host-to-device copies: pinned ones with their share of h2d_pinned_gbs; pageable ones
+ * with their DMA rate and no share (print_h2d_pageable says why). */
+static void json_h2d(uf_strbuf *b, const uf_diagnosis *d)
+{
+    json_num(b, "h2d_pinned_achieved_gbs", d->h2d_gbs[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_copies", d->n_h2d[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_mean_bytes", d->h2d_mean_bytes[UF_H2D_PINNED]);
+    json_num(b, "h2d_pinned_pct", d->vs.h2d_pinned_pct);
+    json_num(b, "h2d_pageable_copies", d->n_h2d[UF_H2D_PAGEABLE]);
+    json_num(b, "h2d_pageable_mean_bytes", d->h2d_mean_bytes[UF_H2D_PAGEABLE]);
+    json_num(b, "h2d_pageable_dma_gbs", d->h2d_gbs[UF_H2D_PAGEABLE]);
+}
+
+/* The "ceilings" object: the file's rows (null where absent, in another unit or not
+ * measured; "missing" says which and why), the window's figures and the ratios. */
+static void json_ceilings(uf_strbuf *b, const uf_diagnosis *d)
+{
+    const uf_doctor_vs *v = &d->vs;
+    char missing[UF_N_CEIL * 100] = "";
+    uf_sb_item(b, ", ");
+    uf_sb_puts(b, "\"ceilings\": {");
+    b->n_items = 0;
+    json_str(b, "file", v->c.path);
+    uf_sb_puts(b, ", \"rows\": {");
+    b->n_items = 0;
+    for (int k = 0; k < UF_N_CEIL; k++) {
+        json_num(b, uf_doctor_ceiling_rows[k].name, v->c.value[k]);
+        if (v->c.why[k][0])
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s",
+                     missing[0] ? "; " : "", v->c.why[k]);
+    }
+    uf_sb_puts(b, "}");
+    json_str(b, "missing", missing);
+    json_num(b, "launch_call_us", d->launch_call_us);
+    json_num(b, "launch_calls", d->n_launch_calls);
+    json_num(b, "graph_node_kernels", d->n_graph_kernels);
+    json_num(b, "launch_x", v->launch_x);
+    json_h2d(b, d);
+    json_num(b, "dram_of_copy_pct", v->dram_of_copy_pct);
+    json_num(b, "tensor_of_gemm_pct", v->tensor_of_gemm_pct);
+    uf_sb_puts(b, "}");
 }
 
 void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
@@ -1176,6 +1428,8 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "power_w", d->power_w);
     json_num(b, "pm_samples", d->n_pm_used);
     json_str(b, "counters_note", d->counters_note);
+    if (d->vs.compared)
+        json_ceilings(b, d);
     uf_sb_item(b, ", ");
     uf_sb_puts(b, "\"findings\": [");
     for (int i = 0; i < UF_N_RULES; i++) {

@@ -16,7 +16,14 @@
  * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that the README's
  *    table is tested against): verdict none / moderate / high from the share of step time at
  *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
- *    leave no trace in a timeline: those rules say "cannot tell" and why. */
+ *    leave no trace in a timeline: those rules say "cannot tell" and why.
+ * 4. Opt-in (underfed doctor --ceilings FILE): the figures a trace can honestly hold against
+ *    the machine's ceilings file (uf_doctor_compare): the launch calls' median duration against
+ *    launch_us, pinned host-to-device copy rates against h2d_pinned_gbs, and DRAM and tensor
+ *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (no file
+ *    has yet). Pageable copies are counted but held against nothing: their records time only
+ *    the DMA of data the driver had staged, no end-to-end rate like h2d_pageable_gbs. A row
+ *    missing or in another unit is said, its value NaN. */
 #ifndef UF_DOCTOR_H
 #define UF_DOCTOR_H
 
@@ -123,6 +130,45 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
                                         * the longer period wins */
 
+/* ---- against the machine's ceilings (opt-in: underfed doctor --ceilings FILE) -------------- */
+
+/* The ceilings file's rows the doctor compares with (uf_doctor_ceiling_rows names them and
+ * their units): the launch floor, the pinned host-to-device rate, and the activity PM sampling
+ * read during the bench's copy and GEMM (no ceilings file holds these two yet). */
+typedef enum {
+    UF_CEIL_LAUNCH_US, UF_CEIL_H2D_PINNED_GBS, UF_CEIL_COPY_DRAM_PCT, UF_CEIL_GEMM_TENSOR_PCT,
+    UF_N_CEIL
+} uf_ceil_id;
+
+typedef struct uf_doctor_ceiling_row {
+    const char *name;           /* the row's name in ceilings.csv ("launch_us") */
+    const char *unit;           /* the unit it must have ("us") */
+} uf_doctor_ceiling_row;
+
+extern const uf_doctor_ceiling_row uf_doctor_ceiling_rows[UF_N_CEIL];
+
+/* Those rows of one file: each value, or NaN with the reason (no such row, another unit). */
+typedef struct uf_doctor_ceilings {
+    char path[256];
+    double value[UF_N_CEIL];
+    char why[UF_N_CEIL][96];    /* "" where value holds the row */
+    int absent[UF_N_CEIL];      /* the file has no such row */
+} uf_doctor_ceilings;
+
+/* Host-to-device copies by host memory: pinned, pageable. */
+enum { UF_H2D_PINNED = 0, UF_H2D_PAGEABLE = 1, UF_N_H2D = 2 };
+
+/* The diagnosis against the ceilings (uf_doctor_compare). Ratios NaN where a side is missing. */
+typedef struct uf_doctor_vs {
+    int compared;               /* 0: no ceilings file given (nothing printed, nothing in JSON) */
+    uf_doctor_ceilings c;
+    double launch_x;            /* launch_call_us / launch_us */
+    double h2d_pinned_pct;      /* pinned copies' rate as % of h2d_pinned_gbs (pageable copies
+                                 * have no comparable rate: see h2d_gbs) */
+    double dram_of_copy_pct;    /* dram_pct as % of copy_dram_pct */
+    double tensor_of_gemm_pct;  /* tensor_active_pct as % of gemm_bf16_tensor_pct */
+} uf_doctor_vs;
+
 typedef struct uf_finding {
     uf_rule_id rule;
     uf_verdict verdict;
@@ -167,6 +213,20 @@ typedef struct uf_diagnosis {
     int n_pm_used, n_util_used, n_clocks_used; /* samples behind each (0: run means or none;
                                                 * n_util_used -1: partial intervals) */
     char counters_note[256];    /* the recorder's reason for missing counters */
+    /* the host's cost per launch and the copies' rates in the window, for uf_doctor_compare: */
+    double launch_call_us;      /* median duration of the launching calls of the window's
+                                 * kernels (graph nodes not: one cudaGraphLaunch launches many);
+                                 * NaN with none matched */
+    int n_launch_calls;
+    int n_graph_kernels;        /* the window's kernels launched as graph nodes (left out) */
+    double h2d_gbs[UF_N_H2D];   /* host-to-device copies of known size: bytes / their records'
+                                 * time (GB/s = bytes per ns); NaN with none. Pinned: the
+                                 * transfer. Pageable: only the DMA of data the driver had
+                                 * already staged through its pinned buffer, not the host's
+                                 * staging, so no end-to-end rate */
+    int n_h2d[UF_N_H2D];
+    double h2d_mean_bytes[UF_N_H2D];
+    uf_doctor_vs vs;            /* against the ceilings, when compared */
     uf_finding findings[UF_N_RULES];   /* in rule order */
     int order[UF_N_RULES];      /* findings by verdict, then share: order[0] is the top finding */
     char note[UF_DOCTOR_NOTE_LEN]; /* the recorder's note */
@@ -179,6 +239,17 @@ int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t err
 uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds);
 
 const char *uf_doctor_verdict_name(uf_verdict v);
+
+/* The doctor's rows of the ceilings file at path, read by the suite's strict reader
+ * (uf_ceilings_read_rows): a row absent or in another unit is NaN with the reason. 0, or -1
+ * with err when the file cannot be read or is not a valid ceilings file. */
+int uf_doctor_ceilings_read(const char *path, uf_doctor_ceilings *c, char *err, size_t errlen);
+/* The same from rows already read (path names them). */
+void uf_doctor_ceilings_from_rows(const char *path, const uf_ceiling_row *rows, int n,
+                                  uf_doctor_ceilings *c);
+/* Compare d (uf_doctor_analyze's) with c: fills d->vs, which the text and the JSON then show
+ * (a line "against this GPU's ceilings (FILE): ..." and the object "ceilings"). */
+void uf_doctor_compare(uf_diagnosis *d, const uf_doctor_ceilings *c);
 
 /* The diagnosis as text (what a person reads), and as a JSON object. */
 void uf_doctor_print(FILE *f, const uf_diagnosis *d);

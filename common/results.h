@@ -205,6 +205,11 @@ typedef struct uf_ceiling_row {
 } uf_ceiling_row;
 int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_row *rows, int n,
                       char *err, size_t errlen);
+/* Every row of a ceilings file as written (name, value, unit, spread, note; the rows outside
+ * uf_ceiling_descs too), by name, after the strict checks of uf_ceilings_read: into *rows
+ * (malloc'ed, the caller frees it; NULL when none) and *n_rows. 0, or -1 with err. */
+int uf_ceilings_read_rows(const char *path, uf_ceiling_row **rows, int *n_rows, char *err,
+                          size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,42 @@ if command -v python3 > /dev/null; then
   python3 -m json.tool "$work/t.json" > /dev/null || fail "t.json is not JSON"
 fi
 
+# --ceilings: each process against a ceilings file (tests/data/doctor-ceilings: launch_us 3 us,
+# h2d_pageable_gbs 10 GB/s, no activity rows); the fixtures' launch calls take 6 us, pid 43's
+# pageable copies move 4096 bytes in 300 us: counted, held against nothing (their records time
+# only the DMA of staged data). Without --ceilings the JSON has no such object.
+ceil=$src/tests/data/doctor-ceilings
+grep -qF '"ceilings"' "$work/d.json" && fail "the JSON compares with ceilings without --ceilings"
+expect 0 "against this GPU's ceilings ($ceil/ceilings.csv): launch calls 6.0 us median (33 calls) against this machine's floor of 3.00 us for back-to-back empty kernels (2.0x; beyond the floor, the host's own cost per call" \
+  "--ceilings" "$tool" doctor --from "$data" --json "$work/c.json" --ceilings "$ceil/ceilings.csv"
+grep -qF "pinned none; pageable 11 copies of 4096 bytes mean, DMA at 0.0137 GB/s (their records time only the DMA of data the host had staged: no end-to-end rate to hold against h2d_pageable_gbs)" \
+  "$work/out.txt" || fail "--ceilings: pid 43's pageable copies not counted, or held against h2d_pageable_gbs"
+grep -qF "% of 10.00 GB/s" "$work/out.txt" && fail "--ceilings: pageable copies held against h2d_pageable_gbs"
+grep -qF "activity: the ceilings file has no activity rows (copy_dram_pct, gemm_bf16_tensor_pct)" \
+  "$work/out.txt" || fail "--ceilings: the missing activity rows are not said"
+grep -qF '"rows": {"launch_us": 3, "h2d_pinned_gbs": 50, "copy_dram_pct": null, "gemm_bf16_tensor_pct": null}' \
+  "$work/c.json" || fail "--ceilings: the JSON's rows"
+grep -qF '"launch_call_us": 6, "launch_calls": 33, "graph_node_kernels": 0, "launch_x": 2,' "$work/c.json" ||
+  fail "--ceilings: the JSON's launch figures"
+grep -qF '"h2d_pinned_copies": 0, "h2d_pinned_mean_bytes": null, "h2d_pinned_pct": null, "h2d_pageable_copies": 11, "h2d_pageable_mean_bytes": 4096, "h2d_pageable_dma_gbs": 0.0136533, "dram_of_copy_pct"' \
+  "$work/c.json" || fail "--ceilings: the JSON's pageable copies"
+grep -qF 'h2d_pageable_pct' "$work/c.json" && fail "--ceilings: the JSON holds pageable copies against h2d_pageable_gbs"
+expect 0 "no floor to compare with (launch_us is in 'ms', not 'us')" "--ceilings, a unit mismatch" \
+  "$tool" doctor --from "$data" --json "$work/c2.json" --ceilings "$ceil/activity.csv"
+grep -qF '"launch_x": null' "$work/c2.json" || fail "--ceilings: a unit mismatch is not null"
+expect 2 "underfed doctor: --ceilings: $ceil/bad.csv:4:" "--ceilings, a damaged file" \
+  "$tool" doctor --from "$data" --json "$work/c3.json" --ceilings "$ceil/bad.csv"
+[ -e "$work/c3.json" ] && fail "--ceilings: a damaged file still wrote a diagnosis"
+expect 2 "underfed doctor: --ceilings: $ceil/none.csv" "--ceilings, a missing file" \
+  "$tool" doctor --from "$data" --json "$work/c3.json" --ceilings "$ceil/none.csv"
+expect 2 "--ceilings: $ceil/bad.csv:4:" "--ceilings, a damaged file before a run" \
+  "$tool" doctor --ceilings "$ceil/bad.csv" --inject "$work/fake_inject.so" --out "$work/run" -- \
+  sh -c 'touch "$0/ran"' "$work"
+[ -e "$work/ran" ] && fail "--ceilings: a damaged file did not stop the run before it started"
+expect 2 "needs a value: --ceilings" "--ceilings without a file" "$tool" doctor --from "$data" --ceilings
+expect 2 "--rules takes no other option" "--ceilings with --rules" \
+  "$tool" doctor --rules --ceilings "$ceil/ceilings.csv"
+
 mkdir -p "$work/damaged"
 sed 's/^K 1004000 /K x /' "$data/underfed-trace.42.txt" > "$work/damaged/underfed-trace.42.txt"
 expect 2 "underfed-trace.42.txt:7: start: expected a decimal number" "a damaged record" \

@@ -668,6 +668,16 @@ Test(doctor_blind, missing_kernels_below_ninety_percent)
                  "no launch counted (the counter was refused)");
 }
 
+/* The report as text, into text (len bytes). */
+static void report_text(const uf_diagnosis *d, char *text, size_t len)
+{
+    memset(text, 0, len);
+    FILE *f = fmemopen(text, len - 1, "w");
+    cr_assert_not_null(f);
+    uf_doctor_print(f, d);
+    fclose(f);
+}
+
 /* The report says what the recorder could not see. */
 Test(doctor_blind, report_says_what_it_could_not_see)
 {
@@ -677,12 +687,9 @@ Test(doctor_blind, report_says_what_it_could_not_see)
     sim_trace(s);
     uf_copy_str(s->t.note, sizeof s->t.note, "recorded 10 kernels of 100 launched");
     uf_diagnosis d;
-    char err[256], text[8192] = "";
+    char err[256], text[8192];
     cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
-    FILE *f = fmemopen(text, sizeof text - 1, "w");
-    cr_assert_not_null(f);
-    uf_doctor_print(f, &d);
-    fclose(f);
+    report_text(&d, text, sizeof text);
     cr_expect(strstr(text, "could not see: recorded 10 kernels of 100 launched") != NULL, "%s", text);
     free(s);
 }
@@ -1357,4 +1364,284 @@ Test(doctor, cudafree_every_step_is_a_host_sync)
                  d.findings[UF_RULE_HOST_SYNC].evidence);
     cr_expect_gt(d.tl.drains_per_step, 0.9, "%g", d.tl.drains_per_step);
     free(s);
+}
+
+/* ---- against the machine's ceilings (--ceilings) ------------------------------------------- */
+
+/* A ceilings file's rows, as uf_ceilings_read_rows hands them over. */
+static uf_ceiling_row ceiling_row(const char *name, double value, const char *unit)
+{
+    uf_ceiling_row r = {.value = value, .spread_pct = 1.0};
+    uf_copy_str(r.name, sizeof r.name, name);
+    uf_copy_str(r.unit, sizeof r.unit, unit);
+    return r;
+}
+
+/* The H200-like rows the bench writes today: no activity rows; h2d_pageable_gbs is there but
+ * no trace's pageable copy can be held against it. */
+static void bench_ceilings(uf_doctor_ceilings *c)
+{
+    const uf_ceiling_row rows[] = {
+        ceiling_row("copy_d2d_gbs", 4224.0, "GB/s"), ceiling_row("launch_us", 3.0, "us"),
+        ceiling_row("h2d_pinned_gbs", 50.0, "GB/s"), ceiling_row("h2d_pageable_gbs", 10.0, "GB/s")};
+    uf_doctor_ceilings_from_rows("ceilings.csv", rows, 4, c);
+}
+
+/* The simulated trace diagnosed (s freed) and held against bench_ceilings. */
+static void diagnose_against_bench(sim *s, uf_diagnosis *d)
+{
+    uf_doctor_ceilings c;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), d, err, sizeof err), 0, "%s", err);
+    free(s);
+    bench_ceilings(&c);
+    uf_doctor_compare(d, &c);
+}
+
+/* The diagnosis's JSON object, into *json (the caller frees it). */
+static char *diagnosis_json(const uf_diagnosis *d)
+{
+    uf_strbuf b = {0};
+    uf_doctor_json(&b, d);
+    cr_assert(!b.failed);
+    return b.data;
+}
+
+/* The launch storm's calls take 6 us each (LAUNCH_COST_NS) against a 3 us floor: 2.0x. */
+Test(doctor_ceilings, launch_calls_against_the_floor)
+{
+    sim *s = sim_new();
+    case_launch_storm(s);
+    uf_diagnosis d;
+    char text[16384];
+    diagnose_against_bench(s, &d);
+    cr_expect_float_eq(d.launch_call_us, 6.0, 1e-9, "%g", d.launch_call_us);
+    cr_expect_eq(d.n_launch_calls, (int)(d.tl.kernels_per_step * d.n_steps + 0.5), "%d",
+                 d.n_launch_calls);
+    cr_expect_float_eq(d.vs.launch_x, 2.0, 1e-9, "%g", d.vs.launch_x);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "against this GPU's ceilings (ceilings.csv): launch calls 6.0 us "
+                           "median") != NULL, "%s", text);
+    cr_expect(strstr(text, "floor of 3.00 us for back-to-back empty kernels (2.0x; beyond the "
+                           "floor, the host's own cost per call: arguments, the program's or "
+                           "framework's work inside the call, the recorder's callback)") != NULL,
+              "%s", text);
+    char *json = diagnosis_json(&d);
+    cr_expect(strstr(json, "\"launch_us\": 3,") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"launch_call_us\": 6,") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"launch_x\": 2,") != NULL, "%s", json);
+    free(json);
+}
+
+/* A graph replay launches its nodes from one cudaGraphLaunch: those kernels are no launch
+ * calls of their own. Per step: two kernels (6 us calls) and a graph of three nodes (a 30 us
+ * call); counting the nodes would make the median 30 us. */
+Test(doctor_ceilings, graph_nodes_are_not_launch_calls)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "a", 200 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "b", 200 * US, SM_COUNT, 0);
+        sim_api(s, "cudaGraphLaunch_v10000", s->host_ns + 30 * US);
+        for (int k = 0; k < 3; k++)
+            sim_work(s, 0, UF_ACT_KERNEL, 100 * US)->graph_id = 1;
+        s->host_ns += 30 * US;
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_float_eq(d.launch_call_us, 6.0, 1e-9, "%g", d.launch_call_us);
+    cr_expect_eq(d.n_launch_calls, 2 * d.n_steps, "%d calls, %d steps", d.n_launch_calls,
+                 d.n_steps);
+    cr_expect_eq(d.n_graph_kernels, 3 * d.n_steps, "%d nodes, %d steps", d.n_graph_kernels,
+                 d.n_steps);
+}
+
+/* A step that is one graph replay (torch.compile's reduce-overhead): no launch call of its
+ * own to set against launch_us, and the line says why rather than "none matched". */
+Test(doctor_ceilings, graph_replay_only)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t start = s->host_ns;
+        sim_api(s, "cudaGraphLaunch_v10000", s->host_ns + 30 * US);
+        for (int k = 0; k < 4; k++)
+            sim_work(s, 0, UF_ACT_KERNEL, 100 * US)->graph_id = 1;
+        s->host_ns += 30 * US;
+        sim_sync(s, 0);
+        sim_range(s, "step", start);
+    }
+    uf_diagnosis d;
+    char text[16384];
+    diagnose_against_bench(s, &d);
+    cr_expect_eq(d.n_launch_calls, 0, "%d", d.n_launch_calls);
+    report_text(&d, text, sizeof text);
+    char want[256];
+    snprintf(want, sizeof want, "against this GPU's ceilings (ceilings.csv): no launch calls of "
+             "their own: the steady window's %d kernels are nodes of replayed graphs (one "
+             "cudaGraphLaunch launches many: no cost per launch)\n", 4 * d.n_steps);
+    cr_expect(d.n_steps > 0 && strstr(text, want) != NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    snprintf(want, sizeof want, "\"launch_call_us\": null, \"launch_calls\": 0, "
+             "\"graph_node_kernels\": %d, \"launch_x\": null", 4 * d.n_steps);
+    cr_expect(strstr(json, want) != NULL, "%s", json);
+    free(json);
+}
+
+/* Host-to-device copies: pinned and pageable rates apart (1 MiB in 50 us and in 200 us); the
+ * pinned ones against h2d_pinned_gbs, the pageable ones against nothing although the file has
+ * h2d_pageable_gbs (their records time only the DMA of staged data, no end-to-end rate);
+ * device-to-host copies are not theirs. */
+Test(doctor_ceilings, h2d_copies_pinned_and_pageable)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_copy(s, 0, UF_COPY_HTOD, 0, 50 * US, 0);
+        s->acts[s->n_acts - 1].bytes = 1 << 20;
+        sim_copy(s, 0, UF_COPY_HTOD, 1, 200 * US, 1);
+        s->acts[s->n_acts - 1].bytes = 1 << 20;
+        train_kernels(s);
+        sim_copy(s, 0, UF_COPY_DTOH, 0, 1 * US, 0);
+    }
+    uf_diagnosis d;
+    char text[16384];
+    diagnose_against_bench(s, &d);
+    double pinned = 1048576.0 / 50e3, pageable = 1048576.0 / 200e3;    /* bytes per ns: GB/s */
+    cr_expect_eq(d.n_h2d[UF_H2D_PINNED], d.n_steps, "%d", d.n_h2d[UF_H2D_PINNED]);
+    cr_expect_eq(d.n_h2d[UF_H2D_PAGEABLE], d.n_steps, "%d", d.n_h2d[UF_H2D_PAGEABLE]);
+    cr_expect_float_eq(d.h2d_gbs[UF_H2D_PINNED], pinned, 1e-9, "%g", d.h2d_gbs[UF_H2D_PINNED]);
+    cr_expect_float_eq(d.h2d_gbs[UF_H2D_PAGEABLE], pageable, 1e-9, "%g",
+                       d.h2d_gbs[UF_H2D_PAGEABLE]);
+    cr_expect_float_eq(d.vs.h2d_pinned_pct, pinned / 50.0 * 100.0, 1e-9, "%g",
+                       d.vs.h2d_pinned_pct);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "pinned 11 copies of 1048576 bytes mean at 21 GB/s, 41.9 % of 50.00 "
+                           "GB/s; pageable 11 copies of 1048576 bytes mean, DMA at 5.24 GB/s "
+                           "(their records time only the DMA of data the host had staged: no "
+                           "end-to-end rate to hold against h2d_pageable_gbs)\n") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "10.00 GB/s") == NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    cr_expect(strstr(json, "\"h2d_pinned_pct\": 41.943,") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"h2d_pageable_copies\": 11, \"h2d_pageable_mean_bytes\": "
+                           "1.04858e+06, \"h2d_pageable_dma_gbs\": 5.24288, \"dram_of_copy_pct\"")
+              != NULL, "%s", json);
+    cr_expect(strstr(json, "h2d_pageable_gbs") == NULL, "%s", json);
+    free(json);
+}
+
+/* A row the file lacks, one in another unit and one not measured: said, and null in the
+ * JSON; the other comparisons stand. */
+Test(doctor_ceilings, missing_rows_and_unit_mismatch)
+{
+    const uf_ceiling_row rows[] = {ceiling_row("launch_us", 0.003, "ms"),
+                                   ceiling_row("h2d_pinned_gbs", NAN, "GB/s")};
+    uf_doctor_ceilings c;
+    uf_doctor_ceilings_from_rows("odd.csv", rows, 2, &c);
+    cr_expect(isnan(c.value[UF_CEIL_LAUNCH_US]));
+    cr_expect_str_eq(c.why[UF_CEIL_LAUNCH_US], "launch_us is in 'ms', not 'us'");
+    cr_expect_str_eq(c.why[UF_CEIL_H2D_PINNED_GBS], "h2d_pinned_gbs not measured");
+    cr_expect_str_eq(c.why[UF_CEIL_COPY_DRAM_PCT], "no copy_dram_pct row");
+    cr_expect(c.absent[UF_CEIL_COPY_DRAM_PCT] && !c.absent[UF_CEIL_LAUNCH_US]);
+    uf_diagnosis d;
+    char err[256], text[16384];
+    sim *s = sim_new();
+    case_starved_input(s);      /* pageable copies of 4096 bytes */
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    uf_doctor_compare(&d, &c);
+    cr_expect(isnan(d.vs.launch_x) && isnan(d.vs.h2d_pinned_pct));
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "launch calls 6.0 us median (33 calls), no floor to compare with "
+                           "(launch_us is in 'ms', not 'us')") != NULL, "%s", text);
+    cr_expect(strstr(text, "pinned none; pageable 11 copies of 4096 bytes mean, DMA at 0.0137 "
+                           "GB/s (their records time only the DMA") != NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    cr_expect(strstr(json, "\"rows\": {\"launch_us\": null, \"h2d_pinned_gbs\": null, "
+                           "\"copy_dram_pct\": null, \"gemm_bf16_tensor_pct\": null}") != NULL,
+              "%s", json);
+    cr_expect(strstr(json, "\"missing\": \"launch_us is in 'ms', not 'us'; h2d_pinned_gbs not "
+                           "measured; no copy_dram_pct row; no gemm_bf16_tensor_pct row\"") != NULL,
+              "%s", json);
+    cr_expect(strstr(json, "\"launch_x\": null") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"h2d_pinned_pct\": null") != NULL, "%s", json);
+    free(json);
+}
+
+/* The activity rows: absent today (said, nothing invented); present, DRAM and tensor active
+ * as shares of the bench's copy and GEMM; present without counters in the trace: said. */
+Test(doctor_ceilings, activity_rows_and_counters)
+{
+    sim *s = sim_new();
+    case_healthy(s);
+    sim_trace(s);
+    counter_series cs;
+    fill_counters_dram(&cs, &s->t, 90.0, 30.0, 99.0, 45.0);
+    uf_diagnosis d;
+    uf_doctor_ceilings c;
+    char err[256], text[16384];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    bench_ceilings(&c);
+    uf_doctor_compare(&d, &c);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "activity: the ceilings file has no activity rows (copy_dram_pct, "
+                           "gemm_bf16_tensor_pct)") != NULL, "%s", text);
+    cr_expect(isnan(d.vs.dram_of_copy_pct) && isnan(d.vs.tensor_of_gemm_pct));
+    const uf_ceiling_row rows[] = {ceiling_row("copy_dram_pct", 90.0, "%"),
+                                   ceiling_row("gemm_bf16_tensor_pct", 60.0, "%")};
+    uf_doctor_ceilings_from_rows("future.csv", rows, 2, &c);
+    uf_doctor_compare(&d, &c);
+    cr_expect_float_eq(d.vs.dram_of_copy_pct, 50.0, 1e-9, "%g", d.vs.dram_of_copy_pct);
+    cr_expect_float_eq(d.vs.tensor_of_gemm_pct, 50.0, 1e-9, "%g", d.vs.tensor_of_gemm_pct);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "activity: DRAM 45.0 %, 50 % of the copy's 90.0 %; tensor 30.0 %, "
+                           "50 % of the GEMM's 60.0 %") != NULL, "%s", text);
+    s->t.n_pm = 0;      /* no counters recorded */
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    uf_doctor_compare(&d, &c);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "DRAM not recorded (no counters; the copy's is 90.0 %)") != NULL,
+              "%s", text);
+    char *json = diagnosis_json(&d);
+    cr_expect(strstr(json, "\"copy_dram_pct\": 90") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"dram_of_copy_pct\": null") != NULL, "%s", json);
+    free(json);
+}
+
+/* Without a ceilings file nothing is compared: no line, no "ceilings" object. */
+Test(doctor_ceilings, nothing_without_a_file)
+{
+    uf_diagnosis d;
+    char text[16384];
+    diagnose(&cases[0], &d);
+    report_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "ceilings") == NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    cr_expect(strstr(json, "ceilings") == NULL, "%s", json);
+    free(json);
+}
+
+/* The file through the suite's strict reader: the committed H200 file, a fixture with the
+ * activity rows and a unit mismatch, and a damaged one (an error naming file and line). */
+Test(doctor_ceilings, read_from_files)
+{
+    uf_doctor_ceilings c;
+    char err[256];
+    cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/../../results/nvidia-h200/ceilings.csv",
+                                         &c, err, sizeof err), 0, "%s", err);
+    cr_expect_float_eq(c.value[UF_CEIL_LAUNCH_US], 3.231562424, 1e-12);
+    cr_expect_float_eq(c.value[UF_CEIL_H2D_PINNED_GBS], 55.47049051, 1e-12);
+    cr_expect(c.absent[UF_CEIL_COPY_DRAM_PCT] && c.absent[UF_CEIL_GEMM_TENSOR_PCT]);
+    cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/activity.csv", &c,
+                                         err, sizeof err), 0, "%s", err);
+    cr_expect_float_eq(c.value[UF_CEIL_COPY_DRAM_PCT], 91.5, 1e-12);
+    cr_expect_float_eq(c.value[UF_CEIL_GEMM_TENSOR_PCT], 72.0, 1e-12);
+    cr_expect_str_eq(c.why[UF_CEIL_LAUNCH_US], "launch_us is in 'ms', not 'us'");
+    cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/bad.csv", &c, err,
+                                         sizeof err), -1);
+    cr_expect(strstr(err, "bad.csv:4:") != NULL, "%s", err);
+    cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/none.csv", &c, err,
+                                         sizeof err), -1);
 }

@@ -1,10 +1,13 @@
 /* `underfed doctor` (doctor_cmd.h):
  *
- *   underfed doctor --from DIR [--json FILE]
+ *   underfed doctor --from DIR [--json FILE] [--ceilings FILE]
  *       analyse DIR/underfed-trace.PID.txt (one per process) and print the diagnosis;
- *   underfed doctor [--out DIR] [--json FILE] [--light | --counters] [--inject LIB] -- COMMAND ...
+ *   underfed doctor [--out DIR] [--json FILE] [--ceilings FILE] [--light | --counters]
+ *                   [--inject LIB] -- COMMAND ...
  *       run COMMAND with CUDA_INJECTION64_PATH=libunderfed_inject.so (the recorder writes one
  *       file per process into DIR at exit), then analyse DIR;
+ *   with --ceilings (opt-in), each diagnosis is also held against the machine's ceilings file
+ *   (benches/ceilings' ceilings.csv): launch cost, pinned host-to-device copy rates, activity;
  *   underfed doctor --rules
  *       the rule table as Markdown (README.md's table is this output).
  *
@@ -38,6 +41,7 @@ typedef struct doctor_args {
     const char *json;           /* --json FILE */
     const char *inject;         /* --inject LIB */
     const char *trace;          /* --trace FILE.json: the records as a Perfetto trace */
+    const char *ceilings;       /* --ceilings FILE: compare with the machine's ceilings */
     int light, rules, counters;
     char **command;             /* after "--", NULL-terminated */
 } doctor_args;
@@ -45,9 +49,10 @@ typedef struct doctor_args {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: underfed doctor --from DIR [--json FILE] [--trace FILE.json]\n"
+            "usage: underfed doctor --from DIR [--json FILE] [--trace FILE.json] [--ceilings FILE]\n"
             "       underfed doctor [--out DIR] [--json FILE] [--trace FILE.json] [--light]\n"
-            "                       [--counters] [--inject LIB] -- COMMAND [ARGS...]\n"
+            "                       [--counters] [--inject LIB] [--ceilings FILE]\n"
+            "                       -- COMMAND [ARGS...]\n"
             "       underfed doctor --rules\n"
             "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
             "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
@@ -59,9 +64,14 @@ static void usage(FILE *f)
             "launch them stay); --counters: also PM sampling and NVML in the traced process\n"
             "(not with --light); --inject: the recorder (default:\n"
             "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
-            "(ui.perfetto.dev), one process per pid.\n"
-            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records, 77 COMMAND\n"
-            "skipped (exit 77: no GPU, too few GPUs).\n");
+            "(ui.perfetto.dev), one process per pid; --ceilings: also hold each process against\n"
+            "this machine's ceilings file (benches/ceilings' ceilings.csv): the launch calls'\n"
+            "median against launch_us, pinned host-to-device copy rates against h2d_pinned_gbs\n"
+            "(pageable copies are counted, not compared: their records time only the DMA),\n"
+            "DRAM and tensor activity against copy_dram_pct and gemm_bf16_tensor_pct where the\n"
+            "file has them.\n"
+            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records or ceilings,\n"
+            "77 COMMAND skipped (exit 77: no GPU, too few GPUs).\n");
 }
 
 static int bad_usage(const char *what, const char *arg)
@@ -103,6 +113,8 @@ static int parse(int argc, char **argv, doctor_args *a)
             rc = take_value(argc, argv, &i, &a->inject);
         } else if (strcmp(s, "--trace") == 0) {
             rc = take_value(argc, argv, &i, &a->trace);
+        } else if (strcmp(s, "--ceilings") == 0) {
+            rc = take_value(argc, argv, &i, &a->ceilings);
         } else if (strcmp(s, "--light") == 0) {
             a->light = 1;
         } else if (strcmp(s, "--counters") == 0) {
@@ -124,7 +136,8 @@ static int parse(int argc, char **argv, doctor_args *a)
                          NULL);
     if (a->light && a->counters)
         return bad_usage("--light leaves the counters out: not with --counters", NULL);
-    if (a->rules && (a->out || a->light || a->counters || a->inject || a->json || a->trace))
+    if (a->rules &&
+        (a->out || a->light || a->counters || a->inject || a->json || a->trace || a->ceilings))
         return bad_usage("--rules takes no other option", NULL);
     return 0;
 }
@@ -159,7 +172,9 @@ out_free:
     return rc;
 }
 
-static int diagnose_dir(const char *dir, const char *json, const char *trace)
+/* DIR's processes diagnosed, printed and written as JSON; each against ceil when given. */
+static int diagnose_dir(const char *dir, const char *json, const char *trace,
+                        const uf_doctor_ceilings *ceil)
 {
     uf_trace_file *files;
     int n;
@@ -179,6 +194,8 @@ static int diagnose_dir(const char *dir, const char *json, const char *trace)
             fprintf(stderr, "underfed doctor: %s: %s\n", files[i].path, err);
             continue;
         }
+        if (ceil != NULL)
+            uf_doctor_compare(&d, ceil);
         uf_doctor_print(stdout, &d);
         uf_sb_puts(&b, diagnosed++ ? ",\n" : "\n");
         uf_doctor_json(&b, &d);
@@ -308,7 +325,7 @@ static int run_command(char **command, const char *inject, const char *dir, int 
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-static int doctor_run(const doctor_args *a)
+static int doctor_run(const doctor_args *a, const uf_doctor_ceilings *ceil)
 {
     char inject[PATH_MAX], dir[PATH_MAX], err[512];
     const char *out = a->out ? a->out : "underfed-doctor";
@@ -345,7 +362,7 @@ static int doctor_run(const doctor_args *a)
                         "or another profiler (nsys, ncu) put its own injection in "
                         "CUDA_INJECTION64_PATH; run it under one of them at a time\n",
                 a->command[0]);
-    int rc = diagnose_dir(dir, a->json, a->trace);
+    int rc = diagnose_dir(dir, a->json, a->trace, ceil);
     return status != 0 ? EXIT_FAILED : rc;
 }
 
@@ -364,7 +381,15 @@ int uf_cmd_doctor(int argc, char **argv)
         free(b.data);
         return EXIT_OK;
     }
+    /* The ceilings are read first: a bad file stops a run before it starts. */
+    uf_doctor_ceilings ceil;
+    char err[512];
+    if (a.ceilings && uf_doctor_ceilings_read(a.ceilings, &ceil, err, sizeof err) != 0) {
+        fprintf(stderr, "underfed doctor: --ceilings: %s\n", err);
+        return EXIT_BAD;
+    }
+    const uf_doctor_ceilings *c = a.ceilings ? &ceil : NULL;
     if (a.from)
-        return diagnose_dir(a.from, a.json, a.trace);
-    return doctor_run(&a);
+        return diagnose_dir(a.from, a.json, a.trace, c);
+    return doctor_run(&a, c);
 }
