@@ -1645,3 +1645,19 @@ Test(doctor_ceilings, read_from_files)
     cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/none.csv", &c, err,
                                          sizeof err), -1);
 }
+
+/* The doctor's rows name their units again (uf_doctor_ceiling_rows, for the rows the bench does
+ * not write yet too): where the suite's ceiling table has the row, the units must agree, or the
+ * doctor would call the bench's own file "in another unit". */
+Test(doctor_ceilings, units_agree_with_the_ceiling_table)
+{
+    int shared = 0;
+    for (int k = 0; k < UF_N_CEIL; k++)
+        for (int i = 0; i < uf_n_ceiling_descs; i++)
+            if (strcmp(uf_doctor_ceiling_rows[k].name, uf_ceiling_descs[i].name) == 0) {
+                cr_expect_str_eq(uf_doctor_ceiling_rows[k].unit, uf_ceiling_descs[i].unit,
+                                 "%s", uf_ceiling_descs[i].name);
+                shared++;
+            }
+    cr_expect_geq(shared, 2, "launch_us and h2d_pinned_gbs are in both tables");
+}
