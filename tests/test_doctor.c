@@ -1638,8 +1638,15 @@ Test(doctor_ceilings, read_from_files)
     cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/activity.csv", &c,
                                          err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(c.value[UF_CEIL_COPY_DRAM_PCT], 91.5, 1e-12);
-    cr_expect_float_eq(c.value[UF_CEIL_GEMM_TENSOR_PCT], 72.0, 1e-12);
-    cr_expect_str_eq(c.why[UF_CEIL_LAUNCH_US], "launch_us is in 'ms', not 'us'");
+    cr_expect_float_eq(c.value[UF_CEIL_LAUNCH_US], 3.0, 1e-12);
+    /* an activity row (not in the suite's ceiling table) in another unit: the doctor says so */
+    cr_expect(isnan(c.value[UF_CEIL_GEMM_TENSOR_PCT]));
+    cr_expect_str_eq(c.why[UF_CEIL_GEMM_TENSOR_PCT], "gemm_bf16_tensor_pct is in 'ratio', not '%'");
+    /* a known ceiling in another unit: the suite's reader refuses the file */
+    cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/launch_ms.csv", &c,
+                                         err, sizeof err), -1);
+    cr_expect(strstr(err, "launch_ms.csv:4:") != NULL && strstr(err, "'ms' for launch_us") != NULL,
+              "%s", err);
     cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/bad.csv", &c, err,
                                          sizeof err), -1);
     cr_expect(strstr(err, "bad.csv:4:") != NULL, "%s", err);
