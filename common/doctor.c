@@ -1134,7 +1134,8 @@ void uf_doctor_ceilings_from_rows(const char *path, const uf_ceiling_row *rows, 
         c->absent[k] = row == NULL;
         if (row == NULL)
             snprintf(c->why[k], sizeof c->why[k], "no %s row", want->name);
-        else if (strcmp(row->unit, want->unit) != 0)
+        /* an empty unit is the row's own, as the suite's reader takes it */
+        else if (row->unit[0] != '\0' && strcmp(row->unit, want->unit) != 0)
             snprintf(c->why[k], sizeof c->why[k], "%s is in '%.32s', not '%s'", want->name,
                      row->unit, want->unit);
         else if (isnan(row->value))
