@@ -248,11 +248,15 @@ out:
     return rc;
 }
 
-/* Device-to-device copy of buffers several times the L2, counting bytes read + written. */
+/* Device-to-device copy of buffers several times the L2, counting bytes read + written. 2 GiB
+ * in --quick too: each copy is then ~1 ms on an H200, so the event timing's own microseconds
+ * weigh ~0.5 %; at the 256 MiB quick runs once used (~0.13 ms) the quick ceiling read ~4 %
+ * under the full one (serial_decode on the H200, 2026-12-01: ~4038 against 4224 GB/s), and
+ * every quick share of copy read that much higher than a full run's. */
 static int bench_copy_d2d(bench *b)
 {
     int rc = UF_OK;
-    size_t want = b->quick ? 256 * BENCH_MIB : 2 * BENCH_GIB, bytes = 0;
+    size_t want = 2 * BENCH_GIB, bytes = 0;
     void *src = NULL, *dst = NULL;
     bench_progress(b, "copy d2d %zu MiB", want / BENCH_MIB);
     UF_STATUS_OR_GOTO(rc, bench_fit(want, 64 * BENCH_MIB, 2, &bytes), out);
@@ -824,7 +828,7 @@ static int bench_nccl_busbw(bench *b)
 static const struct {
     const char *name, *what;
 } bench_figures[] = {
-    {"copy_d2d_gbs", "device-to-device cudaMemcpy, 2 GiB (quick 256 MiB), read+write"},
+    {"copy_d2d_gbs", "device-to-device cudaMemcpy, 2 GiB (quick too), read+write"},
     {"gemm_*_tflops", "cublasGemmEx n=8192 (quick 4096): bf16, tf32, fp32"},
     {"launch_us", "per launch, 20000 (quick 2000) back-to-back empty kernels"},
     {"graph_node_us", "per node of a replayed graph of 1000 empty kernels"},
