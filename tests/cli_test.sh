@@ -140,14 +140,17 @@ fi
 
 # ---- ceilings: the options it uses, --list and --explain without running ------------------
 for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \
-              --no-counters --no-trace --no-expect "--sweep=x=1"; do
+              --no-trace --no-expect "--sweep=x=1"; do
   # shellcheck disable=SC2086
   run_case 2 err "${unused%%[ =]*} does not apply" "$ceilings" $unused
 done
 run_case 2 err "(see --help)" "$ceilings" --bogus
 run_case 0 out "DIR/GPU/ceilings.csv" "$ceilings" --help
+# --no-counters is its own: the activity rows stay empty, CUPTI is never loaded
+run_case 0 out "--no-counters: no CUPTI" "$ceilings" --no-counters --help
 run_case 0 out "no variants, no sweep axes" "$ceilings" --list
-for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs nccl_busbw_gbs; do
+for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs nccl_busbw_gbs \
+            copy_dram_pct gemm_bf16_tensor_pct gemm_bf16_sm_active_pct; do
   grep -q "^  $name " "$work/out" || fail "ceilings --list does not name $name"
 done
 run_case 0 out "# benches: the machine's ceilings" "$ceilings" --explain
