@@ -1059,8 +1059,7 @@ static const struct {
     {"h2d/d2h_*_gbs", "256 MiB (quick 64 MiB) copies, pinned and pageable host memory"},
     {"nccl_busbw_gbs", "all-reduce bus bandwidth over all GPUs, 1 MiB .. 1 GiB (quick .. 64 MiB); "
                        "needs 2 or more GPUs"},
-    {"*_pct (activity)", "CUPTI PM sampling (1 ms samples) over 1 s (quick 0.5 s) of back-to-back "
-                         "copies (DRAM) and bf16 GEMMs (tensor, SM active); --no-counters: empty"},
+    {"*_pct (activity)", "PM sampling over 1 s (quick 0.5 s) of copies, of bf16 GEMMs"},
 };
 
 static void bench_print_figures(FILE *f)

@@ -81,6 +81,10 @@ run_case 2 err "--metrics is required" "$tool" values "$csv"
 run_case 2 err "--x is required" "$tool" points "$csv"
 run_case 2 err "--threshold takes a percentage" "$tool" compare "$data/gpu-a" "$data/gpu-b" --threshold -1
 run_case 2 err 'unknown ceiling "nosuch"' "$tool" ceiling nosuch "$data/gpu-a"
+# rows outside the ceilings table (benches/ceilings' activity rows): read as written, empty: NaN
+run_case 0 out "88.5" "$tool" ceiling copy_dram_pct "$data/ceilings-activity"
+run_case 0 out "NaN" "$tool" ceiling gemm_bf16_tensor_pct "$data/ceilings-activity"
+run_case 2 err "or a row of" "$tool" ceiling gemm_bf16_tensor_pc "$data/ceilings-activity"
 
 # ---- underfed: a value that matches nothing is an error, never NaN or empty output ---------
 run_case 2 err '--metrics "nosuch": ' "$tool" values "$csv" --metrics step_ms,nosuch
