@@ -314,9 +314,11 @@ size_t uf_ceiling_activity(uf_ceiling_row *row, const uf_pm_sample *samples, siz
         values[used++] = v[counter];
     }
     uf_pm_counters(&mean, window);
-    row->value = window[counter];
-    if (uf_summarize(values, (int)used, &spread) == 0)
-        row->spread_pct = spread.spread_pct;
+    if (window[counter] > 0) {   /* the file's rule: a ceiling is > 0 */
+        row->value = window[counter];
+        if (uf_summarize(values, (int)used, &spread) == 0)
+            row->spread_pct = spread.spread_pct;
+    }
     free(values);
     return used;
 }

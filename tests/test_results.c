@@ -803,6 +803,12 @@ Test(results, ceiling_activity_row)
     cr_assert(isnan(row.value) && isnan(row.spread_pct));
     cr_assert_eq(uf_ceiling_activity(&row, NULL, 0, 0, 6 * ms, 3), 0);
     cr_assert(isnan(row.value));
+    /* no activity at all (an fp32 GEMM's tensor pipe): samples, but no value the reader would
+     * refuse (a ceiling is > 0) */
+    for (int i = 0; i < 6; i++)
+        s[i].tensor_active_pct = 0.0;
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 0, 6 * ms, 2), 6);
+    cr_assert(isnan(row.value) && isnan(row.spread_pct), "%g", row.value);
 }
 
 /* An activity row PM sampling could not measure is written empty with its reason; the reader
