@@ -42,6 +42,7 @@ table=$out/doctor_overhead.md
 for p in "${progs[@]}"; do
   name=${p%%|*}; cmd=${p#*|}
   tag=$(echo "$name" | tr -c 'a-z0-9_\n' '_')
+  rm -f "$out/$tag".{plain,doctor,light}.times    # this run's times only, not an earlier run's
   for r in $(seq "$reps"); do
     for mode in plain doctor light; do
       log=$out/$tag.$mode.$r.log

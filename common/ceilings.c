@@ -140,8 +140,9 @@ static int check_duplicate_ceilings(const uf_csv_reader *r, ceiling_names *seen,
     return 0;
 }
 
-/* One data line: the value goes into the struct when the name is a known ceiling. A ceiling
- * is a rate or a cost per operation: > 0 (empty when not measured); its spread >= 0. */
+/* One data line: the value goes into the struct when the name is a known ceiling, whose unit,
+ * when given, must be its own. A ceiling is a rate or a cost per operation: > 0 (empty when
+ * not measured); its spread >= 0. */
 static int read_ceiling_row(const uf_csv_reader *r, int line, uf_ceilings *c, ceiling_names *seen,
                             char *err, size_t errlen)
 {
@@ -169,9 +170,16 @@ static int read_ceiling_row(const uf_csv_reader *r, int line, uf_ceilings *c, ce
     kept->spread_pct = spread;
     uf_copy_str(kept->unit, sizeof kept->unit, r->fields[2]);
     uf_copy_str(kept->note, sizeof kept->note, r->fields[4]);
-    for (int i = 0; i < uf_n_ceiling_descs; i++)
-        if (strcmp(uf_ceiling_descs[i].name, name) == 0)
-            *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
+    for (int i = 0; i < uf_n_ceiling_descs; i++) {
+        if (strcmp(uf_ceiling_descs[i].name, name) != 0)
+            continue;
+        /* a known ceiling in another unit would be read as if in its own (ms taken for us) */
+        if (r->fields[2][0] != '\0' && strcmp(r->fields[2], uf_ceiling_descs[i].unit) != 0)
+            return uf_csv_error_at(r, line, uf_csv_field_col(r, 2), err, errlen, "column "
+                                   "'unit': '%s' for %s, which is in '%s'", r->fields[2], name,
+                                   uf_ceiling_descs[i].unit);
+        *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
+    }
     return 0;
 }
 

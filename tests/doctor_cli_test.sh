@@ -54,9 +54,11 @@ grep -qF '"launch_call_us": 6, "launch_calls": 33, "graph_node_kernels": 0, "lau
 grep -qF '"h2d_pinned_copies": 0, "h2d_pinned_mean_bytes": null, "h2d_pinned_pct": null, "h2d_pageable_copies": 11, "h2d_pageable_mean_bytes": 4096, "h2d_pageable_dma_gbs": 0.0136533, "dram_of_copy_pct"' \
   "$work/c.json" || fail "--ceilings: the JSON's pageable copies"
 grep -qF 'h2d_pageable_pct' "$work/c.json" && fail "--ceilings: the JSON holds pageable copies against h2d_pageable_gbs"
-expect 0 "no floor to compare with (launch_us is in 'ms', not 'us')" "--ceilings, a unit mismatch" \
+expect 0 "(gemm_bf16_tensor_pct is in 'ratio', not '%')" "--ceilings, an activity row in another unit" \
   "$tool" doctor --from "$data" --json "$work/c2.json" --ceilings "$ceil/activity.csv"
-grep -qF '"launch_x": null' "$work/c2.json" || fail "--ceilings: a unit mismatch is not null"
+grep -qF '"tensor_of_gemm_pct": null' "$work/c2.json" || fail "--ceilings: a unit mismatch is not null"
+expect 2 "launch_ms.csv:4:" "--ceilings, a known ceiling in another unit (the suite's reader refuses it)" \
+  "$tool" doctor --from "$data" --json "$work/c4.json" --ceilings "$ceil/launch_ms.csv"
 expect 2 "underfed doctor: --ceilings: $ceil/bad.csv:4:" "--ceilings, a damaged file" \
   "$tool" doctor --from "$data" --json "$work/c3.json" --ceilings "$ceil/bad.csv"
 [ -e "$work/c3.json" ] && fail "--ceilings: a damaged file still wrote a diagnosis"

@@ -1524,8 +1524,9 @@ Test(doctor_ceilings, h2d_copies_pinned_and_pageable)
     cr_expect(strstr(text, "10.00 GB/s") == NULL, "%s", text);
     char *json = diagnosis_json(&d);
     cr_expect(strstr(json, "\"h2d_pinned_pct\": 41.943,") != NULL, "%s", json);
+    /* whole numbers with every digit (they were rounded to 1.04858e+06 before 2026-12-01) */
     cr_expect(strstr(json, "\"h2d_pageable_copies\": 11, \"h2d_pageable_mean_bytes\": "
-                           "1.04858e+06, \"h2d_pageable_dma_gbs\": 5.24288, \"dram_of_copy_pct\"")
+                           "1048576, \"h2d_pageable_dma_gbs\": 5.24288, \"dram_of_copy_pct\"")
               != NULL, "%s", json);
     cr_expect(strstr(json, "h2d_pageable_gbs") == NULL, "%s", json);
     free(json);
@@ -1637,11 +1638,34 @@ Test(doctor_ceilings, read_from_files)
     cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/activity.csv", &c,
                                          err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(c.value[UF_CEIL_COPY_DRAM_PCT], 91.5, 1e-12);
-    cr_expect_float_eq(c.value[UF_CEIL_GEMM_TENSOR_PCT], 72.0, 1e-12);
-    cr_expect_str_eq(c.why[UF_CEIL_LAUNCH_US], "launch_us is in 'ms', not 'us'");
+    cr_expect_float_eq(c.value[UF_CEIL_LAUNCH_US], 3.0, 1e-12);
+    /* an activity row (not in the suite's ceiling table) in another unit: the doctor says so */
+    cr_expect(isnan(c.value[UF_CEIL_GEMM_TENSOR_PCT]));
+    cr_expect_str_eq(c.why[UF_CEIL_GEMM_TENSOR_PCT], "gemm_bf16_tensor_pct is in 'ratio', not '%'");
+    /* a known ceiling in another unit: the suite's reader refuses the file */
+    cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/launch_ms.csv", &c,
+                                         err, sizeof err), -1);
+    cr_expect(strstr(err, "launch_ms.csv:4:") != NULL && strstr(err, "'ms' for launch_us") != NULL,
+              "%s", err);
     cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/bad.csv", &c, err,
                                          sizeof err), -1);
     cr_expect(strstr(err, "bad.csv:4:") != NULL, "%s", err);
     cr_expect_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/doctor-ceilings/none.csv", &c, err,
                                          sizeof err), -1);
+}
+
+/* The doctor's rows name their units again (uf_doctor_ceiling_rows, for the rows the bench does
+ * not write yet too): where the suite's ceiling table has the row, the units must agree, or the
+ * doctor would call the bench's own file "in another unit". */
+Test(doctor_ceilings, units_agree_with_the_ceiling_table)
+{
+    int shared = 0;
+    for (int k = 0; k < UF_N_CEIL; k++)
+        for (int i = 0; i < uf_n_ceiling_descs; i++)
+            if (strcmp(uf_doctor_ceiling_rows[k].name, uf_ceiling_descs[i].name) == 0) {
+                cr_expect_str_eq(uf_doctor_ceiling_rows[k].unit, uf_ceiling_descs[i].unit,
+                                 "%s", uf_ceiling_descs[i].name);
+                shared++;
+            }
+    cr_expect_geq(shared, 2, "launch_us and h2d_pinned_gbs are in both tables");
 }

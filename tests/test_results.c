@@ -1325,6 +1325,13 @@ Test(hostile, ceilings_bad_input)
          ":3:16: ", "column 'spread_pct': -1 is outside"},
         {"# underfed-ceilings v1\n# gpu: A\n# gpu: B\nceiling,value,unit,spread_pct,note\n",
          ":3: ", "metadata key 'gpu' appears twice"},
+        /* a known ceiling in another unit would be read as if in its own */
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,0.003,ms,,\n",
+         ":3:17: ", "column 'unit': 'ms' for launch_us, which is in 'us'"},
+        /* ... an empty unit is its own (a6395d5's file has one), and a row the suite does not
+         * know keeps whatever unit it has */
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,3,,,\n"
+         "copy_dram_pct,90,%,,\n", NULL, NULL},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uf_ceilings ceil;
