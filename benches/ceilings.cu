@@ -1,10 +1,12 @@
 /* ceilings: the machine's measured ceilings (DESIGN.md, "Ceilings"). On the GPU it runs on, it
  * measures device-to-device copy bandwidth, bf16/tf32/fp32 GEMM rate through cuBLAS, the cost
  * of an empty-kernel launch and of a graph node, host<->device bandwidth (pinned and pageable)
- * and, with two or more GPUs, NCCL all-reduce bus bandwidth; it writes
+ * and, with two or more GPUs, NCCL all-reduce bus bandwidth; last, with CUPTI PM sampling, the
+ * DRAM throughput of back-to-back copies and the tensor and SM activity of back-to-back bf16
+ * GEMMs (the readings `underfed doctor --ceilings` holds a program's against). It writes
  * <out>/<gpu-slug>/ceilings.csv. Scenarios express their figures against these numbers, never
- * against datasheets. Each figure is the median of --repeat samples timed with CUDA events
- * after a warm-up; spread_pct is the relative interquartile range (stats.h). */
+ * against datasheets. Each timed figure is the median of --repeat samples timed with CUDA
+ * events after a warm-up; spread_pct is the relative interquartile range (stats.h). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #define BENCH_HAVE_NCCL_H 0
 #endif
 #include "underfed.h"
+#include "gpu_probe.h"
 #include "no_gpu.h"
 #include "options.h"
 #include "random.h"
@@ -42,7 +45,8 @@ extern "C" const char uf_scenario_page[];
 enum {
     BENCH_MAX_ROWS = 32,
     BENCH_MAX_GPUS = 16,
-    BENCH_STEPS = 8,            /* progress steps: copy, 3 GEMMs, launch, graph, host, NCCL */
+    BENCH_STEPS = 9,            /* progress steps: copy, 3 GEMMs, launch, graph, host, NCCL,
+                                 * activity */
     BENCH_GRAPH_NODES = 1000,
     BENCH_REPEAT = 10,          /* samples per figure (default; --repeat overrides) */
     BENCH_QUICK_REPEAT = 5,
@@ -50,7 +54,12 @@ enum {
     BENCH_SUSTAIN_MS = 1000,    /* the sustained GEMM: as long as a scenario's timing pass */
     BENCH_SUSTAIN_QUICK_MS = 200,
     BENCH_SUSTAIN_CHUNK = 16,   /* GEMMs between two events */
-    BENCH_SUSTAIN_MAX_CHUNKS = 512
+    BENCH_SUSTAIN_MAX_CHUNKS = 512,
+    BENCH_ACTIVITY_MS = 1000,   /* each PM-sampled run of back-to-back copies or GEMMs */
+    BENCH_ACTIVITY_QUICK_MS = 500,
+    BENCH_ACTIVITY_MIN_OPS = 10,
+    BENCH_ACTIVITY_MAX_OPS = 100000,
+    BENCH_PM_INTERVAL_US = 1000 /* the harness's counters pass samples every 1 ms too */
 };
 
 /* Everything one measurement needs: the device, one stream, two timing marks, the sample
@@ -62,11 +71,17 @@ typedef struct bench {
     int repeat;                 /* timed samples per figure */
     int warmup;                 /* untimed runs before them */
     int step;                   /* progress: measurements started so far */
+    int counters;               /* 0: --no-counters, the activity rows stay empty */
     cudaDeviceProp prop;
     cudaStream_t stream;
     uf_marks marks;             /* 0: before a timed batch, 1: after it */
     cublasHandle_t cublas;
     double *samples;            /* repeat entries */
+    /* what the activity pass repeats, from the timed figures (0: not measured) */
+    size_t copy_bytes;
+    double copy_ms;             /* median per copy */
+    int gemm_n;                 /* the bf16 GEMM's n */
+    double gemm_ms;             /* median per GEMM */
     char nccl_version[UF_NAME_LEN];
     uf_ceiling_row rows[BENCH_MAX_ROWS];
     int n_rows;
@@ -107,9 +122,10 @@ static const char *bench_unit(const char *name)
         if (strlen(uf_ceiling_descs[i].name) == len &&
             strncmp(uf_ceiling_descs[i].name, name, len) == 0)
             return uf_ceiling_descs[i].unit;
-    /* a row the readers do not use (gemm_bf16_sustained_tflops): its unit from its name */
+    /* a row outside the table (gemm_bf16_sustained_tflops, the activity rows underfed doctor
+     * reads): its unit from its name */
     static const struct { const char *suffix, *unit; } by_suffix[] = {
-        {"_tflops", "TFLOP/s"}, {"_gbs", "GB/s"}, {"_us", "us"}};
+        {"_tflops", "TFLOP/s"}, {"_gbs", "GB/s"}, {"_us", "us"}, {"_pct", "%"}};
     for (size_t i = 0; i < sizeof by_suffix / sizeof by_suffix[0]; ++i) {
         size_t n = strlen(by_suffix[i].suffix);
         if (len >= n && strncmp(name + len - n, by_suffix[i].suffix, n) == 0)
@@ -230,6 +246,25 @@ out:
     return rc;
 }
 
+/* `count` device buffers of `bytes` each into bufs; the first `filled` of them random (bf16 or
+ * fp32 elements), buffer i from key + 0x100 i. On failure none stays allocated. */
+static int bench_alloc(bench *b, void **bufs, int count, size_t bytes, int filled, int bf16,
+                       uint32_t key)
+{
+    int rc = UF_OK, made = 0;
+    for (; made < count; ++made)
+        UF_CUDA_OR_GOTO(rc, cudaMalloc(&bufs[made], bytes), out_free);
+    for (int i = 0; i < filled; ++i)
+        UF_STATUS_OR_GOTO(rc, bench_fill(b, bufs[i], bytes / (bf16 ? 2 : sizeof(float)), bf16,
+                                         key + 0x100u * (uint32_t)i),
+                          out_free);
+    return UF_OK;
+out_free:
+    while (made-- > 0)
+        cudaFree(bufs[made]);
+    return rc;
+}
+
 /* ---- copy bandwidth -------------------------------------------------------------------- */
 
 typedef struct bench_copy {
@@ -248,6 +283,23 @@ out:
     return rc;
 }
 
+/* A device-to-device copy of `bytes`: both buffers allocated, the source filled. */
+static int bench_copy_alloc(bench *b, size_t bytes, bench_copy *c)
+{
+    void *bufs[2];
+    int rc = bench_alloc(b, bufs, 2, bytes, 1, 0, 0x5eed0001u);
+    if (rc == UF_OK)
+        *c = (bench_copy){.dst = bufs[1], .src = bufs[0], .bytes = bytes,
+                          .kind = cudaMemcpyDeviceToDevice};
+    return rc;
+}
+
+static void bench_copy_free(bench_copy *c)
+{
+    cudaFree(c->dst);
+    cudaFree((void *)c->src);
+}
+
 /* Device-to-device copy of buffers several times the L2, counting bytes read + written. 2 GiB
  * in --quick too: each copy is then ~1 ms on an H200, so the event timing's own microseconds
  * weigh ~0.5 %; at the 256 MiB quick runs once used (~0.13 ms) the quick ceiling read ~4 %
@@ -257,29 +309,24 @@ static int bench_copy_d2d(bench *b)
 {
     int rc = UF_OK;
     size_t want = 2 * BENCH_GIB, bytes = 0;
-    void *src = NULL, *dst = NULL;
+    bench_copy c;
     bench_progress(b, "copy d2d %zu MiB", want / BENCH_MIB);
     UF_STATUS_OR_GOTO(rc, bench_fit(want, 64 * BENCH_MIB, 2, &bytes), out);
     if (bytes == 0) {
         bench_row(b, "copy_d2d_gbs", "not measured: two 64 MiB buffers do not fit");
         goto out;
     }
-    UF_CUDA_OR_GOTO(rc, cudaMalloc(&src, bytes), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc(&dst, bytes), out_free_src);
-    UF_STATUS_OR_GOTO(rc, bench_fill(b, src, bytes / sizeof(float), 0, 0x5eed0001u), out_free_dst);
-    {
-        bench_copy c = {.dst = dst, .src = src, .bytes = bytes, .kind = cudaMemcpyDeviceToDevice};
-        UF_STATUS_OR_GOTO(rc, bench_time(b, bench_enqueue_copy, &c), out_free_dst);
-    }
+    UF_STATUS_OR_GOTO(rc, bench_copy_alloc(b, bytes, &c), out);
+    UF_STATUS_OR_GOTO(rc, bench_time(b, bench_enqueue_copy, &c), out_free);
+    b->copy_bytes = bytes;      /* what the activity pass repeats */
+    b->copy_ms = uf_median(b->samples, b->repeat);
     bench_samples_to_rate(b, 2.0 * (double)bytes);
     bench_row_summary(bench_row(b, "copy_d2d_gbs",
                                 "cudaMemcpyAsync D2D, %zu MiB (%.0fx L2), read + written bytes",
                                 bytes / BENCH_MIB, (double)bytes / (double)b->prop.l2CacheSize),
                       b->samples, b->repeat);
-out_free_dst:
-    cudaFree(dst);
-out_free_src:
-    cudaFree(src);
+out_free:
+    bench_copy_free(&c);
 out:
     return rc;
 }
@@ -294,21 +341,22 @@ typedef struct bench_gemm_kind {
     size_t elem_bytes;
     const char *note;
     const char *sustained_row;  /* also timed back to back for BENCH_SUSTAIN_MS; NULL: not */
+    int activity;               /* 1: the GEMM the activity pass samples (bench_activity) */
 } bench_gemm_kind;
 
 static const bench_gemm_kind bench_gemm_kinds[] = {
     {.label = "bf16", .row = "gemm_bf16_tflops", .type = CUDA_R_16BF,
      .compute = CUBLAS_COMPUTE_32F, .elem_bytes = 2,
      .note = "bf16 A B C, fp32 accumulate (CUBLAS_COMPUTE_32F)",
-     .sustained_row = "gemm_bf16_sustained_tflops"},
+     .sustained_row = "gemm_bf16_sustained_tflops", .activity = 1},
     {.label = "tf32", .row = "gemm_tf32_tflops", .type = CUDA_R_32F,
      .compute = CUBLAS_COMPUTE_32F_FAST_TF32, .elem_bytes = 4,
      .note = "fp32 A B C, tf32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32)",
-     .sustained_row = NULL},
+     .sustained_row = NULL, .activity = 0},
     {.label = "fp32", .row = "gemm_fp32_tflops", .type = CUDA_R_32F,
      .compute = CUBLAS_COMPUTE_32F, .elem_bytes = 4,
      .note = "fp32 A B C, fp32 FMA (CUBLAS_COMPUTE_32F, default math mode)",
-     .sustained_row = NULL},
+     .sustained_row = NULL, .activity = 0},
 };
 
 typedef struct bench_gemm {
@@ -374,13 +422,32 @@ out:
     return rc;
 }
 
+/* The operands of an n x n GEMM of `kind`: A and B random, C allocated. */
+static int bench_gemm_alloc(bench *b, const bench_gemm_kind *kind, int n, bench_gemm *g)
+{
+    void *bufs[3];
+    int rc = bench_alloc(b, bufs, 3, (size_t)n * n * kind->elem_bytes, 2, kind->elem_bytes == 2,
+                         0x5eed0a00u);
+    if (rc == UF_OK)
+        *g = (bench_gemm){.kind = kind, .n = n, .a = bufs[0], .b = bufs[1], .c = bufs[2]};
+    return rc;
+}
+
+static void bench_gemm_free(bench_gemm *g)
+{
+    cudaFree(g->c);
+    cudaFree((void *)g->b);
+    cudaFree((void *)g->a);
+}
+
 /* Square GEMM C = A B at n = 8192 (quick 4096) on random inputs: 2 n^3 flop per call. */
 static int bench_gemm_rate(bench *b, const bench_gemm_kind *kind)
 {
     int rc = UF_OK;
     int want_n = b->quick ? 4096 : 8192, n = want_n;
-    size_t matrix_bytes = 0, elems = 0;
-    void *a = NULL, *bm = NULL, *c = NULL;
+    size_t matrix_bytes = 0;
+    bench_gemm g;
+    uf_summary burst;
     bench_progress(b, "gemm %s %d", kind->label, want_n);
     UF_STATUS_OR_GOTO(rc, bench_fit((size_t)want_n * want_n * kind->elem_bytes,
                                     (size_t)1024 * 1024 * kind->elem_bytes, 3, &matrix_bytes),
@@ -391,30 +458,21 @@ static int bench_gemm_rate(bench *b, const bench_gemm_kind *kind)
     }
     while ((size_t)n * n * kind->elem_bytes > matrix_bytes)
         n /= 2;
-    elems = (size_t)n * n;
-    UF_CUDA_OR_GOTO(rc, cudaMalloc(&a, elems * kind->elem_bytes), out);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc(&bm, elems * kind->elem_bytes), out_free_a);
-    UF_CUDA_OR_GOTO(rc, cudaMalloc(&c, elems * kind->elem_bytes), out_free_b);
-    UF_STATUS_OR_GOTO(rc, bench_fill(b, a, elems, kind->elem_bytes == 2, 0x5eed0a00u), out_free_c);
-    UF_STATUS_OR_GOTO(rc, bench_fill(b, bm, elems, kind->elem_bytes == 2, 0x5eed0b00u), out_free_c);
-    {   /* a block: the labels below are not in the scope of its declarations (CUDA C++) */
-        bench_gemm g = {.kind = kind, .n = n, .a = a, .b = bm, .c = c};
-        uf_summary burst;
-        UF_STATUS_OR_GOTO(rc, bench_time(b, bench_enqueue_gemm, &g), out_free_c);
-        if (uf_summarize(b->samples, b->repeat, &burst) != 0)
-            burst.median = NAN;     /* ms per GEMM, before the samples become rates */
-        bench_samples_to_rate(b, 2.0 * (double)n * n * n / 1e3);
-        bench_row_summary(bench_row(b, kind->row, "cublasGemmEx n=%d, %s", n, kind->note),
-                          b->samples, b->repeat);
-        if (kind->sustained_row && burst.median > 0)
-            UF_STATUS_OR_GOTO(rc, bench_gemm_sustained(b, &g, burst.median), out_free_c);
+    UF_STATUS_OR_GOTO(rc, bench_gemm_alloc(b, kind, n, &g), out);
+    UF_STATUS_OR_GOTO(rc, bench_time(b, bench_enqueue_gemm, &g), out_free);
+    if (uf_summarize(b->samples, b->repeat, &burst) != 0)
+        burst.median = NAN;     /* ms per GEMM, before the samples become rates */
+    if (kind->activity) {       /* what the activity pass repeats */
+        b->gemm_n = n;
+        b->gemm_ms = burst.median;
     }
-out_free_c:
-    cudaFree(c);
-out_free_b:
-    cudaFree(bm);
-out_free_a:
-    cudaFree(a);
+    bench_samples_to_rate(b, 2.0 * (double)n * n * n / 1e3);
+    bench_row_summary(bench_row(b, kind->row, "cublasGemmEx n=%d, %s", n, kind->note),
+                      b->samples, b->repeat);
+    if (kind->sustained_row && burst.median > 0)
+        UF_STATUS_OR_GOTO(rc, bench_gemm_sustained(b, &g, burst.median), out_free);
+out_free:
+    bench_gemm_free(&g);
 out:
     return rc;
 }
@@ -822,6 +880,180 @@ static int bench_nccl_busbw(bench *b)
     return rc;
 }
 
+/* ---- activity: PM sampling over back-to-back copies and bf16 GEMMs ---------------------- */
+
+/* What the activity pass samples. */
+enum { BENCH_SAMPLED_COPY, BENCH_SAMPLED_GEMM, BENCH_SAMPLED_ALL };
+
+/* The activity rows: one PM counter (index in uf_pm_counters' order) over back-to-back runs of
+ * the bench's own copy or bf16 GEMM, the readings `underfed doctor --ceilings` holds a
+ * program's DRAM and tensor activity against (doctor.c: uf_doctor_ceiling_rows). */
+static const struct {
+    const char *name;
+    int sampled;                /* BENCH_SAMPLED_COPY or BENCH_SAMPLED_GEMM */
+    int counter;                /* 0 SM active, 2 tensor active, 3 DRAM */
+    const char *metric;         /* what pm_sampling.c asks CUPTI for */
+} bench_activity_rows[] = {
+    {"copy_dram_pct", BENCH_SAMPLED_COPY, 3, "dram__throughput.avg.pct_of_peak_sustained_elapsed"},
+    {"gemm_bf16_tensor_pct", BENCH_SAMPLED_GEMM, 2,
+     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"},
+    {"gemm_bf16_sm_active_pct", BENCH_SAMPLED_GEMM, 0,
+     "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"},
+};
+#define BENCH_N_ACTIVITY_ROWS ((int)(sizeof bench_activity_rows / sizeof bench_activity_rows[0]))
+
+/* The rows of `sampled` (or all) written empty, the reason in their note: never a value PM
+ * sampling did not read. */
+static void bench_activity_unmeasured(bench *b, int sampled, const char *reason)
+{
+    for (int i = 0; i < BENCH_N_ACTIVITY_ROWS; ++i)
+        if (sampled == BENCH_SAMPLED_ALL || bench_activity_rows[i].sampled == sampled)
+            bench_row(b, bench_activity_rows[i].name, "not measured: %s", reason);
+}
+
+/* The rows of `sampled` from the samples over [t0_ns, t1_ns] (uf_ceiling_activity: the
+ * window's mean as the scenarios' columns read it, the samples' relative IQR). */
+static void bench_activity_rows_from(bench *b, int sampled, const uf_pm_sample *samples,
+                                     size_t n, uint64_t t0_ns, uint64_t t1_ns, const char *what)
+{
+    for (int i = 0; i < BENCH_N_ACTIVITY_ROWS; ++i) {
+        uf_ceiling_row reading, *row;
+        if (bench_activity_rows[i].sampled != sampled)
+            continue;
+        size_t used = uf_ceiling_activity(&reading, samples, n, t0_ns, t1_ns,
+                                          bench_activity_rows[i].counter);
+        if (used == 0)
+            row = bench_row(b, bench_activity_rows[i].name, "not measured: no PM sample over "
+                            "the %.0f ms of %s", (t1_ns - t0_ns) / 1e6, what);
+        else if (isnan(reading.value))  /* read 0: a ceilings file holds values > 0 only */
+            row = bench_row(b, bench_activity_rows[i].name, "not measured: %s not > 0 (no "
+                            "such activity) in %zu samples over %.0f ms of %s",
+                            bench_activity_rows[i].metric, used, (t1_ns - t0_ns) / 1e6, what);
+        else
+            row = bench_row(b, bench_activity_rows[i].name, "CUPTI PM sampling (%d us "
+                            "samples): %s, mean of %zu samples over %.0f ms of %s",
+                            BENCH_PM_INTERVAL_US, bench_activity_rows[i].metric, used,
+                            (t1_ns - t0_ns) / 1e6, what);
+        if (row != NULL) {
+            row->value = reading.value;
+            row->spread_pct = reading.spread_pct;
+        }
+    }
+}
+
+/* `enqueue` back to back for BENCH_ACTIVITY_MS (quick: BENCH_ACTIVITY_QUICK_MS; op_ms, the
+ * timed median, says how many) under PM sampling, as the harness's counters pass runs a
+ * scenario's steps; the rows of `sampled` from the samples. A sampler that does not start or
+ * lost samples leaves them empty with its reason; a failed copy or GEMM is an error. */
+static int bench_sampled_run(bench *b, uf_pm *pm, int sampled, bench_enqueue_fn enqueue,
+                             const void *arg, double op_ms, const char *what)
+{
+    int rc = UF_OK, stopped;
+    char reason[UF_REASON_LEN] = "", label[UF_NAME_LEN + 32];
+    const uf_pm_sample *samples = NULL;
+    size_t n_samples = 0;
+    uint64_t t0 = 0, t1 = 0;
+    double want_ms = b->quick ? BENCH_ACTIVITY_QUICK_MS : BENCH_ACTIVITY_MS;
+    int count = (int)ceil(want_ms / op_ms);
+    count = count < BENCH_ACTIVITY_MIN_OPS ? BENCH_ACTIVITY_MIN_OPS
+            : count > BENCH_ACTIVITY_MAX_OPS ? BENCH_ACTIVITY_MAX_OPS : count;
+    for (int i = 0; i < b->warmup; ++i)
+        UF_STATUS_OR_GOTO(rc, enqueue(b, arg), out);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(b->stream), out);
+    if (uf_pm_start(pm, BENCH_PM_INTERVAL_US, reason, sizeof reason) != UF_OK) {
+        fprintf(stderr, "ceilings: %s\n", reason);
+        bench_activity_unmeasured(b, sampled, reason);
+        goto out;
+    }
+    t0 = uf_cupti_now_ns();
+    for (int i = 0; i < count; ++i)
+        UF_STATUS_OR_GOTO(rc, enqueue(b, arg), out_stop);
+    UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(b->stream), out_stop);
+    t1 = uf_cupti_now_ns();
+out_stop:
+    stopped = uf_pm_stop(pm, &samples, &n_samples, reason, sizeof reason);
+    if (rc != UF_OK)
+        goto out;
+    if (stopped != UF_OK || reason[0]) {  /* a failure, or samples lost: no mean over holes */
+        fprintf(stderr, "ceilings: %s\n", reason);
+        bench_activity_unmeasured(b, sampled, reason);
+        goto out;
+    }
+    snprintf(label, sizeof label, "%d back-to-back %s", count, what);
+    bench_activity_rows_from(b, sampled, samples, n_samples, t0, t1, label);
+out:
+    return rc;
+}
+
+/* The copy of copy_d2d_gbs again, under PM sampling. */
+static int bench_activity_copy(bench *b, uf_pm *pm)
+{
+    int rc = UF_OK;
+    bench_copy c;
+    char what[UF_NAME_LEN];
+    if (b->copy_bytes == 0 || !(b->copy_ms > 0)) {
+        bench_activity_unmeasured(b, BENCH_SAMPLED_COPY, "copy_d2d_gbs has no value");
+        return UF_OK;
+    }
+    snprintf(what, sizeof what, "cudaMemcpyAsync D2D of %zu MiB", b->copy_bytes / BENCH_MIB);
+    UF_STATUS_OR_GOTO(rc, bench_copy_alloc(b, b->copy_bytes, &c), out);
+    rc = bench_sampled_run(b, pm, BENCH_SAMPLED_COPY, bench_enqueue_copy, &c, b->copy_ms, what);
+    bench_copy_free(&c);
+out:
+    return rc;
+}
+
+/* The GEMM of gemm_bf16_tflops again, under PM sampling. */
+static int bench_activity_gemm(bench *b, uf_pm *pm)
+{
+    int rc = UF_OK;
+    bench_gemm g;
+    const bench_gemm_kind *kind = NULL;
+    char what[UF_NAME_LEN];
+    for (size_t i = 0; i < sizeof bench_gemm_kinds / sizeof bench_gemm_kinds[0]; ++i)
+        if (bench_gemm_kinds[i].activity)
+            kind = &bench_gemm_kinds[i];
+    if (kind == NULL || b->gemm_n == 0 || !(b->gemm_ms > 0)) {
+        bench_activity_unmeasured(b, BENCH_SAMPLED_GEMM, "gemm_bf16_tflops has no value");
+        return UF_OK;
+    }
+    snprintf(what, sizeof what, "cublasGemmEx %s n=%d", kind->label, b->gemm_n);
+    UF_STATUS_OR_GOTO(rc, bench_gemm_alloc(b, kind, b->gemm_n, &g), out);
+    rc = bench_sampled_run(b, pm, BENCH_SAMPLED_GEMM, bench_enqueue_gemm, &g, b->gemm_ms, what);
+    bench_gemm_free(&g);
+out:
+    return rc;
+}
+
+/* The activity rows, last of all: libcupti is loaded only now, after every timed figure, as
+ * the harness loads it only after its timing passes (CUPTI in the process has slowed launches).
+ * Where PM sampling is off (--no-counters) or unavailable (libcupti not found, no permission,
+ * another profiler attached, MIG, vGPU, ...), the rows are empty with the reason and the bench
+ * goes on. */
+static int bench_activity(bench *b)
+{
+    int rc = UF_OK;
+    char reason[UF_REASON_LEN] = "";
+    uf_pm *pm = NULL;
+    bench_progress(b, "activity: PM sampling over %d ms of copies, then of bf16 GEMMs",
+                   b->quick ? BENCH_ACTIVITY_QUICK_MS : BENCH_ACTIVITY_MS);
+    if (!b->counters) {
+        bench_activity_unmeasured(b, BENCH_SAMPLED_ALL, "counters off (--no-counters)");
+        return UF_OK;
+    }
+    if (uf_cupti_load(reason, sizeof reason) != UF_OK ||
+        uf_pm_open(b->device, &pm, reason, sizeof reason) != UF_OK) {
+        fprintf(stderr, "ceilings: %s\n", reason);
+        bench_activity_unmeasured(b, BENCH_SAMPLED_ALL, reason);
+        return UF_OK;
+    }
+    UF_STATUS_OR_GOTO(rc, bench_activity_copy(b, pm), out_close);
+    UF_STATUS_OR_GOTO(rc, bench_activity_gemm(b, pm), out_close);
+out_close:
+    uf_pm_close(pm);
+    return rc;
+}
+
 /* ---- the program ----------------------------------------------------------------------- */
 
 /* What ceilings measures, one line per figure: --help and --list print it. */
@@ -835,6 +1067,7 @@ static const struct {
     {"h2d/d2h_*_gbs", "256 MiB (quick 64 MiB) copies, pinned and pageable host memory"},
     {"nccl_busbw_gbs", "all-reduce bus bandwidth over all GPUs, 1 MiB .. 1 GiB (quick .. 64 MiB); "
                        "needs 2 or more GPUs"},
+    {"*_pct (activity)", "PM sampling over 1 s (quick 0.5 s) of copies, of bf16 GEMMs"},
 };
 
 static void bench_print_figures(FILE *f)
@@ -847,6 +1080,7 @@ static void bench_usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s [--quick] [--out DIR] [--device N] [--repeat N] [--warmup N]\n"
+            "       [--no-counters]\n"
             "       %s --list | --explain | --help\n"
             "Measures the ceilings of the GPU it runs on and writes DIR/GPU/ceilings.csv\n"
             "(DIR defaults to results, or results-quick with --quick, as for the scenarios;\n"
@@ -854,8 +1088,9 @@ static void bench_usage(FILE *f, const char *prog)
             prog, prog);
     bench_print_figures(f);
     fprintf(f,
-            "Each figure: median of --repeat samples (default %d, quick %d) after --warmup\n"
-            "untimed runs (default %d). --list: the figures it measures; --explain: how each\n"
+            "Each timed figure: median of --repeat samples (default %d, quick %d) after --warmup\n"
+            "untimed runs (default %d). --no-counters: no CUPTI, the activity rows empty.\n"
+            "--list: the figures it measures; --explain: how each\n"
             "is measured (benches/README.md); neither runs anything. It has no variants, sweep\n"
             "axes or passes: --variant, --sweep, --trace, --seed, --gpus, ... are refused.\n"
             "Exit 0 measured, 1 error, 2 usage, 77 no GPU.\n",
@@ -870,6 +1105,9 @@ static void bench_list(void)
     printf("\nrows (ceiling, unit):\n");
     for (int i = 0; i < uf_n_ceiling_descs; ++i)
         printf("  %-18s %s\n", uf_ceiling_descs[i].name, uf_ceiling_descs[i].unit);
+    printf("activity rows (underfed doctor --ceilings reads them; unit %%):\n");
+    for (int i = 0; i < BENCH_N_ACTIVITY_ROWS; ++i)
+        printf("  %-24s %s\n", bench_activity_rows[i].name, bench_activity_rows[i].metric);
 }
 
 /* The options ceilings uses (the rest of the scenario options mean nothing here, and are
@@ -879,7 +1117,7 @@ static const struct {
     int value;
 } bench_flags[] = {
     {"--quick", 0}, {"--out", 1},  {"--device", 1},  {"--repeat", 1}, {"--warmup", 1},
-    {"--list", 0},  {"--explain", 0}, {"--help", 0}, {"-h", 0},
+    {"--list", 0},  {"--explain", 0}, {"--help", 0}, {"-h", 0}, {"--no-counters", 0},
 };
 
 /* After uf_parse_options accepted argv (so every flag is well formed and every value is in
@@ -896,8 +1134,8 @@ static int bench_reject_unused(int argc, char **argv)
         if (known < 0) {
             fprintf(stderr,
                     "ceilings: %.*s does not apply: ceilings has no variants, sweep axes or "
-                    "passes; it takes --quick, --out, --device, --repeat, --warmup, --list, "
-                    "--explain (see --help)\n",
+                    "passes; it takes --quick, --out, --device, --repeat, --warmup, "
+                    "--no-counters, --list, --explain (see --help)\n",
                     (int)len, arg);
             return UF_USAGE;
         }
@@ -959,6 +1197,8 @@ static void bench_meta(const bench *b, int argc, char **argv, uf_meta *m)
     uf_meta_set(m, "cublas", "%d.%d.%d", cublas / 10000, cublas / 100 % 100, cublas % 100);
     if (b->nccl_version[0])
         uf_meta_set(m, "nccl", "%s", b->nccl_version);
+    if (uf_cupti_version() != 0)    /* loaded: the activity rows' PM sampling */
+        uf_meta_set(m, "cupti", "%u", (unsigned)uf_cupti_version());
     uf_meta_set(m, "mode", "%s", b->quick ? "quick" : "full");
     uf_meta_set(m, "repeat", "%d", b->repeat);
     uf_meta_set(m, "warmup", "%d", b->warmup);
@@ -977,6 +1217,7 @@ static int bench_measure_all(bench *b)
     UF_STATUS_OR_GOTO(rc, bench_graph(b), out);
     UF_STATUS_OR_GOTO(rc, bench_host(b), out);
     UF_STATUS_OR_GOTO(rc, bench_nccl_busbw(b), out);
+    UF_STATUS_OR_GOTO(rc, bench_activity(b), out);     /* last: it loads CUPTI */
 out:
     return rc;
 }
@@ -1090,6 +1331,7 @@ int main(int argc, char **argv)
     b->device = opt.device;
     b->n_gpus = n_gpus;
     b->quick = opt.quick;
+    b->counters = opt.counters;
     b->repeat = opt.repeat > 0 ? opt.repeat : (opt.quick ? BENCH_QUICK_REPEAT : BENCH_REPEAT);
     b->warmup = opt.warmup >= 0 ? opt.warmup : BENCH_WARMUP;
 

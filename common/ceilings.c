@@ -9,7 +9,9 @@
 
 #include "csv.h"
 #include "fileutil.h"
+#include "stats.h"
 #include "strbuf.h"
+#include "timeline.h"
 
 #define C(field, unit) {#field, unit, offsetof(uf_ceilings, field)}
 const uf_ceiling_desc uf_ceiling_descs[] = {
@@ -294,4 +296,37 @@ int uf_ceilings_read_rows(const char *path, uf_ceiling_row **rows, int *n_rows, 
     *n_rows = rc == 0 ? seen.n : 0;
     free(seen.names);
     return rc;
+}
+
+size_t uf_ceiling_activity(uf_ceiling_row *row, const uf_pm_sample *samples, size_t n,
+                           uint64_t t0_ns, uint64_t t1_ns, int counter)
+{
+    uf_pm_sample mean;
+    uf_summary spread;
+    double window[4], *values = NULL;
+    size_t used = 0;
+    row->value = NAN;
+    row->spread_pct = NAN;
+    if (counter < 0 || counter >= 4 || uf_pm_window_mean(samples, n, t0_ns, t1_ns, &mean) == 0)
+        return 0;
+    values = malloc(n * sizeof *values);
+    if (values == NULL)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        double v[4];
+        uint64_t lo = samples[i].start_ns > t0_ns ? samples[i].start_ns : t0_ns;
+        uint64_t hi = samples[i].end_ns < t1_ns ? samples[i].end_ns : t1_ns;
+        if (hi <= lo)
+            continue;   /* the window mean's samples: those that overlap the window */
+        uf_pm_counters(&samples[i], v);
+        values[used++] = v[counter];
+    }
+    uf_pm_counters(&mean, window);
+    if (window[counter] > 0) {   /* the file's rule: a ceiling is > 0 */
+        row->value = window[counter];
+        if (uf_summarize(values, (int)used, &spread) == 0)
+            row->spread_pct = spread.spread_pct;
+    }
+    free(values);
+    return used;
 }

@@ -1105,7 +1105,8 @@ out_free:
 
 /* The rows of benches/ceilings' file the doctor reads, with their units; copy_dram_pct and
  * gemm_bf16_tensor_pct (DRAM and tensor activity PM sampling reads during the bench's copy and
- * GEMM) are not written by the bench yet: the comparison says so where they are absent. */
+ * GEMM: its activity pass) are absent from files written before it had one: the comparison
+ * says so. */
 const uf_doctor_ceiling_row uf_doctor_ceiling_rows[UF_N_CEIL] = {
     [UF_CEIL_LAUNCH_US] = {"launch_us", "us"},
     [UF_CEIL_H2D_PINNED_GBS] = {"h2d_pinned_gbs", "GB/s"},

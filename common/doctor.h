@@ -20,8 +20,8 @@
  * 4. Opt-in (underfed doctor --ceilings FILE): the figures a trace can honestly hold against
  *    the machine's ceilings file (uf_doctor_compare): the launch calls' median duration against
  *    launch_us, pinned host-to-device copy rates against h2d_pinned_gbs, and DRAM and tensor
- *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (no file
- *    has yet). Pageable copies are counted but held against nothing: their records time only
+ *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (files
+ *    the bench wrote before 2026-12-01 do not). Pageable copies are counted but held against nothing: their records time only
  *    the DMA of data the driver had staged, no end-to-end rate like h2d_pageable_gbs. A row
  *    missing or in another unit is said, its value NaN. */
 #ifndef UF_DOCTOR_H
@@ -134,7 +134,7 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 
 /* The ceilings file's rows the doctor compares with (uf_doctor_ceiling_rows names them and
  * their units): the launch floor, the pinned host-to-device rate, and the activity PM sampling
- * read during the bench's copy and GEMM (no ceilings file holds these two yet). */
+ * read during the bench's copy and GEMM (benches/ceilings' activity pass). */
 typedef enum {
     UF_CEIL_LAUNCH_US, UF_CEIL_H2D_PINNED_GBS, UF_CEIL_COPY_DRAM_PCT, UF_CEIL_GEMM_TENSOR_PCT,
     UF_N_CEIL

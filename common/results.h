@@ -210,6 +210,16 @@ int uf_ceilings_write(const char *path, const uf_meta *meta, const uf_ceiling_ro
  * (malloc'ed, the caller frees it; NULL when none) and *n_rows. 0, or -1 with err. */
 int uf_ceilings_read_rows(const char *path, uf_ceiling_row **rows, int *n_rows, char *err,
                           size_t errlen);
+/* An activity row of benches/ceilings (copy_dram_pct, gemm_bf16_tensor_pct, ...): one PM
+ * counter (uf_pm_counters' order: 0 SM active, 1 occupancy, 2 tensor active, 3 DRAM) over the
+ * window [t0_ns, t1_ns] into row->value as the scenarios' counters columns read it (the
+ * overlap-weighted mean, uf_pm_window_mean), and into row->spread_pct the relative IQR of the
+ * samples that overlap the window (stats.h). Name, unit and note are the caller's. Returns how
+ * many samples overlap the window; 0 (no sample, a counter index out of range, or out of
+ * memory): value and spread NaN. A mean of 0 (no such activity at all) also leaves them NaN:
+ * a ceilings file holds values > 0 only, and a 0 would make every reader refuse the file. */
+size_t uf_ceiling_activity(uf_ceiling_row *row, const uf_pm_sample *samples, size_t n,
+                           uint64_t t0_ns, uint64_t t1_ns, int counter);
 
 #ifdef __cplusplus
 }

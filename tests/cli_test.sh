@@ -81,6 +81,10 @@ run_case 2 err "--metrics is required" "$tool" values "$csv"
 run_case 2 err "--x is required" "$tool" points "$csv"
 run_case 2 err "--threshold takes a percentage" "$tool" compare "$data/gpu-a" "$data/gpu-b" --threshold -1
 run_case 2 err 'unknown ceiling "nosuch"' "$tool" ceiling nosuch "$data/gpu-a"
+# rows outside the ceilings table (benches/ceilings' activity rows): read as written, empty: NaN
+run_case 0 out "88.5" "$tool" ceiling copy_dram_pct "$data/ceilings-activity"
+run_case 0 out "NaN" "$tool" ceiling gemm_bf16_tensor_pct "$data/ceilings-activity"
+run_case 2 err "or a row of" "$tool" ceiling gemm_bf16_tensor_pc "$data/ceilings-activity"
 
 # ---- underfed: a value that matches nothing is an error, never NaN or empty output ---------
 run_case 2 err '--metrics "nosuch": ' "$tool" values "$csv" --metrics step_ms,nosuch
@@ -140,14 +144,17 @@ fi
 
 # ---- ceilings: the options it uses, --list and --explain without running ------------------
 for unused in "--sweep elems=4K" "--variant eager" "--trace t.json" "--seed 3" "--gpus 2" \
-              --no-counters --no-trace --no-expect "--sweep=x=1"; do
+              --no-trace --no-expect "--sweep=x=1"; do
   # shellcheck disable=SC2086
   run_case 2 err "${unused%%[ =]*} does not apply" "$ceilings" $unused
 done
 run_case 2 err "(see --help)" "$ceilings" --bogus
 run_case 0 out "DIR/GPU/ceilings.csv" "$ceilings" --help
+# --no-counters is its own: the activity rows stay empty, CUPTI is never loaded
+run_case 0 out "--no-counters: no CUPTI" "$ceilings" --no-counters --help
 run_case 0 out "no variants, no sweep axes" "$ceilings" --list
-for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs nccl_busbw_gbs; do
+for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs nccl_busbw_gbs \
+            copy_dram_pct gemm_bf16_tensor_pct gemm_bf16_sm_active_pct; do
   grep -q "^  $name " "$work/out" || fail "ceilings --list does not name $name"
 done
 run_case 0 out "# benches: the machine's ceilings" "$ceilings" --explain

@@ -777,6 +777,80 @@ Test(results, ceilings_fixtures)
     cr_assert(strstr(err, "not an underfed ceilings file") != NULL, "%s", err);
 }
 
+/* benches/ceilings' activity rows: one PM counter over the window as the scenarios' columns
+ * read it (overlap-weighted mean), the spread over the samples that overlap it. */
+Test(results, ceiling_activity_row)
+{
+    const uint64_t ms = 1000000;
+    const double dram[6] = {10, 80, 90, 100, 70, 20};
+    uf_pm_sample s[6];
+    for (int i = 0; i < 6; i++)
+        s[i] = (uf_pm_sample){.start_ns = (uint64_t)i * ms, .end_ns = (uint64_t)(i + 1) * ms,
+                              .sm_active_pct = 99, .occupancy_pct = 50,
+                              .tensor_active_pct = dram[i] / 2, .dram_pct = dram[i]};
+    uf_ceiling_row row = {.name = "copy_dram_pct"};
+    /* [1.5, 4.5] ms: half of 80, 90, 100, half of 70 */
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 3 * ms / 2, 9 * ms / 2, 3), 4);
+    cr_assert_float_eq(row.value, 265.0 / 3.0, 1e-9, "%g", row.value);
+    /* 70 80 90 100: p25 77.5, p75 92.5, median 85 */
+    cr_assert_float_eq(row.spread_pct, 15.0 / 85.0 * 100.0, 1e-9, "%g", row.spread_pct);
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 3 * ms / 2, 9 * ms / 2, 2), 4);
+    cr_assert_float_eq(row.value, 265.0 / 6.0, 1e-9, "the tensor counter: %g", row.value);
+    /* a window no sample reaches, a counter that does not exist: nothing made up */
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 7 * ms, 8 * ms, 3), 0);
+    cr_assert(isnan(row.value) && isnan(row.spread_pct));
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 0, 6 * ms, 4), 0);
+    cr_assert(isnan(row.value) && isnan(row.spread_pct));
+    cr_assert_eq(uf_ceiling_activity(&row, NULL, 0, 0, 6 * ms, 3), 0);
+    cr_assert(isnan(row.value));
+    /* no activity at all (an fp32 GEMM's tensor pipe): samples, but no value the reader would
+     * refuse (a ceiling is > 0) */
+    for (int i = 0; i < 6; i++)
+        s[i].tensor_active_pct = 0.0;
+    cr_assert_eq(uf_ceiling_activity(&row, s, 6, 0, 6 * ms, 2), 6);
+    cr_assert(isnan(row.value) && isnan(row.spread_pct), "%g", row.value);
+}
+
+/* An activity row PM sampling could not measure is written empty with its reason; the reader
+ * keeps both rows (they are outside uf_ceilings) and the measured one's value. */
+Test(results, ceilings_activity_rows_round_trip)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "ceilings.csv");
+    uf_meta meta = {0};
+    uf_ceiling_row rows[3] = {
+        {.name = "copy_d2d_gbs", .value = 4200, .spread_pct = 0.2, .unit = "GB/s", .note = ""},
+        {.name = "copy_dram_pct", .value = NAN, .spread_pct = NAN, .unit = "%",
+         .note = "not measured: CUPTI PM sampling unavailable: insufficient privileges"},
+        {.name = "gemm_bf16_tensor_pct", .value = 91.5, .spread_pct = 1.5, .unit = "%",
+         .note = "PM sampling"},
+    };
+    cr_assert_eq(uf_ceilings_write(path, &meta, rows, 3, err, sizeof err), 0, "%s", err);
+    char *text = read_text(path);
+    cr_assert(strstr(text, "\ncopy_dram_pct,,%,,not measured: CUPTI") != NULL, "%s", text);
+    free(text);
+    uf_ceiling_row *got = NULL;
+    int n = 0;
+    cr_assert_eq(uf_ceilings_read_rows(path, &got, &n, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(n, 3);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(got[i].name, "copy_dram_pct") == 0) {
+            seen++;
+            cr_expect(isnan(got[i].value) && strcmp(got[i].unit, "%") == 0);
+            cr_expect(strstr(got[i].note, "insufficient privileges") != NULL, "%s", got[i].note);
+        }
+        if (strcmp(got[i].name, "gemm_bf16_tensor_pct") == 0) {
+            seen++;
+            cr_expect_float_eq(got[i].value, 91.5, 0.0);
+        }
+    }
+    cr_assert_eq(seen, 2);
+    free(got);
+    remove_tree(dir);
+}
+
 /* ---- the ranks of a run on several GPUs (format v3) ------------------------------------- */
 
 /* The metrics measured on each GPU: the trace pass's timeline, the counters and NVML. The

@@ -245,41 +245,54 @@ static int cmd_values(const args *a)
     return print_values(a, a->metrics);
 }
 
-/* The value of one ceiling of DIR/ceilings.csv: NaN (and a note) when the file is absent,
- * an error when it is malformed or the name unknown. */
+/* "unknown ceiling": the table's names, and where the file was read, that it has no such row. */
+static int unknown_ceiling(const char *name, const char *path)
+{
+    fprintf(stderr, "underfed ceiling: unknown ceiling \"%s\" (", name);
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        fprintf(stderr, "%s%s", i ? ", " : "", uf_ceiling_descs[i].name);
+    fprintf(stderr, "%s%s)\n", path ? ", or a row of " : "", path ? path : "");
+    return EXIT_BAD;
+}
+
+/* The value of one ceiling of DIR/ceilings.csv: a name of the ceilings table, or any other row
+ * the file has (copy_dram_pct, nccl_busbw_gbs@1048576, ...). NaN (and a note) when the file is
+ * absent; NaN when the row is empty; an error when the file is malformed or the name unknown. */
 static int cmd_ceiling(const args *a)
 {
     char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    uf_ceilings c;
-    int known = -1;
+    uf_ceiling_row *rows = NULL;
+    const uf_ceiling_row *row = NULL;
+    int known = 0, n = 0;
     for (int i = 0; i < uf_n_ceiling_descs; i++)
-        if (strcmp(uf_ceiling_descs[i].name, a->pos[0]) == 0)
-            known = i;
-    if (known < 0) {
-        fprintf(stderr, "underfed ceiling: unknown ceiling \"%s\" (", a->pos[0]);
-        for (int i = 0; i < uf_n_ceiling_descs; i++)
-            fprintf(stderr, "%s%s", i ? ", " : "", uf_ceiling_descs[i].name);
-        fprintf(stderr, ")\n");
-        return EXIT_BAD;
-    }
+        known |= strcmp(uf_ceiling_descs[i].name, a->pos[0]) == 0;
     if (join_path(path, sizeof path, a->pos[1], "ceilings", ".csv") != 0)
         return EXIT_BAD;
     FILE *probe = fopen(path, "r");
     if (!probe) {
+        if (!known)
+            return unknown_ceiling(a->pos[0], NULL);
         fprintf(stderr, "underfed ceiling: no %s: %s not measured\n", path, a->pos[0]);
         printf("NaN\n");
         return 0;
     }
     fclose(probe);
-    if (uf_ceilings_read(path, &c, err, sizeof err) != 0) {
+    if (uf_ceilings_read_rows(path, &rows, &n, err, sizeof err) != 0) {
         fprintf(stderr, "underfed: %s\n", err);
         return EXIT_BAD;
     }
-    double v = *(const double *)((const char *)&c + uf_ceiling_descs[known].offset);
-    if (isnan(v))
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].name, a->pos[0]) == 0)
+            row = &rows[i];
+    if (row == NULL && !known) {
+        free(rows);
+        return unknown_ceiling(a->pos[0], path);
+    }
+    if (row == NULL || isnan(row->value))
         printf("NaN\n");
     else
-        printf("%.10g\n", v);
+        printf("%.10g\n", row->value);
+    free(rows);
     return 0;
 }
 
@@ -1059,7 +1072,7 @@ static const command commands[] = {
     {"axes", "FILE.csv", 1, 1, "",
      "each axis, its number of values, 1 when a log scale suits it", cmd_axes, NULL},
     {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants, NULL},
-    {"ceiling", "NAME DIR", 2, 2, "", "one ceiling of DIR/ceilings.csv (NaN where not measured)",
+    {"ceiling", "NAME DIR", 2, 2, "", "a row of DIR/ceilings.csv (NaN where not measured)",
      cmd_ceiling, NULL},
     {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
      "one scenario across result folders (GPUs), raw and as shares",
