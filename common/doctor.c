@@ -671,6 +671,11 @@ static int sort_by_launch(const work *w, size_t *order, size_t n)
     return 0;
 }
 
+/* The kernel classes whose time work_figures measures: each class's time is the union of its
+ * kernels' intervals, not the sum of their lengths, so that kernels that overlap (programmatic
+ * dependent launch, concurrent streams) count once and no share exceeds its step. */
+enum { CLS_SIMT, CLS_TC, CLS_MISALIGNED, CLS_CHAIN, N_CLS };
+
 /* Copies, elementwise chains, SIMT and misaligned GEMMs and under-filled grids in the window,
  * per step. */
 static int work_figures(const work *w, uf_diagnosis *d)
@@ -678,12 +683,17 @@ static int work_figures(const work *w, uf_diagnosis *d)
     const uf_dtrace *t = w->t;
     size_t n = t->n_acts;
     uf_interval *h2d = malloc((n + 1) * sizeof *h2d), *kern = malloc((n + 1) * sizeof *kern);
+    uf_interval *cls[N_CLS] = {NULL};
+    size_t n_cls[N_CLS] = {0};
     size_t *order = malloc((n + 1) * sizeof *order);
     int rc = -1;
     if (h2d == NULL || kern == NULL || order == NULL)
         goto out_free;
+    for (int c = 0; c < N_CLS; c++)
+        if ((cls[c] = malloc((n + 1) * sizeof *cls[c])) == NULL)
+            goto out_free;
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
-    double simt_ns = 0, tc_ns = 0, misaligned_ns = 0, under_ns = 0;
+    double under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
         if (w->step_of[i] < 0)
@@ -697,55 +707,62 @@ static int work_figures(const work *w, uf_diagnosis *d)
         kern[n_kern++] = iv;
         order[n_order++] = i;
         if (uf_doctor_is_gemm(a->name)) {
-            if (!uf_doctor_is_tensor_core(a->name))
-                simt_ns += dur;
-            else if (uf_doctor_is_misaligned(a->name))
-                misaligned_ns += dur;
-            else
-                tc_ns += dur;
+            int c = !uf_doctor_is_tensor_core(a->name)  ? CLS_SIMT
+                    : uf_doctor_is_misaligned(a->name) ? CLS_MISALIGNED
+                                                        : CLS_TC;
+            cls[c][n_cls[c]++] = iv;
         }
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
     /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
      * step (a fused kernel once a step is no chain, however many steps follow each other). The
-     * window's kernels are in trace order: sort them by launch. */
+     * window's kernels are in trace order: sort them by launch. A run's kernels are
+     * order[first .. first + run - 1]. */
     if (sort_by_launch(w, order, n_order) != 0)
         goto out_free;
-    double chain_ns = 0, run_ns = 0;
-    size_t run = 0;
+    size_t run = 0, first = 0;
     int run_step = -1;
     for (size_t i = 0; i <= n_order; i++) {
         const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
         int step = a != NULL ? w->step_of[order[i]] : -1;
         int elementwise = a != NULL && uf_doctor_is_elementwise(a->name);
         if (elementwise && (run == 0 || step == run_step)) {
+            if (run == 0)
+                first = i;
             run_step = step;
             run++;
-            run_ns += (double)(a->end_ns - a->start_ns);
             continue;
         }
         if (run >= UF_DOCTOR_CHAIN_MIN)
-            chain_ns += run_ns;
+            for (size_t k = first; k < first + run; k++) {
+                const uf_activity *m = &t->acts[order[k]];
+                cls[CLS_CHAIN][n_cls[CLS_CHAIN]++] = (uf_interval){m->start_ns, m->end_ns};
+            }
         run = 0;
-        run_ns = 0;
         if (elementwise) {   /* the first of the next step */
             run = 1;
-            run_ns = (double)(a->end_ns - a->start_ns);
+            first = i;
             run_step = step;
         }
     }
-    double steps = w->n_steps;
+    double steps = w->n_steps, ms[N_CLS];
+    for (int c = 0; c < N_CLS; c++)
+        ms[c] = (double)uf_interval_union_ns(cls[c], n_cls[c]) / 1e6 / steps;
     uint64_t h2d_ns = uf_interval_union_ns(h2d, n_h2d);
     uint64_t hidden_ns = uf_interval_overlap_ns(h2d, n_h2d, kern, n_kern);
     d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
-    d->elementwise_ms = chain_ns / 1e6 / steps;
-    d->simt_gemm_ms = simt_ns / 1e6 / steps;
-    d->tc_gemm_ms = tc_ns / 1e6 / steps;
-    d->misaligned_gemm_ms = misaligned_ns / 1e6 / steps;
+    d->elementwise_ms = ms[CLS_CHAIN];
+    d->simt_gemm_ms = ms[CLS_SIMT];
+    d->tc_gemm_ms = ms[CLS_TC];
+    d->misaligned_gemm_ms = ms[CLS_MISALIGNED];
+    /* an estimate of SM time left empty: kernels that overlap share SMs, so this may count
+     * some empty SMs twice; it is a share of kernel time, not of the step's union */
     d->underfilled_ms = under_ns / 1e6 / steps;
     rc = 0;
 out_free:
+    for (int c = 0; c < N_CLS; c++)
+        free(cls[c]);
     free(h2d);
     free(kern);
     free(order);

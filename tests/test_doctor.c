@@ -1300,6 +1300,28 @@ Test(doctor, counters_are_averaged_over_the_steady_window)
     free(s);
 }
 
+/* Concurrent kernels count once: two fp32 GEMMs of 2 ms on two streams, 6 us apart, are
+ * 2.006 ms of SIMT GEMM a step, not 4 (their summed lengths are more than the ~2.5 ms step). */
+Test(doctor, concurrent_gemms_counted_once)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 1, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
+        sim_sync(s, 0);
+        sim_sync(s, 1);
+    }
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_float_eq(d.simt_gemm_ms, 2.006, 1e-6, "%g: concurrent GEMMs counted twice",
+                       d.simt_gemm_ms);
+    cr_expect_leq(d.findings[UF_RULE_SIMT_GEMM].share_pct, 100.0, "%s",
+                  d.findings[UF_RULE_SIMT_GEMM].evidence);
+}
+
 /* Tensor-core-named GEMMs whose tensor pipes stay idle (a fallback kernel keeps its name):
  * simt_gemm counts them when tensor active is under a quarter of their share, not otherwise. */
 Test(doctor, simt_gemm_from_tensor_active)
