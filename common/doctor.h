@@ -21,9 +21,9 @@
  *    the machine's ceilings file (uf_doctor_compare): the launch calls' median duration against
  *    launch_us, pinned host-to-device copy rates against h2d_pinned_gbs, and DRAM and tensor
  *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (files
- *    the bench wrote before 2026-12-01 do not). Pageable copies are counted but held against nothing: their records time only
- *    the DMA of data the driver had staged, no end-to-end rate like h2d_pageable_gbs. A row
- *    missing or in another unit is said, its value NaN. */
+ *    the bench wrote before 2026-12-01 do not). Pageable copies are counted but held against
+ *    nothing: their records time only the DMA of data the driver had staged, no end-to-end
+ *    rate like h2d_pageable_gbs. A row missing or in another unit is said, its value NaN. */
 #ifndef UF_DOCTOR_H
 #define UF_DOCTOR_H
 
