@@ -759,22 +759,15 @@ static int work_figures(const work *w, uf_diagnosis *d)
         }
     }
     double steps = w->n_steps, ms[N_CLS];
-    uint64_t union_ns[N_CLS];
-    for (int c = 0; c < N_CLS; c++) {
-        union_ns[c] = uf_interval_union_ns(cls[c], n_cls[c]);
-        ms[c] = (double)union_ns[c] / 1e6 / steps;
-    }
+    for (int c = 0; c < N_CLS; c++)
+        ms[c] = (double)uf_interval_union_ns(cls[c], n_cls[c]) / 1e6 / steps;
     uint64_t h2d_ns = uf_interval_union_ns(h2d, n_h2d);
     uint64_t hidden_ns = uf_interval_overlap_ns(h2d, n_h2d, kern, n_kern);
-    /* simt_gemm adds classes: what they share, from their union (kern, done with, holds the
-     * GEMMs: they are among its kernels) */
+    /* simt_gemm's time spans classes: their union, in kern (done with; the GEMMs are among its
+     * kernels), so that a SIMT and a misaligned GEMM at once count once */
     static const int gemm_classes[] = {CLS_SIMT, CLS_MISALIGNED, CLS_TC};
-    uint64_t simt_ns = union_ns[CLS_SIMT] + union_ns[CLS_MISALIGNED];
-    uint64_t gemm_ns = simt_ns + union_ns[CLS_TC];
-    d->simt_shared_ms = (double)(simt_ns - classes_union_ns(cls, n_cls, gemm_classes, 2, kern)) /
-                        1e6 / steps;
-    d->gemm_shared_ms = (double)(gemm_ns - classes_union_ns(cls, n_cls, gemm_classes, 3, kern)) /
-                        1e6 / steps;
+    d->simt_any_ms = (double)classes_union_ns(cls, n_cls, gemm_classes, 2, kern) / 1e6 / steps;
+    d->gemm_any_ms = (double)classes_union_ns(cls, n_cls, gemm_classes, 3, kern) / 1e6 / steps;
     d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
     d->elementwise_ms = ms[CLS_CHAIN];
     d->simt_gemm_ms = ms[CLS_SIMT];
@@ -978,15 +971,14 @@ static void low_sm_fill(uf_diagnosis *d, double step)
  * tensorop name), unless DRAM was UF_DOCTOR_DRAM_BOUND busy: then they waited on memory. */
 static void simt_gemm(uf_diagnosis *d, double step)
 {
-    double simt = d->simt_gemm_ms / step * 100.0, tc = d->tc_gemm_ms / step * 100.0;
-    double misaligned = d->misaligned_gemm_ms / step * 100.0;
+    double tc = d->tc_gemm_ms / step * 100.0;
     int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
                d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
     int memory_bound = idle && d->dram_pct >= UF_DOCTOR_DRAM_BOUND;   /* false when NaN */
     int with_tc = idle && !memory_bound;
-    /* the classes' time at once counts once (0 where no two overlap) */
-    double shared = (with_tc ? d->gemm_shared_ms : d->simt_shared_ms) / step * 100.0;
-    set_finding(d, UF_RULE_SIMT_GEMM, simt + misaligned + (with_tc ? tc : 0.0) - shared, 1,
+    /* the union of the classes it counts: kernels of two classes at once count once */
+    double share = (with_tc ? d->gemm_any_ms : d->simt_any_ms) / step * 100.0;
+    set_finding(d, UF_RULE_SIMT_GEMM, share, 1,
                 "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
                 "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
                 "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,

@@ -203,10 +203,9 @@ typedef struct uf_diagnosis {
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
-    /* GEMM time per step that those classes share (kernels of two classes at once), which
-     * simt_gemm's share, a sum of classes, takes off so as to count it once: of the SIMT and
-     * misaligned ones, and of all three. 0 when no two classes overlap. */
-    double simt_shared_ms, gemm_shared_ms;
+    /* the union of the SIMT and misaligned GEMMs' intervals per step, and of all three
+     * classes': what simt_gemm counts (kernels of two classes at once count once) */
+    double simt_any_ms, gemm_any_ms;
     int sm_count;               /* the trace's SM count (0 unknown) */
     double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
     /* the counters over the steady window (NaN where not recorded): PM sampling's means
