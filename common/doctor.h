@@ -21,9 +21,9 @@
  *    the machine's ceilings file (uf_doctor_compare): the launch calls' median duration against
  *    launch_us, pinned host-to-device copy rates against h2d_pinned_gbs, and DRAM and tensor
  *    activity against copy_dram_pct / gemm_bf16_tensor_pct where the file has them (files
- *    the bench wrote before 2026-12-01 do not). Pageable copies are counted but held against nothing: their records time only
- *    the DMA of data the driver had staged, no end-to-end rate like h2d_pageable_gbs. A row
- *    missing or in another unit is said, its value NaN. */
+ *    the bench wrote before 2026-12-01 do not). Pageable copies are counted but held against
+ *    nothing: their records time only the DMA of data the driver had staged, no end-to-end
+ *    rate like h2d_pageable_gbs. A row missing or in another unit is said, its value NaN. */
 #ifndef UF_DOCTOR_H
 #define UF_DOCTOR_H
 
@@ -203,6 +203,9 @@ typedef struct uf_diagnosis {
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
+    /* the union of the SIMT and misaligned GEMMs' intervals per step, and of all three
+     * classes': what simt_gemm counts (kernels of two classes at once count once) */
+    double simt_any_ms, gemm_any_ms;
     int sm_count;               /* the trace's SM count (0 unknown) */
     double underfilled_ms;      /* kernel time per step × the share of SMs its grid leaves empty */
     /* the counters over the steady window (NaN where not recorded): PM sampling's means

@@ -1322,6 +1322,42 @@ Test(doctor, concurrent_gemms_counted_once)
                   d.findings[UF_RULE_SIMT_GEMM].evidence);
 }
 
+/* simt_gemm's share adds GEMM classes: a SIMT GEMM and a misaligned one that run at once count
+ * once (2.006 ms of the ~2.5 ms step, not 4), and with idle tensor pipes, the tensor-core GEMM
+ * that follows on the SIMT one's stream while the misaligned one ends adds only its own 0.5 ms
+ * (2.5 ms, not 4.5). */
+Test(doctor, concurrent_gemm_classes_counted_once)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {   /* NVTX steps: the window holds whole pairs */
+        uint64_t t0 = s->host_ns;
+        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 1, "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1", 2 * MS,
+                   SM_COUNT, 0);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
+        sim_sync(s, 0);
+        sim_sync(s, 1);
+        sim_range(s, "step", t0);
+    }
+    sim_trace(s);
+    uf_diagnosis d;
+    char err[256];
+    const uf_finding *g = &d.findings[UF_RULE_SIMT_GEMM];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    double step = d.tl.window_ms / d.n_steps;
+    cr_expect_float_eq(g->share_pct, 2.006 / step * 100.0, 1e-6, "%g %% of a %g ms step: %s",
+                       g->share_pct, step, g->evidence);
+    counter_series c;
+    fill_counters(&c, &s->t, 95.0, 1.0, 99.0);
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    step = d.tl.window_ms / d.n_steps;
+    cr_expect(strstr(g->evidence, "counted") != NULL, "%s", g->evidence);
+    cr_expect_float_eq(g->share_pct, 2.5 / step * 100.0, 1e-6, "%g %% of a %g ms step: %s",
+                       g->share_pct, step, g->evidence);
+    cr_expect_leq(g->share_pct, 100.0, "%s", g->evidence);
+    free(s);
+}
+
 /* Tensor-core-named GEMMs whose tensor pipes stay idle (a fallback kernel keeps its name):
  * simt_gemm counts them when tensor active is under a quarter of their share, not otherwise. */
 Test(doctor, simt_gemm_from_tensor_active)
