@@ -925,9 +925,9 @@ static void bench_activity_rows_from(bench *b, int sampled, const uf_pm_sample *
         if (used == 0)
             row = bench_row(b, bench_activity_rows[i].name, "not measured: no PM sample over "
                             "the %.0f ms of %s", (t1_ns - t0_ns) / 1e6, what);
-        else if (isnan(reading.value))  /* read 0: a ceilings file holds values > 0 only */
-            row = bench_row(b, bench_activity_rows[i].name, "not measured: %s not > 0 (no "
-                            "such activity) in %zu samples over %.0f ms of %s",
+        else if (isnan(reading.value))  /* 0 or no valid reading: a file holds values > 0 */
+            row = bench_row(b, bench_activity_rows[i].name, "not measured: %s gave no value "
+                            "> 0 (0, or no valid reading) in %zu samples over %.0f ms of %s",
                             bench_activity_rows[i].metric, used, (t1_ns - t0_ns) / 1e6, what);
         else
             row = bench_row(b, bench_activity_rows[i].name, "CUPTI PM sampling (%d us "
