@@ -1300,18 +1300,27 @@ Test(doctor, counters_are_averaged_over_the_steady_window)
     free(s);
 }
 
+/* Steps of an fp32 GEMM of 2 ms on stream 0 and `other`, 2 ms, on stream 1, 6 us apart, then
+ * a bf16 GEMM of 0.5 ms on stream 0; NVTX steps, so that the window holds whole pairs. */
+static void concurrent_gemm_steps(sim *s, const char *other)
+{
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t t0 = s->host_ns;
+        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 1, other, 2 * MS, SM_COUNT, 0);
+        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
+        sim_sync(s, 0);
+        sim_sync(s, 1);
+        sim_range(s, "step", t0);
+    }
+}
+
 /* Concurrent kernels count once: two fp32 GEMMs of 2 ms on two streams, 6 us apart, are
  * 2.006 ms of SIMT GEMM a step, not 4 (their summed lengths are more than the ~2.5 ms step). */
 Test(doctor, concurrent_gemms_counted_once)
 {
     sim *s = sim_new();
-    for (int i = 0; i < STEPS; i++) {
-        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
-        sim_kernel(s, 1, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
-        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
-        sim_sync(s, 0);
-        sim_sync(s, 1);
-    }
+    concurrent_gemm_steps(s, "ampere_sgemm_128x64_nn");
     uf_diagnosis d;
     char err[256];
     cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
@@ -1329,16 +1338,7 @@ Test(doctor, concurrent_gemms_counted_once)
 Test(doctor, concurrent_gemm_classes_counted_once)
 {
     sim *s = sim_new();
-    for (int i = 0; i < STEPS; i++) {   /* NVTX steps: the window holds whole pairs */
-        uint64_t t0 = s->host_ns;
-        sim_kernel(s, 0, "ampere_sgemm_128x64_nn", 2 * MS, SM_COUNT, 0);
-        sim_kernel(s, 1, "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1", 2 * MS,
-                   SM_COUNT, 0);
-        sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 500 * US, SM_COUNT, 0);
-        sim_sync(s, 0);
-        sim_sync(s, 1);
-        sim_range(s, "step", t0);
-    }
+    concurrent_gemm_steps(s, "cutlass_75_tensorop_bf16_s1688gemm_bf16_128x128_tn_align1");
     sim_trace(s);
     uf_diagnosis d;
     char err[256];
