@@ -1,6 +1,7 @@
 /* underfed doctor's analysis and rules (doctor.h says what each step does). */
 #include "doctor.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -67,11 +68,19 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
+        .share = "GEMM kernel time (GEMVs not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
         .scenario = "tensor_alignment",
         .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
+    [UF_RULE_DECODE_GEMV] = {
+        .id = "decode_gemv",
+        .failure = "serial decode: matrix-vector products stream every weight for one token (batch-1 generation)",
+        .share = "kernel time in GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel; simt_gemm does not count them)",
+        .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
+        .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
+        .source = "serial_decode on the H200 (branch serial_decode, 2026-12-01): graph_b1 at d = 4096 spends ~96 % of its step in GEMV kernels streaming 6.5 GB per token at 85 % of the copy ceiling; batching 64 sequences gave 48x the tokens/s"},
     [UF_RULE_PADDING] = {
         .id = "padding", .failure = "padding: attention and GEMMs on pad tokens",
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
@@ -128,12 +137,27 @@ static const char *const tensor_core_names[] = {
  * in tensor_alignment's fp32 variant on the H200); CUTLASS names its CUDA-core kernels simt. */
 static const char *const cuda_core_names[] = {"ffma", "simt", NULL};
 
+/* Does name contain pattern (lower case) in any case? */
+static int contains_nocase(const char *name, const char *pattern)
+{
+    size_t n = strlen(pattern);
+    for (const char *p = name; p != NULL && *p != '\0'; p++) {
+        size_t i = 0;
+        while (i < n && p[i] != '\0' && tolower((unsigned char)p[i]) == pattern[i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
 int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
 int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
 int uf_doctor_is_tensor_core(const char *name)
 {
     return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
 }
+int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
 
 /* A CUTLASS/cuBLAS kernel name's operand alignment, in elements: "align1", "align2" (or
  * "aligna1", the A operand's) say the operands' rows are not 16-byte aligned for any element
@@ -674,7 +698,7 @@ static int sort_by_launch(const work *w, size_t *order, size_t n)
 /* The kernel classes whose time work_figures measures: each class's time is the union of its
  * kernels' intervals, not the sum of their lengths, so that kernels that overlap (programmatic
  * dependent launch, concurrent streams) count once and no share exceeds its step. */
-enum { CLS_SIMT, CLS_TC, CLS_MISALIGNED, CLS_CHAIN, N_CLS };
+enum { CLS_SIMT, CLS_TC, CLS_MISALIGNED, CLS_CHAIN, CLS_GEMV, N_CLS };
 
 /* The union of the intervals of `n_which` classes (copied into scratch, which holds them all). */
 static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[], const int *which,
@@ -688,8 +712,9 @@ static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[],
     return uf_interval_union_ns(scratch, m);
 }
 
-/* Copies, elementwise chains, SIMT and misaligned GEMMs and under-filled grids in the window,
- * per step. */
+/* Copies, elementwise chains, SIMT and misaligned GEMMs, GEMVs and under-filled grids in the
+ * window, per step. A GEMV is not counted as a GEMM (a CUTLASS Gemv's namespace says gemm):
+ * it is memory-bound by nature, whatever units it runs on. */
 static int work_figures(const work *w, uf_diagnosis *d)
 {
     const uf_dtrace *t = w->t;
@@ -718,7 +743,9 @@ static int work_figures(const work *w, uf_diagnosis *d)
             continue;
         kern[n_kern++] = iv;
         order[n_order++] = i;
-        if (uf_doctor_is_gemm(a->name)) {
+        if (uf_doctor_is_gemv(a->name)) {
+            cls[CLS_GEMV][n_cls[CLS_GEMV]++] = iv;
+        } else if (uf_doctor_is_gemm(a->name)) {
             int c = !uf_doctor_is_tensor_core(a->name)  ? CLS_SIMT
                     : uf_doctor_is_misaligned(a->name) ? CLS_MISALIGNED
                                                         : CLS_TC;
@@ -773,6 +800,8 @@ static int work_figures(const work *w, uf_diagnosis *d)
     d->simt_gemm_ms = ms[CLS_SIMT];
     d->tc_gemm_ms = ms[CLS_TC];
     d->misaligned_gemm_ms = ms[CLS_MISALIGNED];
+    d->gemv_ms = ms[CLS_GEMV];
+    d->gemv_per_step = (double)n_cls[CLS_GEMV] / steps;
     /* an estimate of SM time left empty: kernels that overlap share SMs, so this may count
      * some empty SMs twice; it is a share of kernel time, not of the step's union */
     d->underfilled_ms = under_ns / 1e6 / steps;
@@ -988,6 +1017,17 @@ static void simt_gemm(uf_diagnosis *d, double step)
                 : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
 }
 
+/* decode_gemv. Kernel time in matrix-vector products: each streams its whole weight matrix
+ * from HBM for one token (batch-1 decode); DRAM busy says the stream is what the step waits
+ * on. */
+static void decode_gemv(uf_diagnosis *d, double step)
+{
+    set_finding(d, UF_RULE_DECODE_GEMV, d->gemv_ms / step * 100.0, 1,
+                "%.3f ms/step in GEMV kernels (%.1f %% of the step, %.1f of them per step); "
+                "DRAM %s %%", d->gemv_ms, d->gemv_ms / step * 100.0, d->gemv_per_step,
+                num(d->dram_pct, 1).s);
+}
+
 static void apply_rules(uf_diagnosis *d)
 {
     double step = d->tl.window_ms / d->n_steps;
@@ -1018,6 +1058,7 @@ static void apply_rules(uf_diagnosis *d)
                 num(d->dram_pct, 0).s);
     low_sm_fill(d, step);
     simt_gemm(d, step);
+    decode_gemv(d, step);
     set_finding(d, UF_RULE_PADDING, NAN, 1, "%s", uf_doctor_rules[UF_RULE_PADDING].share);
     set_finding(d, UF_RULE_RECOMPUTE, NAN, 1, "%s", uf_doctor_rules[UF_RULE_RECOMPUTE].share);
 }

@@ -92,8 +92,8 @@ typedef enum {
 /* The rules, one per failure mode. */
 typedef enum {
     UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_COMM_EXPOSED,
-    UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_PADDING,
-    UF_RULE_RECOMPUTE, UF_N_RULES
+    UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_DECODE_GEMV,
+    UF_RULE_PADDING, UF_RULE_RECOMPUTE, UF_N_RULES
 } uf_rule_id;
 
 /* One row of the rule table: the share of step time at stake (a percentage) is moderate from
@@ -200,9 +200,12 @@ typedef struct uf_diagnosis {
                                  * (0 start, 100 end); NaN with none */
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
     double elementwise_ms;      /* kernel time per step in elementwise chains */
-    double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name) */
+    double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name;
+                                 * GEMV kernels are not counted in any of the three) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
+    double gemv_ms;             /* GEMV kernel time per step (uf_doctor_is_gemv) */
+    double gemv_per_step;       /* GEMV kernels per step */
     /* the union of the SIMT and misaligned GEMMs' intervals per step, and of all three
      * classes': what simt_gemm counts (kernels of two classes at once count once) */
     double simt_any_ms, gemm_any_ms;
@@ -265,6 +268,11 @@ void uf_doctor_rules_markdown(uf_strbuf *b);
 int uf_doctor_is_elementwise(const char *name);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
+/* A matrix-vector product (batch-1 decode): the name contains "gemv" in any case (cuBLAS's
+ * gemv2T_kernel_val, gemv2N_kernel, gemvx_kernel; CUTLASS's gemm::kernel::Gemv, whose
+ * namespace also makes it a uf_doctor_is_gemm name; serial_decode's sd_gemv_kernel). The
+ * simt_gemm figures leave these out: a GEMV is memory-bound whatever units it runs on. */
+int uf_doctor_is_gemv(const char *name);
 /* A GEMM kernel name whose operand alignment is 1 or 2 elements (align1, aligna2, ...): rows
  * not 16-byte aligned, the slow path of an odd leading dimension. */
 int uf_doctor_is_misaligned(const char *name);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
 # torch checks, runs the judge with the real python3, and plays each example by dropping a
-# recorded fixture of tests/data/doctor (pid 42: host_sync high; pid 43: starved_input high)
-# where the recorder would write. The script must hold the rows the fixtures fit, fail the one
+# recorded fixture of tests/data/doctor (pid 42: host_sync high; pid 43: starved_input high;
+# pid 44, made by hand: a batch-1 decode loop of cuBLAS GEMVs, decode_gemv high) where the
+# recorder would write. The script must hold the rows the fixtures fit, fail the one
 # they do not (launch_storm broken gets host_sync as its top finding; dataloader_tokenize
 # pretokenized gets starved_input high), and skip the DDP pair.
 #   tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed, 77 no python3
@@ -25,6 +26,7 @@ example=\$(basename "\$1" .py)-\$3
 case \$example in
   ddp_bucketing-*) echo "skipped: needs 2 CUDA GPUs, found 1" >&2; exit 77 ;;
   item_sync-fixed|dataloader_tokenize-broken|dataloader_tokenize-pretokenized) pid=43 ;;
+  serial_decode-broken|serial_decode-graph) pid=44 ;;
   *) pid=42 ;;
 esac
 cp "$src/tests/data/doctor/underfed-trace.\$pid.txt" "\$UNDERFED_DOCTOR_OUT/"
@@ -52,6 +54,11 @@ row dataloader_tokenize workers | grep -qE '\| yes \|$' || fail "dataloader work
 row dataloader_tokenize pretokenized | grep -qE '\| high \| 52.7 \|.*\| no \|$' ||
   fail "dataloader pretokenized should not hold"
 row ddp_bucketing broken | grep -qF "skipped (exit 77)" || fail "ddp_bucketing not skipped"
+row serial_decode broken | grep -qE '\| high \| 88.7 \| decode_gemv high \|.*\| yes \|$' ||
+  fail "serial_decode broken"
+row serial_decode graph | grep -qE '\| high \| 88.7 \|.*\| yes \|$' || fail "serial_decode graph"
+row serial_decode batched | grep -qE '\| none \| 0.0 \| host_sync high \|.*\| yes \|$' ||
+  fail "serial_decode batched"
 [ "$failures" -eq 0 ] || { cat "$work/out.txt" >&2; exit 1; }
 
 # A hung example fails its own row, with the reason, and the others are still judged.

@@ -295,6 +295,42 @@ static void case_readback_every_step(sim *s)
     }
 }
 
+/* Kernel names of batch-1 decode: serial_decode's own GEMV, cuBLAS's (what PyTorch runs at
+ * batch 1) and CUTLASS's, whose namespace says gemm (it must not count as a SIMT GEMM). */
+#define SD_GEMV "void sd_gemv_kernel<__nv_bfloat16, 4096>(const __nv_bfloat16 *, const __nv_bfloat16 *, __nv_bfloat16 *, int, int)"
+#define CUBLAS_GEMV "void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<const __nv_bfloat16>, cublasGemvTensorStridedBatched<const __nv_bfloat16>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float>>(T13, T6, T6)"
+#define CUTLASS_GEMV "void cutlass::Kernel<cutlass::gemm::kernel::Gemv<cutlass::bfloat16_t, cutlass::layout::RowMajor, cutlass::bfloat16_t, cutlass::bfloat16_t, float, cutlass::epilogue::thread::LinearCombination<cutlass::bfloat16_t, 1, float, float>, 8, 128, 16>>(T1::Params)"
+
+/* One token of batch-1 decode: 8 layers, each a norm, the attention projections (GEMVs), a
+ * norm, the MLP (GEMVs) and an activation; then the LM head and the greedy pick. The GEMVs
+ * stream their weights (tens of us each); the host, 6 us a launch, stays ahead. */
+static void decode_token(sim *s, const char *gemv_a, const char *gemv_b)
+{
+    for (int layer = 0; layer < 8; layer++) {
+        sim_kernel(s, 0, "sd_rmsnorm_kernel", 3 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, gemv_a, 30 * US, 4 * SM_COUNT, 0);
+        sim_kernel(s, 0, gemv_b, 10 * US, 4 * SM_COUNT, 0);
+        sim_kernel(s, 0, "sd_rmsnorm_kernel", 3 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, gemv_a, 40 * US, 4 * SM_COUNT, 0);
+        sim_kernel(s, 0, "sd_silu_mul_kernel", 3 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, gemv_b, 40 * US, 4 * SM_COUNT, 0);
+    }
+    sim_kernel(s, 0, gemv_b, 60 * US, 4 * SM_COUNT, 0);
+    sim_kernel(s, 0, "sd_argmax_kernel", 4 * US, SM_COUNT, 0);
+}
+
+static void case_serial_decode(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        decode_token(s, SD_GEMV, CUBLAS_GEMV);
+}
+
+static void case_cutlass_gemv_decode(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        decode_token(s, CUTLASS_GEMV, CUBLAS_GEMV);
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -323,6 +359,8 @@ static const doctor_case cases[] = {
     {"aligned bf16 GEMM (nvjet)", case_aligned_gemm, -1},
     {"healthy", case_healthy, -1},
     {"blocking read-back every step", case_readback_every_step, UF_RULE_HOST_SYNC},
+    {"serial decode (sd_gemv, cuBLAS gemv2T)", case_serial_decode, UF_RULE_DECODE_GEMV},
+    {"serial decode (CUTLASS Gemv, cuBLAS gemv2T)", case_cutlass_gemv_decode, UF_RULE_DECODE_GEMV},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -724,6 +762,31 @@ Test(doctor_rules, kernel_name_classes)
                                         "_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute"));
     cr_expect(!uf_doctor_is_tensor_core("cutlass_simt_sgemm_128x128_8x2_nn_align1"));
     cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32"));
+}
+
+/* GEMV names in any case; no GEMM name is one. is_gemm stays as it was: a CUTLASS Gemv is a
+ * gemm name by its namespace, which is why work_figures asks is_gemv first. */
+Test(doctor_rules, gemv_names)
+{
+    cr_expect(uf_doctor_is_gemv(SD_GEMV));
+    cr_expect(uf_doctor_is_gemv(CUBLAS_GEMV));
+    cr_expect(uf_doctor_is_gemv("void gemv2N_kernel<int, int, float, float, float, float, 128, 32, 4, 4, false, false>"));
+    cr_expect(uf_doctor_is_gemv("void gemvx_kernel<int, int, float, float, float, float, false, true, true, false, 7, false>"));
+    cr_expect(uf_doctor_is_gemv("void internal::gemvx::kernel<int, int, float, float, float, float, false, true>"));
+    cr_expect(uf_doctor_is_gemv(CUTLASS_GEMV));
+    cr_expect(uf_doctor_is_gemv("MY_GEMV"));
+    cr_expect(!uf_doctor_is_gemv("ampere_sgemm_128x64_nn"));
+    cr_expect(!uf_doctor_is_gemv("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128"));
+    cr_expect(!uf_doctor_is_gemv("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
+    cr_expect(!uf_doctor_is_gemv("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN"));
+    cr_expect(!uf_doctor_is_gemv("void gemmk1_kernel<int, float, 256, 5, false, false>"));
+    cr_expect(!uf_doctor_is_gemv("void splitKreduce_kernel<32, 16, int, float, float>"));
+    cr_expect(!uf_doctor_is_gemv("gem"));
+    cr_expect(!uf_doctor_is_gemv(""));
+    cr_expect(!uf_doctor_is_gemv(NULL));
+    cr_expect(uf_doctor_is_gemm(CUTLASS_GEMV), "its namespace is gemm");
+    cr_expect(!uf_doctor_is_gemm(CUBLAS_GEMV));
+    cr_expect(!uf_doctor_is_gemm(SD_GEMV));
 }
 
 /* Operand alignment from the name: 1 or 2 elements only, whole numbers only. */
@@ -1422,6 +1485,69 @@ Test(doctor, cudafree_every_step_is_a_host_sync)
                  d.findings[UF_RULE_HOST_SYNC].evidence);
     cr_expect_gt(d.tl.drains_per_step, 0.9, "%g", d.tl.drains_per_step);
     free(s);
+}
+
+/* Batch-1 decode: the GEMVs' time is decode_gemv's share and nothing of simt_gemm's, even for a
+ * CUTLASS Gemv (a gemm name); the evidence gives their time, their count and DRAM. */
+Test(doctor, decode_gemv_figures_and_no_simt_gemm)
+{
+    sim *s = sim_new();
+    case_cutlass_gemv_decode(s);
+    sim_trace(s);
+    s->t.dram_pct = 85.0;
+    s->t.tensor_active_pct = 0.0;
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    /* a token: 8 layers of 30 + 10 + 40 + 40 us of GEMVs, and a 60 us LM head */
+    cr_expect_float_eq(d.gemv_ms, 1.020, 1e-9, "%g", d.gemv_ms);
+    cr_expect_float_eq(d.gemv_per_step, 33.0, 1e-9, "%g", d.gemv_per_step);
+    cr_expect_float_eq(d.simt_gemm_ms + d.tc_gemm_ms + d.misaligned_gemm_ms, 0.0, 1e-12,
+                       "no GEMV counted as a GEMM: simt %g tc %g", d.simt_gemm_ms, d.tc_gemm_ms);
+    const uf_finding *f = &d.findings[UF_RULE_DECODE_GEMV];
+    cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "%s", f->evidence);
+    cr_expect_gt(f->share_pct, 90.0, "%g", f->share_pct);
+    cr_expect(strstr(f->evidence, "1.020 ms/step in GEMV kernels") != NULL, "%s", f->evidence);
+    cr_expect(strstr(f->evidence, "33.0 of them per step") != NULL, "%s", f->evidence);
+    cr_expect(strstr(f->evidence, "DRAM 85.0 %") != NULL, "%s", f->evidence);
+    cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, UF_VERDICT_NONE, "%s",
+                 d.findings[UF_RULE_SIMT_GEMM].evidence);
+    cr_expect_eq(d.order[0], UF_RULE_DECODE_GEMV, "top %s", uf_doctor_rules[d.order[0]].id);
+}
+
+/* Under programmatic dependent launch each GEMV starts while the kernel before it ends: the
+ * GEMVs' time is the union of their intervals, never more than the time they cover (their
+ * summed lengths were 120 % of the step on the H200, serial_decode's graph_b1). Each GEMV here
+ * starts 5 us early: the 33 GEMVs of a token would sum to 1.020 + 0.165 ms, while the 25 that
+ * follow a non-GEMV kernel (or start the token) reach back at most 0.125 ms beyond the others. */
+Test(doctor, decode_gemv_overlapping_gemvs_counted_once)
+{
+    sim *s = sim_new();
+    case_serial_decode(s);
+    for (size_t i = 0; i < s->n_acts; i++)
+        if (s->acts[i].kind == UF_ACT_KERNEL && uf_doctor_is_gemv(s->acts[i].name))
+            s->acts[i].start_ns -= 5 * US;
+    uf_diagnosis d;
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
+    free(s);
+    cr_expect_geq(d.gemv_ms, 1.020 - 1e-9, "%g", d.gemv_ms);
+    cr_expect_leq(d.gemv_ms, 1.145 + 1e-9, "%g: the overlaps counted twice", d.gemv_ms);
+    cr_expect_leq(d.findings[UF_RULE_DECODE_GEMV].share_pct, 100.0, "%s",
+                  d.findings[UF_RULE_DECODE_GEMV].evidence);
+}
+
+/* The thresholds: moderate from 10 %, high from 30 % of the step, no gate. */
+Test(doctor_rules, decode_gemv_thresholds)
+{
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 9.99, 1), UF_VERDICT_NONE);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 10.0, 1), UF_VERDICT_MODERATE);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 29.99, 1), UF_VERDICT_MODERATE);
+    cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 30.0, 1), UF_VERDICT_HIGH);
+    cr_expect_str_eq(uf_doctor_rules[UF_RULE_DECODE_GEMV].id, "decode_gemv");
+    cr_expect_str_eq(uf_doctor_rules[UF_RULE_DECODE_GEMV].gate, "");
+    cr_expect_str_eq(uf_doctor_rules[UF_RULE_SIMT_GEMM + 1].id, "decode_gemv", "after simt_gemm");
 }
 
 /* ---- against the machine's ceilings (--ceilings) ------------------------------------------- */
