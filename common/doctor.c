@@ -68,15 +68,15 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time (GEMVs not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
+        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
         .scenario = "tensor_alignment",
         .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
     [UF_RULE_DECODE_GEMV] = {
         .id = "decode_gemv",
-        .failure = "serial decode: matrix-vector products stream every weight for one token (batch-1 generation)",
-        .share = "kernel time in GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel; simt_gemm does not count them)",
+        .failure = "serial decode: matrix products of one or a few tokens stream every weight for them (batch-1 generation)",
+        .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: cuBLAS picks it for <= 16 tokens); simt_gemm does not count them",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
         .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
@@ -158,6 +158,30 @@ int uf_doctor_is_tensor_core(const char *name)
     return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
 }
 int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
+
+/* The smaller side of an nvjet kernel's CTA tile: the first "_AxB_" field of its name
+ * ("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT": 128 x 8, so 8); 0 when the name is not nvjet or
+ * has no such field. */
+int uf_doctor_nvjet_tile_min(const char *name)
+{
+    const char *p = name != NULL ? strstr(name, "nvjet") : NULL;
+    for (; p != NULL && (p = strchr(p, '_')) != NULL; p++) {
+        char *end;
+        long a = strtol(p + 1, &end, 10), b;
+        if (end == p + 1 || *end != 'x' || !isdigit((unsigned char)end[1]))
+            continue;
+        b = strtol(end + 1, &end, 10);
+        if (*end == '_' && a > 0 && b > 0 && a < 100000 && b < 100000)
+            return (int)(a < b ? a : b);
+    }
+    return 0;
+}
+
+int uf_doctor_is_decode_matmul(const char *name)
+{
+    int tile = uf_doctor_nvjet_tile_min(name);
+    return uf_doctor_is_gemv(name) || (tile > 0 && tile <= UF_DOCTOR_SKINNY_TILE);
+}
 
 /* A CUTLASS/cuBLAS kernel name's operand alignment, in elements: "align1", "align2" (or
  * "aligna1", the A operand's) say the operands' rows are not 16-byte aligned for any element
@@ -712,9 +736,10 @@ static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[],
     return uf_interval_union_ns(scratch, m);
 }
 
-/* Copies, elementwise chains, SIMT and misaligned GEMMs, GEMVs and under-filled grids in the
- * window, per step. A GEMV is not counted as a GEMM (a CUTLASS Gemv's namespace says gemm):
- * it is memory-bound by nature, whatever units it runs on. */
+/* Copies, elementwise chains, SIMT and misaligned GEMMs, decode-shaped matrix products and
+ * under-filled grids in the window, per step. A GEMV, or a GEMM tiled for a few tokens, is not
+ * counted as a GEMM (a CUTLASS Gemv's namespace says gemm): it is memory-bound by nature,
+ * whatever units it runs on. */
 static int work_figures(const work *w, uf_diagnosis *d)
 {
     const uf_dtrace *t = w->t;
@@ -743,7 +768,7 @@ static int work_figures(const work *w, uf_diagnosis *d)
             continue;
         kern[n_kern++] = iv;
         order[n_order++] = i;
-        if (uf_doctor_is_gemv(a->name)) {
+        if (uf_doctor_is_decode_matmul(a->name)) {
             cls[CLS_GEMV][n_cls[CLS_GEMV]++] = iv;
         } else if (uf_doctor_is_gemm(a->name)) {
             int c = !uf_doctor_is_tensor_core(a->name)  ? CLS_SIMT
@@ -1023,8 +1048,10 @@ static void simt_gemm(uf_diagnosis *d, double step)
 static void decode_gemv(uf_diagnosis *d, double step)
 {
     set_finding(d, UF_RULE_DECODE_GEMV, d->gemv_ms / step * 100.0, 1,
-                "%.3f ms/step in GEMV kernels (%.1f %% of the step, %.1f of them per step); "
-                "DRAM %s %%", d->gemv_ms, d->gemv_ms / step * 100.0, d->gemv_per_step,
+                "%.3f ms/step in GEMVs and GEMMs tiled for <= %d tokens (%.1f %% of the step, "
+                "%.1f of them per step); "
+                "DRAM %s %%", d->gemv_ms, UF_DOCTOR_SKINNY_TILE, d->gemv_ms / step * 100.0,
+                d->gemv_per_step,
                 num(d->dram_pct, 1).s);
 }
 

@@ -201,11 +201,12 @@ typedef struct uf_diagnosis {
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
     double elementwise_ms;      /* kernel time per step in elementwise chains */
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name;
-                                 * GEMV kernels are not counted in any of the three) */
+                                 * decode-shaped ones are not counted in any of the three) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
-    double gemv_ms;             /* GEMV kernel time per step (uf_doctor_is_gemv) */
-    double gemv_per_step;       /* GEMV kernels per step */
+    double gemv_ms;             /* decode-shaped matrix products' kernel time per step
+                                 * (uf_doctor_is_decode_matmul) */
+    double gemv_per_step;       /* ... and their kernels per step */
     /* the union of the SIMT and misaligned GEMMs' intervals per step, and of all three
      * classes': what simt_gemm counts (kernels of two classes at once count once) */
     double simt_any_ms, gemm_any_ms;
@@ -273,6 +274,18 @@ int uf_doctor_is_tensor_core(const char *name);
  * namespace also makes it a uf_doctor_is_gemm name; serial_decode's sd_gemv_kernel). The
  * simt_gemm figures leave these out: a GEMV is memory-bound whatever units it runs on. */
 int uf_doctor_is_gemv(const char *name);
+/* The smaller side of an nvjet (cuBLAS, Hopper) kernel's CTA tile, from the first "_AxB_" field
+ * of its name; 0 if the name is not nvjet or has none. Measured on the H200 (PyTorch 2.11,
+ * bf16 F.linear with K = 4096, N = 12288): 1 and 8 tokens ran nvjet_sm90_tst_128x8_64x12_...,
+ * 16 ran 128x16, 32 ran 128x32, 64 ran 128x64, 256 ran 192x128. */
+int uf_doctor_nvjet_tile_min(const char *name);
+/* Tiles this narrow (<= 16) mean a matrix product of at most 16 tokens: decode-shaped. */
+#define UF_DOCTOR_SKINNY_TILE 16
+/* A decode-shaped matrix product: a GEMV, or an nvjet GEMM whose tile side is <= 16. Such a
+ * kernel streams its weights for a few tokens; memory-bound whatever units it runs on, so the
+ * simt_gemm figures leave it out. A training job's rank-8 LoRA adapter or 8-expert router
+ * would read as one too (a small share of its step). */
+int uf_doctor_is_decode_matmul(const char *name);
 /* A GEMM kernel name whose operand alignment is 1 or 2 elements (align1, aligna2, ...): rows
  * not 16-byte aligned, the slow path of an odd leading dimension. */
 int uf_doctor_is_misaligned(const char *name);

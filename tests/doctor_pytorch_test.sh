@@ -33,7 +33,7 @@ item_sync broken broken host_sync high
 item_sync fixed fixed host_sync -
 ddp_bucketing broken broken comm_exposed high
 ddp_bucketing fixed fixed comm_exposed -
-serial_decode broken broken decode_gemv high
+serial_decode eager broken launch_bound high
 serial_decode graph broken decode_gemv high
 serial_decode batched fixed decode_gemv -
 '

@@ -331,6 +331,25 @@ static void case_cutlass_gemv_decode(sim *s)
         decode_token(s, CUTLASS_GEMV, CUBLAS_GEMV);
 }
 
+/* cuBLAS on the H200 for PyTorch's bf16 F.linear (2.11), measured: 1 token (and 8) runs a
+ * 128 x 8 tile, with or without split-K; 64 tokens a 128 x 64 tile. */
+#define NVJET_8 "nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT"
+#define NVJET_8_SPLITK "nvjet_sm90_tst_128x8_64x12_2x1_v_bz_splitK_TNT"
+#define NVJET_64 "nvjet_sm90_tst_128x64_64x8_2x1_v_bz_TNT"
+
+static void case_nvjet_decode(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        decode_token(s, NVJET_8_SPLITK, NVJET_8);
+}
+
+/* 64 sequences decoded together: the same kernels' tiles now 128 x 64; none of it decode. */
+static void case_nvjet_batched_decode(sim *s)
+{
+    for (int i = 0; i < STEPS; i++)
+        decode_token(s, NVJET_64, NVJET_64);
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -361,6 +380,8 @@ static const doctor_case cases[] = {
     {"blocking read-back every step", case_readback_every_step, UF_RULE_HOST_SYNC},
     {"serial decode (sd_gemv, cuBLAS gemv2T)", case_serial_decode, UF_RULE_DECODE_GEMV},
     {"serial decode (CUTLASS Gemv, cuBLAS gemv2T)", case_cutlass_gemv_decode, UF_RULE_DECODE_GEMV},
+    {"serial decode (cuBLAS nvjet, 128 x 8 tiles)", case_nvjet_decode, UF_RULE_DECODE_GEMV},
+    {"batched decode (cuBLAS nvjet, 128 x 64 tiles)", case_nvjet_batched_decode, -1},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 
@@ -1508,7 +1529,8 @@ Test(doctor, decode_gemv_figures_and_no_simt_gemm)
     const uf_finding *f = &d.findings[UF_RULE_DECODE_GEMV];
     cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "%s", f->evidence);
     cr_expect_gt(f->share_pct, 90.0, "%g", f->share_pct);
-    cr_expect(strstr(f->evidence, "1.020 ms/step in GEMV kernels") != NULL, "%s", f->evidence);
+    cr_expect(strstr(f->evidence, "1.020 ms/step in GEMVs and GEMMs tiled for <= 16 tokens") !=
+              NULL, "%s", f->evidence);
     cr_expect(strstr(f->evidence, "33.0 of them per step") != NULL, "%s", f->evidence);
     cr_expect(strstr(f->evidence, "DRAM 85.0 %") != NULL, "%s", f->evidence);
     cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, UF_VERDICT_NONE, "%s",
@@ -1536,6 +1558,60 @@ Test(doctor, decode_gemv_overlapping_gemvs_counted_once)
     cr_expect_leq(d.gemv_ms, 1.145 + 1e-9, "%g: the overlaps counted twice", d.gemv_ms);
     cr_expect_leq(d.findings[UF_RULE_DECODE_GEMV].share_pct, 100.0, "%s",
                   d.findings[UF_RULE_DECODE_GEMV].evidence);
+}
+
+/* The tile of an nvjet kernel, from the names cuBLAS ran on the H200; nothing from other names
+ * or malformed fields. */
+Test(doctor, nvjet_tile_sides)
+{
+    cr_expect_eq(uf_doctor_nvjet_tile_min(NVJET_8), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min(NVJET_8_SPLITK), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_128x16_64x11_4x1_v_bz_TNT"), 16);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_128x32_64x10_4x1_v_bz_TNT"), 32);
+    cr_expect_eq(uf_doctor_nvjet_tile_min(NVJET_64), 64);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"), 128);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_8x256_64x4_1x2_h_bz_NNT"), 8, "either side");
+    cr_expect_eq(uf_doctor_nvjet_tile_min("sm90_xmma_gemm_bf16bf16_tilesize128x8x64"), 0);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_v_bz_TNT"), 0, "no tile field");
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_x8_0x8_128x"), 0, "malformed fields");
+    cr_expect_eq(uf_doctor_nvjet_tile_min(""), 0);
+    cr_expect_eq(uf_doctor_nvjet_tile_min(NULL), 0);
+    cr_expect(uf_doctor_is_decode_matmul(NVJET_8));
+    cr_expect(uf_doctor_is_decode_matmul("nvjet_sm90_tst_128x16_64x11_4x1_v_bz_TNT"));
+    cr_expect(!uf_doctor_is_decode_matmul("nvjet_sm90_tst_128x32_64x10_4x1_v_bz_TNT"));
+    cr_expect(uf_doctor_is_decode_matmul(CUBLAS_GEMV));
+    cr_expect(!uf_doctor_is_decode_matmul("ew_chain_kernel"));
+}
+
+/* PyTorch's eager batch-1 decode on the H200 read simt_gemm high before nvjet tiles counted as
+ * decode: its 128 x 8 GEMMs left the tensor pipes idle (0.9 %) and DRAM's mean over a window
+ * mostly idle between launches was 25.6 %, under the 50 % that marks memory-bound GEMMs. Now
+ * they are decode_gemv's, none of simt_gemm's; at 64 tokens (128 x 64) they are GEMMs again. */
+Test(doctor, decode_nvjet_not_simt_gemm)
+{
+    for (int batched = 0; batched < 2; batched++) {
+        sim *s = sim_new();
+        (batched ? case_nvjet_batched_decode : case_nvjet_decode)(s);
+        sim_trace(s);
+        s->t.dram_pct = 25.6;
+        s->t.tensor_active_pct = 0.9;
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        const uf_finding *dec = &d.findings[UF_RULE_DECODE_GEMV];
+        const uf_finding *simt = &d.findings[UF_RULE_SIMT_GEMM];
+        if (!batched) {
+            cr_expect_float_eq(d.gemv_ms, 1.020, 1e-9, "%g", d.gemv_ms);
+            cr_expect_float_eq(d.tc_gemm_ms, 0.0, 1e-12, "%g", d.tc_gemm_ms);
+            cr_expect_eq(dec->verdict, UF_VERDICT_HIGH, "%s", dec->evidence);
+            cr_expect_eq(simt->verdict, UF_VERDICT_NONE, "%s", simt->evidence);
+        } else {
+            cr_expect_float_eq(d.gemv_ms, 0.0, 1e-12, "%g", d.gemv_ms);
+            cr_expect_float_eq(d.tc_gemm_ms, 1.020, 1e-9, "%g", d.tc_gemm_ms);
+            cr_expect_eq(dec->verdict, UF_VERDICT_NONE, "%s", dec->evidence);
+        }
+    }
 }
 
 /* The thresholds: moderate from 10 %, high from 30 % of the step, no gate. */
