@@ -353,6 +353,7 @@ static const uf_scenario va_scenario = {
     .repeat = 20,
     .quick_repeat = 5,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = va_setup,
     .begin_variant = va_begin_variant,
