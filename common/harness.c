@@ -211,6 +211,23 @@ static int run_steps(run *r, int variant, int n, const char *label)
     return UF_OK;
 }
 
+/* The timing pass's warm-up (warmup.h): the planned steps, then whole steps more until the
+ * scenario's least time has passed since the first; a wait after each round, as uf_warmup_next
+ * needs complete steps (and one wait even with no step: nothing pending before the timing). */
+static int warm_up(run *r, int variant, const char *name)
+{
+    double t0 = wall_s();
+    int done = 0, n = uf_warmup_next(&r->warmup, 0, 0.0), rc;
+    do {
+        rc = run_steps(r, variant, n, name);
+        if (rc == UF_OK)
+            rc = uf_wait_stream(&r->ctx, r->ctx.stream, "the warm-up steps");
+        done += n;
+        n = rc == UF_OK ? uf_warmup_next(&r->warmup, done, (wall_s() - t0) * 1e3) : 0;
+    } while (n > 0);
+    return rc;
+}
+
 static void progress(const run *r, const char *variant, const char *pass)
 {
     double elapsed = wall_s() - r->started_s;
@@ -410,9 +427,7 @@ static int timing_pass(run *r, int variant, uf_row *row)
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, r->repeat + 1), out_free);
 
     open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
-    UF_STATUS_OR_GOTO(rc, run_steps(r, variant, r->warmup, name), out_destroy);
-    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the warm-up steps"),
-                      out_destroy);
+    UF_STATUS_OR_GOTO(rc, warm_up(r, variant, name), out_destroy);
 
     double min_ms = r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL;
     for (int k = 0; k < n_ranks; k++) {
@@ -966,6 +981,14 @@ static void print_list(const uf_scenario *s)
         }
         printf("\n");
     }
+    uf_warmup w;
+    uf_warmup_plan(s->warmup, s->warmup_min_ms, DEFAULT_WARMUP, -1, 0, &w);
+    printf("\nwarm-up before each timing pass: %d step(s)", w.steps);
+    if (w.min_ms > 0)
+        printf(" and >= %.0f ms of wall time (full run and --quick);\n  --warmup N sets the "
+               "steps (the least time still applies), --warmup 0: no warm-up at all\n", w.min_ms);
+    else
+        printf("; --warmup N sets the steps\n");
     if (s->n_extras)
         printf("\nscenario columns:\n");
     for (int e = 0; e < s->n_extras; e++)
@@ -1302,7 +1325,6 @@ static int prepare(run *r, int argc, char **argv)
     if (scen_repeat <= 0)
         scen_repeat = r->opt.quick ? DEFAULT_QUICK_REPEAT : DEFAULT_REPEAT;
     r->repeat = r->opt.repeat > 0 ? r->opt.repeat : scen_repeat;
-    r->warmup = r->opt.warmup >= 0 ? r->opt.warmup : (r->s->warmup > 0 ? r->s->warmup : DEFAULT_WARMUP);
     build_sweep(r);
     if (r->n_points > MAX_POINTS) {
         fprintf(stderr, "%s: the sweep has %d points; at most %d\n", r->s->name, r->n_points,
@@ -1375,6 +1397,9 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     rc = meet_ranks(r);
     if (rc != UF_OK)
         goto out;
+    /* once the launch mode is known: a least warm-up time would make ranks' step counts differ */
+    uf_warmup_plan(s->warmup, s->warmup_min_ms, DEFAULT_WARMUP, r->opt.warmup, process_mode(r),
+                   &r->warmup);
     r->sm_count = prop.multiProcessorCount;
     r->ctx.seed = r->opt.seed;
     r->ctx.quick = r->opt.quick;
@@ -1399,8 +1424,10 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
     for (int e = 0; e < s->n_extras; e++)
         uf_table_add_extra(&r->table, s->extras[e].name, s->extras[e].unit);
     uf_h_fill_meta(r, argc, argv, &prop);
-    fprintf(stderr, "[%s] %s, %d point(s) × %d variant(s), repeat %d, warm-up %d%s%s\n", s->name,
-            prop.name, r->n_points, r->n_selected, r->repeat, r->warmup,
+    char warm[UF_REASON_LEN];
+    uf_warmup_describe(&r->warmup, warm, sizeof warm);
+    fprintf(stderr, "[%s] %s, %d point(s) × %d variant(s), repeat %d, warm-up %s%s%s\n", s->name,
+            prop.name, r->n_points, r->n_selected, r->repeat, warm,
             r->opt.counters ? "" : "; counters: ", r->opt.counters ? "" : r->pm_note);
 
     rc = sweep_all(r);

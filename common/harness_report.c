@@ -422,7 +422,10 @@ void uf_h_fill_meta(run *r, int argc, char **argv, const struct cudaDeviceProp *
     uf_meta_set(m, "utc", "%s", stamp);
     uf_meta_set(m, "mode", "%s", r->opt.quick ? "quick" : "full");
     uf_meta_set(m, "repeat", "%d", r->repeat);
-    uf_meta_set(m, "warmup", "%d", r->warmup);
+    uf_meta_set(m, "warmup", "%d", r->warmup.steps);
+    uf_meta_set(m, "warmup_min_ms", "%.0f%s%s", r->warmup.min_ms,
+                r->warmup.off ? "; the scenario's least time is off: " : "",
+                r->warmup.off ? r->warmup.off : "");
     uf_meta_set(m, "seed", "%llu", (unsigned long long)r->opt.seed);
     for (int a = 0; a < r->s->n_axes; a++) {
         char key[UF_NAME_LEN];

@@ -31,7 +31,9 @@ static const opt_desc opt_table[] = {
     {"--variant", OPT_VARIANT, "NAME", "run this variant only (repeatable; default: all)"},
     {"--quick", OPT_QUICK, NULL, "small sizes and few steps: a smoke run in seconds"},
     {"--repeat", OPT_REPEAT, "N", "timed steps per variant and point (>= 1)"},
-    {"--warmup", OPT_WARMUP, "N", "warm-up steps before timing (>= 0)"},
+    {"--warmup", OPT_WARMUP, "N",
+     "warm-up steps before timing (>= 0); a least warm-up time the scenario sets (--list) "
+     "still applies; 0: no warm-up at all"},
     {"--sweep", OPT_SWEEP, "AXIS=v1,v2,..",
      "values of a sweep axis, suffixes K/M/G allowed (repeatable, once per axis)"},
     {"--out", OPT_OUT, "DIR",

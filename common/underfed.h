@@ -197,6 +197,13 @@ typedef struct uf_scenario {
     int min_gpus;               /* 1, or more for multi-GPU scenarios (fewer visible: exit 77) */
     int repeat, quick_repeat;   /* timed steps per variant and point (defaults; --repeat overrides) */
     int warmup;                 /* warm-up steps (default; --warmup overrides) */
+    /* The least wall time the timing pass warms up for, in ms (full run and --quick alike; 0:
+     * none, the default): after the warm-up steps, whole steps more until this long has passed
+     * since the first, so that the GPU's clock settles to the workload's own power and
+     * temperature rather than those of what ran before. --warmup N sets the steps and this still
+     * applies; --warmup 0 means no warm-up at all; off in process mode (every rank runs the same
+     * steps). See warmup.h. */
+    double warmup_min_ms;
     uf_step_stat step_stat;     /* the step statistic of every derived figure (default median) */
 
     /* Allocate and make inputs from ctx->seed for the point ctx->axis; set ctx->state.

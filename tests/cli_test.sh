@@ -132,6 +132,7 @@ run_case 0 out "takes whole numbers 1..100000" "$scenario" --list
 run_case 2 err "--sweep dist=gaussian: one of lognormal (1), wide (2), fixed (3)" \
   "$build/scenarios/varlen_attention" --sweep dist=gaussian
 run_case 0 out "default lognormal; full: lognormal,wide,fixed" "$build/scenarios/varlen_attention" --list
+run_case 0 out "3 step(s) and >= 1000 ms of wall time" "$build/scenarios/varlen_attention" --list
 # a multi-GPU scenario under a launcher: a bad or incomplete environment, before any GPU work
 multigpu=$build/scenarios/allreduce_overlap
 if [ -x "$multigpu" ]; then

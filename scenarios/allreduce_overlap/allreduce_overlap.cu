@@ -404,6 +404,7 @@ static const uf_scenario ar_scenario = {
     .repeat = 30,
     .quick_repeat = 10,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = ar_setup,
     .begin_variant = NULL,

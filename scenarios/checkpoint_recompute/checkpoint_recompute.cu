@@ -373,6 +373,7 @@ static const uf_scenario cr_scenario = {
     .repeat = 10,
     .quick_repeat = 10,
     .warmup = 2,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = cr_setup,
     .begin_variant = cr_begin_variant,

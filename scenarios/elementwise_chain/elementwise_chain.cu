@@ -161,6 +161,7 @@ static const uf_scenario ew_scenario = {
     .repeat = 20,
     .quick_repeat = 10,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = ew_setup,
     .begin_variant = NULL,

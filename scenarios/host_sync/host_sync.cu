@@ -345,6 +345,7 @@ static const uf_scenario hs_scenario = {
     .repeat = 30,
     .quick_repeat = 20,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = hs_setup,
     .begin_variant = hs_begin_variant,

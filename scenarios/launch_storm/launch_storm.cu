@@ -277,6 +277,7 @@ static const uf_scenario launch_storm = {
     .repeat = 30,
     .quick_repeat = 10,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = ls_setup,
     .begin_variant = ls_begin_variant,

@@ -295,6 +295,7 @@ static const uf_scenario sb_scenario = {
     .repeat = 10,
     .quick_repeat = 3,
     .warmup = 2,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = sb_setup,
     .begin_variant = sb_begin_variant,

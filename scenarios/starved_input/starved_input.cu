@@ -454,6 +454,7 @@ static const uf_scenario si_scenario = {
     .repeat = 30,
     .quick_repeat = 20,
     .warmup = 5,
+    .warmup_min_ms = 0,
     /* Rates over the whole timing pass (total work / total time): a starved pipeline
      * alternates steps that find a batch ready with steps that wait for one, so its step
      * times are bimodal and the median is one kind or the other, not the rate (workers=8 at

@@ -254,6 +254,7 @@ static const uf_scenario ta_scenario = {
     .repeat = 20,
     .quick_repeat = 10,
     .warmup = 3,
+    .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = ta_setup,
     .begin_variant = ta_begin_variant,
