@@ -265,7 +265,8 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
 void uf_doctor_rules_markdown(uf_strbuf *b);
 
 /* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that
- * use tensor cores (not the ffma/simt ones). Substring matches, case-sensitive, against tables in doctor.c. */
+ * use tensor cores (not the ffma/simt ones). Substring matches, case-sensitive, against tables
+ * in doctor_rules.c. */
 int uf_doctor_is_elementwise(const char *name);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);

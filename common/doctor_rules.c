@@ -1,0 +1,353 @@
+/* underfed doctor: what it judges (doctor.h says what each step does). The rule table and its
+ * verdicts, the kernel-name classes (elementwise, GEMM, tensor-core, GEMV, nvjet tiles,
+ * misaligned), and the rules that turn the figures into findings. The figures are measured in
+ * doctor.c; the ceilings comparison and the output are in doctor_report.c. */
+#include "doctor.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor_internal.h"
+
+/* ---- the rule table -------------------------------------------------------------------- */
+
+const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
+    [UF_RULE_LAUNCH_BOUND] = {
+        .id = "launch_bound",
+        .failure = "launch storm: the GPU finishes each kernel before the host has launched the next",
+        .share = "device idle inside steps while the next launch call was still running",
+        .moderate_pct = 3.0, .high_pct = 15.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
+        .scenario = "launch_storm",
+        .source = "issue #20: launch-bound share >= 3 % moderate, >= 15 % high"},
+    [UF_RULE_HOST_SYNC] = {
+        .id = "host_sync",
+        .failure = "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
+        .share = "device idle after a drain: a call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains_per_step, sync_gap_us)",
+        .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
+        .scenario = "host_sync (examples/pytorch/item_sync.py)",
+        .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
+    [UF_RULE_STARVED_INPUT] = {
+        .id = "starved_input",
+        .failure = "starved input: the step waits for the host to prepare and copy its batch",
+        .share = "device idle before each step's first work (the host's time between steps, whatever it did: a trace cannot tell batch preparation from other Python there) + host-to-device copy time not under a kernel",
+        .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
+        .scenario = "starved_input",
+        .source = "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
+    [UF_RULE_COMM_EXPOSED] = {
+        .id = "comm_exposed",
+        .failure = "unoverlapped all-reduce: communication runs after the compute instead of under it",
+        .share = "communication (NCCL kernels) not overlapped by compute",
+        .moderate_pct = 5.0, .high_pct = 20.0,
+        .gate = "communication >= 10 % of the step and overlapped < 50 %", .gate_value = 50.0,
+        .gate_min_pct = 10.0,
+        .fix = "bucketed all-reduce launched during backward (DDP bucket_cap_mb), on its own stream",
+        .scenario = "allreduce_overlap",
+        .source = "issue #20: communication > 10 % of the step and < 50 % overlapped"},
+    [UF_RULE_ELEMENTWISE_CHAIN] = {
+        .id = "elementwise_chain",
+        .failure = "bandwidth-bound elementwise chain: each op re-reads and re-writes the tensor",
+        .share = "kernel time in runs of >= 3 consecutive elementwise kernels",
+        .moderate_pct = 20.0, .high_pct = 40.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "fuse the chain (torch.compile, a fused kernel): one read and one write per tensor",
+        .scenario = "elementwise_chain",
+        .source = "elementwise_chain's README: 5 unfused ops move 11 tensors where 3 suffice"},
+    [UF_RULE_LOW_SM_FILL] = {
+        .id = "low_sm_fill",
+        .failure = "small batch: kernels too small to fill the GPU (NVML says 100 %, SMs idle)",
+        .share = "with counters (PM sampling's SM active over the steady window): busy x (100 - SM active); without: kernel time x share of SMs its grid leaves empty",
+        .moderate_pct = 10.0, .high_pct = 30.0,
+        .gate = "with counters: NVML utilization (without NVML, the trace's busy share) >= 90 %",
+        .gate_value = 90.0, .gate_min_pct = NAN,
+        .fix = "larger batch or micro-batch, fused kernels, more tokens per step",
+        .scenario = "small_batch one_block (launch_storm's tiny kernels too)",
+        .source = "issue #20: SM active < 50 % while NVML >= 90 %"},
+    [UF_RULE_SIMT_GEMM] = {
+        .id = "simt_gemm",
+        .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
+        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
+        .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
+        .scenario = "tensor_alignment",
+        .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
+    [UF_RULE_DECODE_GEMV] = {
+        .id = "decode_gemv",
+        .failure = "serial decode: matrix products of one or a few tokens stream every weight for them (batch-1 generation)",
+        .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: cuBLAS picks it for <= 16 tokens); simt_gemm does not count them",
+        .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
+        .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
+        .source = "serial_decode on the H200 (branch serial_decode, 2026-12-01): graph_b1 at d = 4096 spends ~96 % of its step in GEMV kernels streaming 6.5 GB per token at 85 % of the copy ceiling; batching 64 sequences gave 48x the tokens/s"},
+    [UF_RULE_PADDING] = {
+        .id = "padding", .failure = "padding: attention and GEMMs on pad tokens",
+        .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
+        .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "pack sequences (varlen attention), bucket by length",
+        .scenario = "varlen_attention", .source = "a trace has no token counts"},
+    [UF_RULE_RECOMPUTE] = {
+        .id = "recompute", .failure = "activation recompute: forward kernels run again during backward",
+        .share = "cannot tell: a re-run kernel is ordinary work in a trace; only the FLOP count per step shows it",
+        .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "selective checkpointing: keep cheap-to-store activations",
+        .scenario = "checkpoint_recompute", .source = "a trace has no model FLOP count"},
+};
+
+const char *uf_doctor_verdict_name(uf_verdict v)
+{
+    static const char *const names[] = {"none", "moderate", "high", "cannot tell"};
+    return (unsigned)v < 4 ? names[v] : "?";
+}
+
+uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
+{
+    const uf_doctor_rule *rule = &uf_doctor_rules[r];
+    if (isnan(rule->moderate_pct))
+        return UF_VERDICT_CANNOT_TELL;
+    if (!gate_holds || isnan(share_pct))
+        return UF_VERDICT_NONE;
+    if (share_pct >= rule->high_pct)
+        return UF_VERDICT_HIGH;
+    return share_pct >= rule->moderate_pct ? UF_VERDICT_MODERATE : UF_VERDICT_NONE;
+}
+
+/* ---- kernel-name classes --------------------------------------------------------------- */
+
+static int matches_any(const char *name, const char *const *patterns)
+{
+    for (int i = 0; name != NULL && patterns[i] != NULL; i++)
+        if (strstr(name, patterns[i]) != NULL)
+            return 1;
+    return 0;
+}
+
+/* PyTorch's eager elementwise kernels, and the suite's own unfused chain. */
+static const char *const elementwise_names[] = {
+    "elementwise_kernel", "vectorized_elementwise", "unrolled_elementwise", "ew_chain", NULL};
+/* cuBLAS/CUTLASS/nvjet GEMM kernels. */
+static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmul", NULL};
+/* Their tensor-core paths: HMMA/XMMA/GMMA instructions, CUTLASS tensorop, Hopper nvjet. */
+static const char *const tensor_core_names[] = {
+    "xmma", "hmma", "gmma", "tensorop", "16816", "1688", "nvjet", "wmma", NULL};
+
+/* ... unless the name says the math is CUDA-core FMAs: cuBLAS's fp32 fallback on Hopper is
+ * "sm80_xmma_gemm_f32f32_..._ffma_...", an XMMA-framework kernel without tensor cores (measured
+ * in tensor_alignment's fp32 variant on the H200); CUTLASS names its CUDA-core kernels simt. */
+static const char *const cuda_core_names[] = {"ffma", "simt", NULL};
+
+/* Does name contain pattern (lower case) in any case? */
+static int contains_nocase(const char *name, const char *pattern)
+{
+    size_t n = strlen(pattern);
+    for (const char *p = name; p != NULL && *p != '\0'; p++) {
+        size_t i = 0;
+        while (i < n && p[i] != '\0' && tolower((unsigned char)p[i]) == pattern[i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
+int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
+int uf_doctor_is_tensor_core(const char *name)
+{
+    return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
+}
+int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
+
+/* The smaller side of an nvjet kernel's CTA tile: the first "_AxB_" field of its name
+ * ("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT": 128 x 8, so 8); 0 when the name is not nvjet or
+ * has no such field. */
+int uf_doctor_nvjet_tile_min(const char *name)
+{
+    const char *p = name != NULL ? strstr(name, "nvjet") : NULL;
+    for (; p != NULL && (p = strchr(p, '_')) != NULL; p++) {
+        char *end;
+        long a = strtol(p + 1, &end, 10), b;
+        if (end == p + 1 || *end != 'x' || !isdigit((unsigned char)end[1]))
+            continue;
+        b = strtol(end + 1, &end, 10);
+        if (*end == '_' && a > 0 && b > 0 && a < 100000 && b < 100000)
+            return (int)(a < b ? a : b);
+    }
+    return 0;
+}
+
+int uf_doctor_is_decode_matmul(const char *name)
+{
+    int tile = uf_doctor_nvjet_tile_min(name);
+    return uf_doctor_is_gemv(name) || (tile > 0 && tile <= UF_DOCTOR_SKINNY_TILE);
+}
+
+/* A CUTLASS/cuBLAS kernel name's operand alignment, in elements: "align1", "align2" (or
+ * "aligna1", the A operand's) say the operands' rows are not 16-byte aligned for any element
+ * of <= 4 bytes, so the kernel cannot use 16-byte loads: the slow path an odd leading
+ * dimension forces (tensor_alignment's odd_vocab runs cutlass_75_tensorop_bf16_s1688gemm_bf16_
+ * 128x128_tn_align1 on the H200, 0.156 of the padded GEMM's rate). "align4" and up, and names
+ * without an alignment (nvjet), are not counted. */
+int uf_doctor_is_misaligned(const char *name)
+{
+    for (const char *p = name; p != NULL && (p = strstr(p, "align")) != NULL; p++) {
+        const char *q = p + 5;
+        while (*q >= 'a' && *q <= 'z')       /* "aligna4", "alignc4": the operand's letter */
+            q++;
+        if ((*q == '1' || *q == '2') && !(q[1] >= '0' && q[1] <= '9'))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- the rules ----------------------------------------------------------------------------- */
+
+static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
+
+static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
+                        ...)
+{
+    uf_finding *f = &d->findings[r];
+    f->rule = r;
+    f->share_pct = isnan(uf_doctor_rules[r].moderate_pct) ? NAN : share;
+    f->verdict = uf_doctor_verdict(r, share, gate);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->evidence, sizeof f->evidence, fmt, ap);
+    va_end(ap);
+}
+
+uf_doctor_num_text uf_doctor_num(double v, int decimals)
+{
+    uf_doctor_num_text n;
+    if (isnan(v))
+        snprintf(n.s, sizeof n.s, "n/a");
+    else
+        snprintf(n.s, sizeof n.s, "%.*f", decimals, v);
+    return n;
+}
+
+/* low_sm_fill. With SM active (PM sampling): the busy time whose SMs sat idle, busy x
+ * (100 - SM active), counted while NVML calls the GPU busy (its gate; the trace's busy share
+ * stands in where NVML was not read). Without: kernel time x the share of SMs its grid leaves
+ * empty (grid sizes: a full grid of stalled blocks looks full). */
+static void low_sm_fill(uf_diagnosis *d, double step)
+{
+    const uf_timeline_metrics *m = &d->tl;
+    const double gate_pct = uf_doctor_rules[UF_RULE_LOW_SM_FILL].gate_value;
+    if (!isnan(d->sm_active_pct)) {
+        double fill = m->busy_pct * (100.0 - fmin(d->sm_active_pct, 100.0)) / 100.0;
+        int nvml = !isnan(d->nvml_util_pct);
+        double util = nvml ? d->nvml_util_pct : m->busy_pct;
+        set_finding(d, UF_RULE_LOW_SM_FILL, fill, util >= gate_pct,
+                    "SM active %.1f %% while %s says %.0f %% (gate %.0f %%); busy %.1f %% "
+                    "(from counters)", d->sm_active_pct, nvml ? "NVML" : "the trace's busy share",
+                    util, gate_pct, m->busy_pct);
+        return;
+    }
+    set_finding(d, UF_RULE_LOW_SM_FILL, d->underfilled_ms / step * 100.0, 1,
+                "%.3f ms/step of SM time left empty by grids smaller than the %d SMs (from "
+                "grid sizes: no counters%s%s)", d->underfilled_ms, d->sm_count,
+                d->counters_note[0] ? ": " : "", d->counters_note);
+}
+
+/* simt_gemm. GEMM kernels whose name shows no tensor-core path or a misaligned one (align1/2);
+ * with tensor active (PM sampling), also the other tensor-core-named GEMMs when the tensor
+ * pipes were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
+ * tensorop name), unless DRAM was UF_DOCTOR_DRAM_BOUND busy: then they waited on memory. */
+static void simt_gemm(uf_diagnosis *d, double step)
+{
+    double tc = d->tc_gemm_ms / step * 100.0;
+    int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
+               d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
+    int memory_bound = idle && d->dram_pct >= UF_DOCTOR_DRAM_BOUND;   /* false when NaN */
+    int with_tc = idle && !memory_bound;
+    /* the union of the classes it counts: kernels of two classes at once count once */
+    double share = (with_tc ? d->gemm_any_ms : d->simt_any_ms) / step * 100.0;
+    set_finding(d, UF_RULE_SIMT_GEMM, share, 1,
+                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
+                "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
+                "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,
+                uf_doctor_num(d->tensor_active_pct, 1).s,
+                memory_bound ? " (under a quarter of the tensor-core GEMMs' time, but DRAM "
+                               "busy: memory-bound, not counted)"
+                : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
+}
+
+/* decode_gemv. Kernel time in matrix-vector products: each streams its whole weight matrix
+ * from HBM for one token (batch-1 decode); DRAM busy says the stream is what the step waits
+ * on. */
+static void decode_gemv(uf_diagnosis *d, double step)
+{
+    set_finding(d, UF_RULE_DECODE_GEMV, d->gemv_ms / step * 100.0, 1,
+                "%.3f ms/step in GEMVs and GEMMs tiled for <= %d tokens (%.1f %% of the step, "
+                "%.1f of them per step); "
+                "DRAM %s %%", d->gemv_ms, UF_DOCTOR_SKINNY_TILE, d->gemv_ms / step * 100.0,
+                d->gemv_per_step,
+                uf_doctor_num(d->dram_pct, 1).s);
+}
+
+void uf_doctor_apply_rules(uf_diagnosis *d)
+{
+    double step = d->tl.window_ms / d->n_steps;
+    const uf_timeline_metrics *m = &d->tl;
+    set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
+                "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
+                "launch %s us; busy %.1f %%", d->launch_gap_pct, m->kernels_per_step,
+                uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
+                m->busy_pct);
+    set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
+                "%.1f %% of the step idle after syncs; %.2f syncs/step, %.2f drained the device "
+                "(%s us idle after each, returning at %s %% of the step)", d->sync_gap_pct,
+                m->syncs_per_step, m->drains_per_step, uf_doctor_num(m->sync_gap_us, 1).s,
+                uf_doctor_num(d->sync_pos_pct, 0).s);
+    double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
+    set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
+                "%.1f %% of the step idle before its first work; %.3f ms/step of host-to-device "
+                "copies exposed; %.1f pageable copies/step", d->input_gap_pct, d->h2d_exposed_ms,
+                m->pageable_copies_per_step);
+    double comm_share = m->comm_ms_per_step / step * 100.0;
+    double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
+    const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];
+    int comm_gate = comm_share >= comm->gate_min_pct && !(m->comm_overlap_pct >= comm->gate_value);
+    set_finding(d, UF_RULE_COMM_EXPOSED, exposed, comm_gate,
+                "communication %.1f %% of the step, %s %% overlapped, %s ms/step exposed",
+                comm_share, uf_doctor_num(m->comm_overlap_pct, 0).s,
+                uf_doctor_num(m->comm_exposed_ms, 3).s);
+    set_finding(d, UF_RULE_ELEMENTWISE_CHAIN, d->elementwise_ms / step * 100.0, 1,
+                "%.3f ms/step in elementwise chains; DRAM %s %%", d->elementwise_ms,
+                uf_doctor_num(d->dram_pct, 0).s);
+    low_sm_fill(d, step);
+    simt_gemm(d, step);
+    decode_gemv(d, step);
+    set_finding(d, UF_RULE_PADDING, NAN, 1, "%s", uf_doctor_rules[UF_RULE_PADDING].share);
+    set_finding(d, UF_RULE_RECOMPUTE, NAN, 1, "%s", uf_doctor_rules[UF_RULE_RECOMPUTE].share);
+}
+
+/* Rank: high before moderate before none before cannot tell; larger share first. */
+static int rank_of(const uf_finding *f)
+{
+    return f->verdict == UF_VERDICT_CANNOT_TELL ? -1 : (int)f->verdict;
+}
+
+void uf_doctor_order_findings(uf_diagnosis *d)
+{
+    for (int i = 0; i < UF_N_RULES; i++)
+        d->order[i] = i;
+    for (int i = 1; i < UF_N_RULES; i++)
+        for (int j = i; j > 0; j--) {
+            const uf_finding *a = &d->findings[d->order[j - 1]], *b = &d->findings[d->order[j]];
+            int ra = rank_of(a), rb = rank_of(b);
+            double sa = isnan(a->share_pct) ? -1 : a->share_pct;
+            double sb = isnan(b->share_pct) ? -1 : b->share_pct;
+            if (ra > rb || (ra == rb && sa >= sb))
+                break;
+            int tmp = d->order[j];
+            d->order[j] = d->order[j - 1];
+            d->order[j - 1] = tmp;
+        }
+}
