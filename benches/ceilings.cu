@@ -887,7 +887,7 @@ enum { BENCH_SAMPLED_COPY, BENCH_SAMPLED_GEMM, BENCH_SAMPLED_ALL };
 
 /* The activity rows: one PM counter (index in uf_pm_counters' order) over back-to-back runs of
  * the bench's own copy or bf16 GEMM, the readings `underfed doctor --ceilings` holds a
- * program's DRAM and tensor activity against (doctor.c: uf_doctor_ceiling_rows). */
+ * program's DRAM and tensor activity against (doctor_report.c: uf_doctor_ceiling_rows). */
 static const struct {
     const char *name;
     int sampled;                /* BENCH_SAMPLED_COPY or BENCH_SAMPLED_GEMM */

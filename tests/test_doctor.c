@@ -845,7 +845,7 @@ Test(recorder, grid_blocks)
     cr_expect_eq(uf_grid_blocks(4, -1, 1), 0, "unknown");
 }
 
-/* The README's rule table is the table in doctor.c, word for word. */
+/* The README's rule table is the table in doctor_rules.c, word for word. */
 Test(doctor_rules, readme_table_is_the_code_table)
 {
     uf_strbuf b = {0};
