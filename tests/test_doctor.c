@@ -1583,6 +1583,32 @@ Test(doctor, nvjet_tile_sides)
     cr_expect(!uf_doctor_is_decode_matmul("ew_chain_kernel"));
 }
 
+/* nvjet names as public profiles of SGLang and vLLM print them (Hopper and Blackwell): the tile
+ * is the first AxB field, before the K tile (64x16) and the cluster (1x2, 2x4, whose 1 must not
+ * be read as a side); "2cta", "splitK", "bias" change nothing. Consumer Blackwell's (sm120)
+ * tiles have three numbers (64x32x64) and are not read. A 16-row mm ran a 32 x 64 tile (TNN):
+ * not counted, the rule's known miss (README). */
+Test(doctor, nvjet_public_names)
+{
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_192x8_64x8_2x1_v_bz_TNT"), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT"), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_256x8_64x6_2x1_v_bz_TNT"), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_128x16_64x11_2x1_v_bz_TNT"), 16);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm100_tst_64x16_64x16_2x4_2cta_h_bz_splitK_TNT"),
+                 16);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm100_tst_16x64_64x16_4x1_v_bz_TNN"), 16);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NNT"), 128,
+                 "not the cluster's 1");
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm100_tst_64x8_64x16_1x2_h_bz_bias_TNT"), 8);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_256x96_64x5_2x1_2cta_v_badd_NNT"), 96);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_tst_32x64_64x16_4x1_v_bz_TNN"), 32);
+    cr_expect(!uf_doctor_is_decode_matmul("nvjet_tst_32x64_64x16_4x1_v_bz_TNN"));
+    cr_expect(uf_doctor_is_decode_matmul("nvjet_sm100_tst_16x64_64x16_4x1_v_bz_TNN"));
+    cr_expect_eq(uf_doctor_nvjet_tile_min(
+                     "nvjet_sm120_tst_mma_64x32x64_8_16x32x64_tmaAB_alignCD4_bz_TNNN"), 0);
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm120_hhh_mma_64x64x128_tmaAB_bz_NNNN"), 0);
+}
+
 /* PyTorch's eager batch-1 decode on the H200 read simt_gemm high before nvjet tiles counted as
  * decode: its 128 x 8 GEMMs left the tensor pipes idle (0.9 %) and DRAM's mean over a window
  * mostly idle between launches was 25.6 %, under the 50 % that marks memory-bound GEMMs. Now

@@ -6,14 +6,16 @@ a GELU MLP of width 4 x 4096, an LM head of 8192 tokens) with a KV cache of 256 
 layer. Each step generates one token per sequence: every layer's matrix products run with
 M = batch rows, so at batch 1 each is a matrix-vector product that streams its whole weight
 matrix from HBM to make one token (cuBLAS on the H200 runs it as a GEMM with a 128 x 8 tile,
-nvjet_..._128x8_...). The token of each step is the argmax of the previous one, on the device
-(no host sync).
+nvjet_..._128x8_...). Each step's greedy pick (the argmax of its logits) is the next step's
+input, fed back on the device (no host sync).
 - eager: batch 1, launched op by op from Python: ~300 kernels a token, most of them tiny, so
   the GPU waits on the host first of all (doctor: launch_bound high);
 - graph: batch 1, each step replayed as a CUDA graph: the launch gaps go, the weight stream
   stays: 6 GiB read for one token (doctor: decode_gemv high);
 - batched: 64 sequences decoded in lockstep (continuous batching's steady state), replayed as
-  a CUDA graph: the same weight stream serves 64 tokens (decode_gemv none).
+  a CUDA graph: the same weight stream serves 64 tokens (decode_gemv none). Its step also
+  reads the 64 sequences' KV cache, 4 GiB (64 MiB at batch 1), which the printed weight
+  bandwidth leaves out.
 The cache is a ring of 256 positions, written at the step's position and attended whole,
 so that every step has the same shapes (a CUDA graph needs them).
 
@@ -62,6 +64,8 @@ def main():
     p.add_argument("--variant", choices=list(BATCH), required=True)
     p.add_argument("--steps", type=int, default=200)
     args = p.parse_args()
+    if args.steps < 1:
+        p.error("--steps must be at least 1")          # exit 2
     if not torch.cuda.is_available():
         print("skipped: no CUDA GPU", file=sys.stderr)
         return 77
@@ -97,7 +101,7 @@ def main():
         end.record()
         torch.cuda.synchronize()
     ms = half.elapsed_time(end) / (args.steps - args.steps // 2)
-    weights = sum(t.numel() for lw in layers for t in lw.values()) * 2 + head.numel() * 2
+    weights = sum(t.nbytes for lw in layers for t in lw.values()) + head.nbytes   # read a step
     print(f"serial_decode {args.variant}: {ms:.3f} ms/step, batch {b}, "
           f"{b * 1e3 / ms:.0f} tokens/s, weights read at {weights / ms / 1e6:.0f} GB/s")
     return 0
