@@ -275,8 +275,9 @@ int uf_doctor_is_tensor_core(const char *name);
  * namespace also makes it a uf_doctor_is_gemm name; serial_decode's sd_gemv_kernel). The
  * simt_gemm figures leave these out: a GEMV is memory-bound whatever units it runs on. */
 int uf_doctor_is_gemv(const char *name);
-/* The smaller side of an nvjet (cuBLAS, Hopper) kernel's CTA tile, from the first "_AxB_" field
- * of its name; 0 if the name is not nvjet or has none. Measured on the H200 (PyTorch 2.11,
+/* The smaller side of an nvjet (cuBLAS) kernel's CTA tile, from the first "_AxB_" field of its
+ * name whose sides are positive decimal numbers; 0 if the name is not nvjet or has none (sm90
+ * and sm100 names are read; sm120's three-number tiles, "_mma_64x32x64_", are not). Measured on the H200 (PyTorch 2.11,
  * bf16 F.linear with K = 4096, N = 12288): 1 and 8 tokens ran nvjet_sm90_tst_128x8_64x12_...,
  * 16 ran 128x16, 32 ran 128x32, 64 ran 128x64, 256 ran 192x128. */
 int uf_doctor_nvjet_tile_min(const char *name);

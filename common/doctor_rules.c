@@ -78,11 +78,11 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_DECODE_GEMV] = {
         .id = "decode_gemv",
         .failure = "serial decode: matrix products of one or a few tokens stream every weight for them (batch-1 generation)",
-        .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: cuBLAS picks it for <= 16 tokens); simt_gemm does not count them",
+        .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: what cuBLAS picked for 1 to 16 tokens of bf16 F.linear on the H200; other layouts can get wider tiles, not counted); simt_gemm does not count them",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
         .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
-        .source = "serial_decode on the H200 (branch serial_decode, 2026-12-01): graph_b1 at d = 4096 spends ~96 % of its step in GEMV kernels streaming 6.5 GB per token at 85 % of the copy ceiling; batching 64 sequences gave 48x the tokens/s"},
+        .source = "on the H200, 2026-12-01: examples/pytorch/serial_decode.py at batch 1 as a CUDA graph spends 72 % of its step in 128x8 nvjet GEMMs, and 64 sequences decode 43x the tokens/s of one; the serial_decode scenario (branch sdall) spends 98.5 % of graph_b1's step in GEMVs at d = 4096, streaming weights and cache at 86 % of the copy ceiling"},
     [UF_RULE_PADDING] = {
         .id = "padding", .failure = "padding: attention and GEMMs on pad tokens",
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
@@ -161,16 +161,18 @@ int uf_doctor_is_tensor_core(const char *name)
 }
 int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
 
-/* The smaller side of an nvjet kernel's CTA tile: the first "_AxB_" field of its name
- * ("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT": 128 x 8, so 8); 0 when the name is not nvjet or
- * has no such field. */
+/* The smaller side of an nvjet kernel's CTA tile: the first "_AxB_" field of its name with
+ * positive decimal sides ("nvjet_sm90_tst_128x8_64x12_2x1_v_bz_TNT": 128 x 8, so 8); 0 when
+ * the name is not nvjet or has no such field. */
 int uf_doctor_nvjet_tile_min(const char *name)
 {
     const char *p = name != NULL ? strstr(name, "nvjet") : NULL;
     for (; p != NULL && (p = strchr(p, '_')) != NULL; p++) {
         char *end;
+        if (!isdigit((unsigned char)p[1]))     /* strtol would take a sign or spaces */
+            continue;
         long a = strtol(p + 1, &end, 10), b;
-        if (end == p + 1 || *end != 'x' || !isdigit((unsigned char)end[1]))
+        if (*end != 'x' || !isdigit((unsigned char)end[1]))
             continue;
         b = strtol(end + 1, &end, 10);
         if (*end == '_' && a > 0 && b > 0 && a < 100000 && b < 100000)
@@ -278,9 +280,9 @@ static void simt_gemm(uf_diagnosis *d, double step)
                 : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
 }
 
-/* decode_gemv. Kernel time in matrix-vector products: each streams its whole weight matrix
- * from HBM for one token (batch-1 decode); DRAM busy says the stream is what the step waits
- * on. */
+/* decode_gemv. Kernel time in decode-shaped matrix products (GEMVs, and GEMMs tiled for a few
+ * tokens): each streams its whole weight matrix from HBM for one token or a few (batch-1
+ * decode). The verdict is the share alone; DRAM % is evidence only, printed, not a gate. */
 static void decode_gemv(uf_diagnosis *d, double step)
 {
     set_finding(d, UF_RULE_DECODE_GEMV, d->gemv_ms / step * 100.0, 1,

@@ -77,7 +77,7 @@ typedef struct run {
     uf_trace_section *sections;
     int n_sections;
     int repeat;
-    uf_warmup warmup;           /* every timing pass's warm-up (plan_warmup) */
+    uf_warmup warmup;           /* every timing pass's warm-up (uf_warmup_plan) */
     int wrong_results;
     int cells_done, cells_total;
     double started_s;

@@ -1574,6 +1574,7 @@ Test(doctor, nvjet_tile_sides)
     cr_expect_eq(uf_doctor_nvjet_tile_min("sm90_xmma_gemm_bf16bf16_tilesize128x8x64"), 0);
     cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_v_bz_TNT"), 0, "no tile field");
     cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_x8_0x8_128x"), 0, "malformed fields");
+    cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_+8x4_ 16x16_-8x8_v"), 0, "a sign or a space");
     cr_expect_eq(uf_doctor_nvjet_tile_min(""), 0);
     cr_expect_eq(uf_doctor_nvjet_tile_min(NULL), 0);
     cr_expect(uf_doctor_is_decode_matmul(NVJET_8));
