@@ -84,6 +84,8 @@ def main():
     p.add_argument("--variant", choices=["broken", "fixed"], required=True)
     p.add_argument("--steps", type=int, default=200)
     args = p.parse_args()
+    if args.steps < 1:
+        p.error("--steps must be at least 1")          # exit 2
     if "LOCAL_RANK" not in os.environ:
         return launch_under_torchrun(sys.argv[1:])
     if torch.cuda.device_count() < N_GPUS:

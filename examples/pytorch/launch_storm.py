@@ -40,6 +40,8 @@ def main():
     p.add_argument("--variant", choices=["broken", "fixed"], required=True)
     p.add_argument("--steps", type=int, default=300)
     args = p.parse_args()
+    if args.steps < 1:
+        p.error("--steps must be at least 1")          # exit 2
     if not torch.cuda.is_available():
         print("skipped: no CUDA GPU", file=sys.stderr)
         return 77
