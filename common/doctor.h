@@ -55,6 +55,18 @@ typedef struct uf_clock_sample {
     double power_w;
 } uf_clock_sample;
 
+/* One read of a host thread's scheduler state (format 4): at t_ns (CUPTI's timebase), the
+ * time the thread had run on a CPU so far (the first field of /proc/self/task/TID/schedstat,
+ * ns) and its state letter (the third field of .../stat: 'R' running, 'S' sleeping, 'D' waiting
+ * on I/O, ...). Two reads of one thread give the share of the interval between them that it
+ * ran: a host thread that prepares the data itself runs, one that waits for workers sleeps. */
+typedef struct uf_host_sample {
+    uint64_t t_ns;
+    uint64_t run_ns;
+    uint32_t tid;
+    char state;
+} uf_host_sample;
+
 /* One process's records (one file per pid: doctor_trace.h). Counter means are NaN when not
  * recorded. */
 typedef struct uf_dtrace {
@@ -80,6 +92,8 @@ typedef struct uf_dtrace {
     size_t n_util;
     uf_clock_sample *clocks;
     size_t n_clocks;
+    uf_host_sample *host;       /* format 4: the CUDA-calling threads' scheduler reads, by time */
+    size_t n_host;
     char counters_note[256];    /* why a series is empty or partial ("" none) */
     uint64_t dropped;           /* records CUPTI dropped */
     char note[UF_DOCTOR_NOTE_LEN]; /* what the recorder could not see (another CUPTI client, ...) */

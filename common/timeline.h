@@ -111,6 +111,8 @@ typedef struct uf_api_call {
     uint64_t start_ns, end_ns;
     uint32_t correlation_id;
     uint8_t is_runtime;         /* 1 runtime API, 0 driver API */
+    uint32_t thread_id;         /* the OS thread that made the call (gettid); 0 unknown (the
+                                 * harness's own records, doctor traces before format 4) */
     const char *name;           /* e.g. "cudaLaunchKernel_v7000", may be NULL */
 } uf_api_call;
 
