@@ -108,6 +108,47 @@ run_case 2 err "--where" "$tool" ladder "$csv" --where nosuch=1
 run_case 0 out '"eager" 100 25' "$tool" ladder "$csv" --where elems=4096
 run_case 0 out '4096 ' "$tool" points "$csv" --x elems --where ops=max
 
+# ---- underfed: the version, and standard output that cannot be written -------------------
+run_case 0 out "underfed " "$tool" --version
+version=$(cat "$work/out")
+[[ $version =~ ^underfed\ [^\ ]+ ]] || fail "underfed --version printed '$version'"
+run_case 0 out "$version" "$tool" -V
+# Every command that prints: exit 1 with the reason when its output is lost (a full device),
+# 0 when it prints nothing there (report and readme write files and say so on stderr).
+mkdir -p "$work/report" "$work/plots" && cp "$csv" "$work/report/"
+full() {  # full COMMAND...: COMMAND > /dev/full exits 1 and says why on stderr
+  "$@" > /dev/full 2> "$work/err"
+  local got=$?
+  if [ $got != 1 ] || ! grep -q "^underfed: cannot write standard output: " "$work/err"; then
+    fail "${*#"$build"/} > /dev/full: exit $got (expected 1 and the reason):"; sed 's/^/  | /' "$work/err" >&2
+  else
+    echo "ok: ${*#"$build"/} > /dev/full -> 1"
+  fi
+}
+full "$tool" --help
+full "$tool" --version
+full "$tool" ladder --help
+full "$tool" ladder "$csv"
+full "$tool" values "$csv" --metrics step_ms
+full "$tool" points "$csv" --x elems
+full "$tool" series "$csv"
+full "$tool" axes "$csv"
+full "$tool" variants "$csv"
+full "$tool" ceiling copy_d2d_gbs "$data/gpu-a"
+full "$tool" across launch_storm "$data/gpu-a" "$data/gpu-b"
+full "$tool" compare "$data/gpu-a" "$data/gpu-a"
+full "$tool" plotdata "$data/gpu-a" "$work/plots"
+full "$tool" crosscheck plan
+full "$tool" doctor --from "$data/doctor" --json "$work/doctor.json"
+"$tool" report "$work/report" > /dev/full 2> "$work/err" ||
+  fail "report > /dev/full (it prints nothing on stdout) exited $?"
+# a regression found, and the output lost: still 1
+"$tool" compare "$data/gpu-a" "$data/gpu-b" > /dev/full 2> "$work/err"
+[ $? = 1 ] || fail "compare gpu-a gpu-b > /dev/full did not exit 1"
+# a usage error stays 2
+"$tool" ladder "$csv" --bogus > /dev/full 2> "$work/err"
+[ $? = 2 ] || fail "ladder --bogus > /dev/full did not exit 2"
+
 if [ $host_only = 1 ]; then
   [ $failures = 0 ] || { echo "$failures command-line check(s) failed" >&2; exit 1; }
   echo "every command-line check of the tool passed (host-only build: no scenario binaries)"

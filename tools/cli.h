@@ -9,7 +9,14 @@
 
 #include "results.h"
 
-enum { EXIT_REGRESSED = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
+/* EXIT_OUTPUT: what a command printed could not all be written (standard output full or
+ * closed); main checks it once, after every command. */
+enum { EXIT_REGRESSED = 1, EXIT_OUTPUT = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
+
+/* The version of this build of the tool: `git describe` of its sources when it was built (the
+ * results' `# git:` line says the same of a run), "unknown (no git)" without it. What
+ * `underfed --version` prints after "underfed ". */
+const char *uf_tool_version(void);
 
 /* A command's options and operands, as underfed.c's parse_args fills them (tool_options). */
 typedef struct args {

@@ -9,11 +9,13 @@
  * run's default (metadata default.AXIS). An option value that matches nothing (a column, a
  * variant, a point the file does not have) is an error, never a NaN or empty output. Exit: 0
  * ok, 1 compare found a regression (or rows of DIR_A missing from DIR_B, listed MISSING, unless
- * --allow-missing), 2 usage or unreadable input.
+ * --allow-missing) or standard output could not be written (main checks it after every
+ * command), 2 usage or unreadable input. `underfed --version` (-V) prints uf_tool_version().
  *
  * This file: the command table, the command line, and the table queries (ladder, values,
  * ceiling, points, series, axes, variants, across). `underfed report` is report_cmd.c,
  * `underfed compare` compare_cmd.c; what they share with this file is cli.h. */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -542,8 +544,9 @@ static void print_help(FILE *f)
                 commands[c].summary);
     fprintf(f, "\nW names axis values (\"elems=4K,ops=1000\", max and min allowed); unnamed axes "
                "take the run's\ndefault. Result files are read strictly: a malformed file is an "
-               "error naming file and line.\nExit: 0 ok, 1 compare found a regression, 2 usage "
-               "or unreadable input.\n");
+               "error naming file and line.\nExit: 0 ok, 1 compare found a regression or standard "
+               "output could not be written,\n2 usage or unreadable input. underfed --version "
+               "(-V): this build's git describe.\n");
 }
 
 static void print_command_help(FILE *f, const command *c)
@@ -642,12 +645,22 @@ static int is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
-int main(int argc, char **argv)
+static int is_version(const char *arg)
+{
+    return strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0;
+}
+
+/* The command argv names, run; its exit status. */
+static int run_command(int argc, char **argv)
 {
     args a;
     if (argc < 2) {
         print_help(stderr);
         return EXIT_BAD;
+    }
+    if (is_version(argv[1])) {
+        printf("underfed %s\n", uf_tool_version());
+        return 0;
     }
     if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         const command *c = argc > 2 ? find_command(argv[2]) : NULL;
@@ -674,4 +687,21 @@ int main(int argc, char **argv)
         return c->run_own(argc - 2, argv + 2);
     int rc = parse_args(c, argc, argv, &a);
     return rc != 0 ? rc : c->run(&a);
+}
+
+/* Every command returns here, so that one check covers them all: what a command printed must
+ * have reached standard output (a full disk or a closed pipe loses it silently otherwise).
+ * It did not: a message, and exit 1 where the command would have exited 0. */
+int main(int argc, char **argv)
+{
+    int rc = run_command(argc, argv);
+    int flushed = fflush(stdout);
+    int saved = errno;
+    if (flushed != 0 || ferror(stdout)) {
+        fprintf(stderr, "underfed: cannot write standard output: %s\n",
+                flushed != 0 ? strerror(saved) : "an earlier write to it failed");
+        if (rc == 0)
+            rc = EXIT_OUTPUT;
+    }
+    return rc;
 }
