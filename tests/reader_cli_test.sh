@@ -8,7 +8,11 @@
 #   - compare: one-sided folders are errors, lost rows are MISSING and fail unless
 #     --allow-missing, new rows are NEW, a file whose `# scenario:` is not its name is refused;
 #   - compare's noise model: a planted device-side slowdown fails, a host-bound change within
-#     the run-to-run tolerance passes and says why, one beyond it fails.
+#     the run-to-run tolerance passes and says why, one beyond it fails;
+#   - writers: REPORT.md and --json as a FIFO, a link to /dev/null or a device are refused and
+#     left as they were; plotdata on a full disk leaves its data set as it was;
+#   - report: the committed REPORT.md from `underfed report results/GPU` (images by default
+#     from plots/GPU), and no rewrite that would drop its image links.
 #   tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
@@ -142,6 +146,70 @@ expect 2 "ceil-cut/ceilings.csv" "compare: a launch floor from a truncated ceili
 expect 0 "0 regression(s) beyond 5.0 % and the measured spread; 0 host-bound" \
   "compare: the committed H200 results against themselves" \
   "$tool" compare "$src/results/nvidia-h200" "$src/results/nvidia-h200" --threshold 5
+
+# ---- writers: only a regular file or a new name is replaced (common/fileutil.c) -------------
+# REPORT.md or --json as a FIFO, a symbolic link to /dev/null, a device: exit 2 with the reason,
+# and the thing is left as it was (a device made here, where mknod is allowed, rather than the
+# machine's /dev/null).
+for kind in fifo null-link device; do
+  w=$work/writer-$kind
+  mkdir -p "$w"
+  cp "$data/gpu-a/launch_storm.csv" "$w/"
+  case $kind in
+    fifo) mkfifo "$w/REPORT.md" && mkfifo "$w/doctor.json"; test=-p why="a FIFO, not a regular file: not replaced" ;;
+    null-link) ln -s /dev/null "$w/REPORT.md" && ln -s /dev/null "$w/doctor.json"; test=-L
+               why="a symbolic link (to a character device): not replaced and not followed" ;;
+    device) mknod "$w/REPORT.md" c 1 3 2>/dev/null && mknod "$w/doctor.json" c 1 3 || continue
+            test=-c why="a character device, not a regular file: not replaced" ;;
+  esac
+  expect 2 "$w/REPORT.md: $why" "report onto a $kind REPORT.md" "$tool" report "$w"
+  expect 2 "$w/doctor.json: $why" "doctor --json onto a $kind" \
+    "$tool" doctor --from "$data/doctor" --json "$w/doctor.json"
+  for f in REPORT.md doctor.json; do
+    [ $test "$w/$f" ] || fail "$kind $f was replaced"
+  done
+  [ -z "$(find "$w" -name '*.tmp.*')" ] || fail "a temporary file left in $w"
+done
+[ -c /dev/null ] || fail "/dev/null is no longer a character device"
+
+# A full disk (a file size limit: writes fail as on a full device) while plotdata writes its
+# data set: exit 2, and OUT/data left as it was (gpu-b's set), no stage left beside it.
+pd=$work/plotdata-full
+"$tool" plotdata "$data/gpu-b" "$pd" > /dev/null 2>&1 || fail "plotdata gpu-b failed"
+cp -R "$pd/data" "$work/plotdata-before"
+expect 2 "$pd/data left as it was (the data set is written whole or not at all)" \
+  "plotdata on a full disk" bash -c 'ulimit -f 2; trap "" XFSZ; exec "$@"' - \
+  "$tool" plotdata "$data/gpu-a" "$pd"
+grep -qE 'launch_storm_series.dat.tmp.[A-Za-z0-9]+: cannot write: File too large' "$work/out.txt" ||
+  fail "plotdata on a full disk does not say which file it could not write"
+diff -r "$work/plotdata-before" "$pd/data" > /dev/null || fail "plotdata on a full disk changed $pd/data"
+[ -z "$(find "$pd" -name '.plotdata.*')" ] || fail "plotdata on a full disk left its stage"
+expect 0 "ladder data/launch_storm_ladder.gp" "plotdata gpu-a without the limit" \
+  "$tool" plotdata "$data/gpu-a" "$pd"
+grep -q '^# names: eager graph fused$' "$pd/data/launch_storm_ladder.dat" ||
+  fail "plotdata did not replace the data set"
+mkdir -p "$work/plotdata-file" && : > "$work/plotdata-file/data"
+expect 2 "plotdata-file/data: not a folder: not replaced" "plotdata onto a file named data" \
+  "$tool" plotdata "$data/gpu-a" "$work/plotdata-file"
+
+# ---- report: its images by default where render.sh draws them; never dropped silently --------
+# results/GPU and plots/GPU side by side, as in the repository: `underfed report results/GPU`
+# writes the committed REPORT.md, image links included.
+repo=$work/repo
+mkdir -p "$repo/results" "$repo/plots"
+cp -R "$src/results/nvidia-h200" "$repo/results/" && cp -R "$src/plots/nvidia-h200" "$repo/plots/"
+expect 0 "wrote" "report results/nvidia-h200 as its help shows" \
+  "$tool" report "$repo/results/nvidia-h200"
+cmp -s "$repo/results/nvidia-h200/REPORT.md" "$src/results/nvidia-h200/REPORT.md" ||
+  fail "underfed report results/nvidia-h200 does not write the committed REPORT.md"
+# Without its images' folder: refused, naming the line that links one; the file unchanged.
+history=$repo/results/nvidia-h200/history/69b5b7c
+expect 2 "$history/REPORT.md:49 links an image, and this report would link none" \
+  "report of a folder without its images" "$tool" report "$history"
+cmp -s "$history/REPORT.md" "$src/results/nvidia-h200/history/69b5b7c/REPORT.md" ||
+  fail "report without images rewrote $history/REPORT.md"
+expect 2 "--plots $work/no-such-plots: no such folder" "report --plots of a missing folder" \
+  "$tool" report "$work/a" --plots "$work/no-such-plots"
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed (files in $work)" >&2

@@ -10,7 +10,8 @@
 #   - no plots/*.gp runs a command (system(), "< cmd"): the data and its facts come from
 #     `underfed plotdata` (.dat with a `# key: value` header, .gp include), each loads lib.gp;
 #   - render.sh with gnuplot hidden from PATH: exit 0, the data and REPORT.md written, no image,
-#     and a message that says no image was drawn and how to draw them;
+#     and a message that says no image was drawn and how to draw them; with a gnuplot that
+#     fails or draws nothing: exit 1, a last line that says no image was drawn, old images kept;
 #   - `underfed compare`: 1 on a regression beyond the noise, 0 for a folder against itself,
 #     2 naming file and line for a truncated file; render.sh fails on that file too.
 #   tests/render_test.sh SOURCE_DIR BUILD_DIR
@@ -112,6 +113,41 @@ elif ! grep -q 'NO IMAGES WERE DRAWN' "$work/nognuplot.log" ||
 else
   pass "render.sh without gnuplot: data and REPORT.md, no image, how to draw them"
 fi
+
+# ---- a gnuplot that fails, or exits 0 drawing nothing: render.sh fails, never "images in" ---
+# (stand-ins first on PATH: one exits 1 after a partial image, one exits 0 without drawing).
+# The images already there are left as they were.
+for fake in failing silent; do
+  bin=$work/bin-$fake-gnuplot
+  mkdir -p "$bin"
+  case $fake in
+    failing) printf '#!/bin/sh\necho "line 1: plot error" >&2\n: > partial.png\nexit 1\n' > "$bin/gnuplot" ;;
+    silent) printf '#!/bin/sh\nexit 0\n' > "$bin/gnuplot" ;;
+  esac
+  chmod +x "$bin/gnuplot"
+  rm -rf "$work/results/gpu-$fake" "$work/plots-$fake"
+  cp -R "$src/tests/data/gpu-a" "$work/results/gpu-$fake" || exit 1
+  mkdir -p "$work/plots-$fake/gpu-$fake"
+  echo old > "$work/plots-$fake/gpu-$fake/launch_storm_ladder.png"
+  PATH=$bin:$PATH PLOTS_DIR=$work/plots-$fake BUILD_DIR=$build \
+    bash "$src/plots/render.sh" "$results/gpu-$fake" > "$work/$fake.log" 2>&1
+  status=$?
+  last=$(grep "^render: $results/gpu-$fake -> " "$work/$fake.log")
+  if [ $status != 1 ]; then
+    fail "render.sh with a $fake gnuplot exited $status (expected 1):"; cat "$work/$fake.log" >&2
+  elif [[ $last != *"NO IMAGE drawn (4 figures listed"* ]] || [[ $last == *" images of "* ]]; then
+    fail "render.sh with a $fake gnuplot: last line '$last', expected NO IMAGE drawn"
+  elif [ $fake = failing ] && ! grep -q 'render: gnuplot ladder.gp failed' "$work/$fake.log"; then
+    fail "render.sh with a failing gnuplot does not name the figure that failed"
+  elif [ $fake = silent ] && ! grep -q 'render: gnuplot ladder.gp drew no image' "$work/$fake.log"; then
+    fail "render.sh with a silent gnuplot does not say the figure drew no image"
+  elif [ "$(cat "$work/plots-$fake/gpu-$fake/launch_storm_ladder.png")" != old ] ||
+       [ -e "$work/plots-$fake/gpu-$fake/partial.png" ]; then
+    fail "render.sh with a $fake gnuplot replaced or added images"
+  else
+    pass "render.sh with a $fake gnuplot: exit 1, NO IMAGE drawn, the old images kept"
+  fi
+done
 
 # ---- the report names each file's run, and shows power only where it was read instantly -----
 report=$results/gpu-a/REPORT.md

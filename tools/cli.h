@@ -15,7 +15,7 @@ enum { EXIT_REGRESSED = 1, EXIT_OUTPUT = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
 
 /* The version of this build of the tool: `git describe` of its sources when it was built (the
  * results' `# git:` line says the same of a run), "unknown (no git)" without it. What
- * `underfed --version` prints after "underfed ". */
+ * `underfed --version` prints after "underfed " (version.c). */
 const char *uf_tool_version(void);
 
 /* A command's options and operands, as underfed.c's parse_args fills them (tool_options). */

@@ -6,13 +6,24 @@
  * one value; and the scenario's own, plotfigs.c), or of each scenario that two or more folders
  * hold (the comparison across GPUs). Prints one line per figure, "SCRIPT data/FIGURE.gp": draw
  * it in OUT_DIR with `GNUPLOT_LIB=plots gnuplot data/FIGURE.gp plots/SCRIPT.gp` (plots/ as seen
- * from OUT_DIR). See plotdata.h for the files' format. */
+ * from OUT_DIR). See plotdata.h for the files' format.
+ *
+ * The data set is written whole or not at all: every file goes into a fresh folder beside
+ * OUT_DIR/data (OUT_DIR/.plotdata.XXXXXX/data); when all are written, one rename exchanges it
+ * with OUT_DIR/data and the old set is removed, and only then are the figures listed. A
+ * malformed result file or a full disk leaves OUT_DIR/data as it was. */
+#define _GNU_SOURCE     /* renameat2 */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cli.h"
 #include "fileutil.h"
 #include "plotdata.h"
 
@@ -133,9 +144,7 @@ int pd_fig_commit(pd_fig *f, const char *script)
         if ((rc = uf_sb_commit(&file, path, err, sizeof err)) != 0)
             fprintf(stderr, "underfed plotdata: %s\n", err);
     }
-    if (rc == 0)
-        printf("%s data/%s.gp\n", script, f->base);
-    pd_fig_free(f);
+    pd_fig_free(f);     /* the command lists the figures once the whole set is in place */
     return rc;
 }
 
@@ -491,69 +500,222 @@ out_free:
 
 /* ---- the command --------------------------------------------------------------------------- */
 
-static int compare_names(const void *x, const void *y)
-{
-    return strcmp((const char *)x, (const char *)y);
-}
+/* ---- the data set, whole or not at all ---------------------------------------------------- */
 
-/* The scenario files of DIR (not ceilings, not series), sorted; their number, -1 unreadable. */
-static int list_scenarios(const char *dir, char (*names)[UF_NAME_LEN], int max)
+/* A folder and what it holds, symbolic links removed and not followed. 0, or -1 with a
+ * message. */
+static int remove_folder(const char *path)
 {
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (!d) {
-        fprintf(stderr, "underfed plotdata: cannot read folder %s\n", dir);
+    DIR *d = opendir(path);
+    int rc = 0;
+    if (d == NULL) {
+        fprintf(stderr, "underfed plotdata: cannot remove %s: %s\n", path, strerror(errno));
         return -1;
     }
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || len - 4 >= UF_NAME_LEN || strcmp(e->d_name + len - 4, ".csv") != 0 ||
-            strstr(e->d_name, ".series.csv") || strcmp(e->d_name, "ceilings.csv") == 0)
+        char child[UF_PATH_LEN];
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (n < max)
-            snprintf(names[n++], UF_NAME_LEN, "%.*s", (int)(len - 4), e->d_name);
+        if (pd_path(child, sizeof child, path, e->d_name, "") != 0 || lstat(child, &st) != 0)
+            rc = -1;
+        else if (S_ISDIR(st.st_mode))
+            rc |= remove_folder(child);
+        else if (unlink(child) != 0)
+            rc = -1;
     }
     closedir(d);
-    qsort(names, (size_t)n, UF_NAME_LEN, compare_names);
-    return n;
+    if (rmdir(path) != 0) {
+        fprintf(stderr, "underfed plotdata: cannot remove %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
 }
 
-enum { PD_MAX_SCENARIOS = 64 };
+/* Where a run writes its data set before it takes the place of OUT/data. */
+typedef struct pd_set {
+    char out[UF_PATH_LEN];      /* OUT */
+    char stage[UF_PATH_LEN];    /* OUT/.plotdata.XXXXXX: the figures' OUT while they are written */
+} pd_set;
 
-static int make_data_dir(const char *out)
+/* OUT made where missing, and an empty OUT/.plotdata.XXXXXX/data. 0, or -1 with a message. */
+static int set_begin(pd_set *set, const char *out)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
-    if (pd_path(path, sizeof path, out, "data", "") != 0)
-        return -1;
-    if (uf_mkdirs(path, err, sizeof err) != 0) {
+    char err[UF_REASON_LEN], data[UF_PATH_LEN];
+    snprintf(set->out, sizeof set->out, "%s", out);
+    set->stage[0] = '\0';
+    if (uf_mkdirs(out, err, sizeof err) != 0) {
         fprintf(stderr, "underfed plotdata: %s\n", err);
+        return -1;
+    }
+    if (pd_path(set->stage, sizeof set->stage, out, ".plotdata.XXXXXX", "") != 0)
+        return -1;
+    if (mkdtemp(set->stage) == NULL) {
+        fprintf(stderr, "underfed plotdata: %s: cannot create: %s\n", set->stage,
+                strerror(errno));
+        set->stage[0] = '\0';
+        return -1;
+    }
+    if (pd_path(data, sizeof data, set->stage, "data", "") != 0 || mkdir(data, 0777) != 0) {
+        fprintf(stderr, "underfed plotdata: %s/data: cannot create: %s\n", set->stage,
+                strerror(errno));
         return -1;
     }
     return 0;
 }
 
+static int compare_lines(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* The listing of the staged set, "SCRIPT data/BASE.gp" a line (sorted by BASE), into *listing:
+ * each BASE.gp names its script on its first line ("# underfed plot data: load before
+ * plots/SCRIPT.gp"). 0, or -1 with a message. */
+static int set_listing(const pd_set *set, uf_strbuf *listing)
+{
+    char data[UF_PATH_LEN], err[UF_REASON_LEN];
+    static const char lead[] = "# underfed plot data: load before plots/";
+    char **lines = NULL;
+    int n = 0, cap = 0, rc = 0;
+    if (pd_path(data, sizeof data, set->stage, "data", "") != 0)
+        return -1;
+    DIR *d = opendir(data);
+    if (d == NULL) {
+        fprintf(stderr, "underfed plotdata: cannot read %s: %s\n", data, strerror(errno));
+        return -1;
+    }
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        char path[UF_PATH_LEN], *text = NULL, *line = NULL;
+        size_t text_len = 0;
+        if (len < 4 || strcmp(e->d_name + len - 3, ".gp") != 0)
+            continue;
+        if (pd_path(path, sizeof path, data, e->d_name, "") != 0 ||
+            uf_read_file(path, &text, &text_len, err, sizeof err) != 0) {
+            fprintf(stderr, "underfed plotdata: %s\n", err);
+            rc = -1;
+            break;
+        }
+        size_t script_len = strncmp(text, lead, sizeof lead - 1) == 0
+                                ? strcspn(text + sizeof lead - 1, "\n") : 0;
+        char **grown = uf_grow(lines, &cap, n + 1, sizeof *lines, 64);
+        if (script_len < 4 || strncmp(text + sizeof lead - 1 + script_len - 3, ".gp", 3) != 0 ||
+            grown == NULL || (line = malloc(script_len + len + 8)) == NULL) {
+            fprintf(stderr, "underfed plotdata: %s: %s\n", path,
+                    grown == NULL || script_len >= 4 ? "out of memory" : "no script named");
+            rc = -1;
+        } else {
+            lines = grown;
+            snprintf(line, script_len + len + 8, "%.*s data/%s", (int)(script_len - 3),
+                     text + sizeof lead - 1, e->d_name);
+            lines[n++] = line;
+        }
+        free(text);
+    }
+    closedir(d);
+    qsort(lines, (size_t)n, sizeof *lines, compare_lines);
+    for (int i = 0; i < n; i++) {
+        if (rc == 0)
+            uf_sb_printf(listing, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+    return rc;
+}
+
+/* The staged set takes the place of OUT/data: exchanged with it in one rename (where the
+ * file system cannot exchange, the old one is moved aside first: OUT/data is then missing for
+ * the moment between two renames, never half written); then the stage, holding the old set,
+ * is removed. 0, or -1 with a message (OUT/data as it was). */
+static int set_commit(pd_set *set)
+{
+    char data[UF_PATH_LEN], staged[UF_PATH_LEN], aside[UF_PATH_LEN];
+    struct stat st;
+    if (pd_path(data, sizeof data, set->out, "data", "") != 0 ||
+        pd_path(staged, sizeof staged, set->stage, "data", "") != 0 ||
+        pd_path(aside, sizeof aside, set->stage, "old", "") != 0)
+        return -1;
+    int rc;
+    if (lstat(data, &st) != 0 && errno == ENOENT) {
+        rc = rename(staged, data);
+    } else if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "underfed plotdata: %s: not a folder: not replaced\n", data);
+        return -1;
+    } else {
+        rc = renameat2(AT_FDCWD, staged, AT_FDCWD, data, RENAME_EXCHANGE);
+        if (rc != 0 && (errno == EINVAL || errno == ENOSYS))
+            rc = rename(data, aside) != 0 ? -1 : rename(staged, data) != 0 ? rename(aside, data), -1
+                                                                           : 0;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "underfed plotdata: cannot put %s in place of %s: %s\n", staged, data,
+                strerror(errno));
+        return -1;
+    }
+    remove_folder(set->stage);      /* the old set; a leftover is only a folder too many */
+    set->stage[0] = '\0';
+    return 0;
+}
+
+/* The stage removed where it is still there (a failed run): OUT/data is left as it was. */
+static void set_abandon(pd_set *set)
+{
+    if (set->stage[0] != '\0')
+        remove_folder(set->stage);
+    set->stage[0] = '\0';
+}
+
+/* A run's end: on success (rc 0) the staged set listed and put in place, then the listing
+ * printed; otherwise the stage removed. The exit status. */
+static int set_end(pd_set *set, int rc)
+{
+    uf_strbuf listing = {0};
+    if (rc == 0 && (set_listing(set, &listing) != 0 || listing.failed))
+        rc = PD_BAD;
+    if (rc == 0 && set_commit(set) != 0)
+        rc = PD_BAD;
+    if (rc != 0) {
+        set_abandon(set);
+        fprintf(stderr, "underfed plotdata: %s/data left as it was (the data set is written "
+                "whole or not at all)\n", set->out);
+    } else if (listing.data) {
+        fputs(listing.data, stdout);
+    }
+    free(listing.data);
+    return rc;
+}
+
 static int folder(const char *dir, const char *out)
 {
-    char names[PD_MAX_SCENARIOS][UF_NAME_LEN];
-    int n = list_scenarios(dir, names, PD_MAX_SCENARIOS), rc = 0;
-    if (n < 0 || make_data_dir(out) != 0)
+    char (*names)[UF_NAME_LEN] = NULL;
+    pd_set set;
+    int n = list_results(dir, &names), rc = 0;
+    if (n <= 0) {
+        if (n == 0)
+            fprintf(stderr, "underfed plotdata: no result files in %s\n", dir);
         return PD_BAD;
-    if (n == 0)
-        fprintf(stderr, "underfed plotdata: no result files in %s\n", dir);
-    for (int i = 0; i < n; i++)
-        if (scenario_figures(dir, names[i], out) != 0)
-            rc = PD_BAD;    /* the other scenarios are still drawn */
-    return rc;
+    }
+    if (set_begin(&set, out) != 0)
+        rc = PD_BAD;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (scenario_figures(dir, names[i], set.stage) != 0)
+            rc = PD_BAD;
+    free(names);
+    return set_end(&set, rc);
 }
 
 /* Each scenario of the first folder that two or more of the folders hold. */
 static int across(const char *out, const char **dirs, int n_dirs)
 {
-    char names[PD_MAX_SCENARIOS][UF_NAME_LEN], path[UF_PATH_LEN];
-    int n = list_scenarios(dirs[0], names, PD_MAX_SCENARIOS), rc = 0;
-    if (n < 0 || make_data_dir(out) != 0)
+    char (*names)[UF_NAME_LEN] = NULL, path[UF_PATH_LEN];
+    pd_set set;
+    int n = list_results(dirs[0], &names), rc = 0;
+    if (n < 0)
         return PD_BAD;
-    for (int i = 0; i < n; i++) {
+    if (set_begin(&set, out) != 0)
+        rc = PD_BAD;
+    for (int i = 0; i < n && rc == 0; i++) {
         const char *with[PD_MAX_DIRS];
         int k = 0;
         for (int d = 0; d < n_dirs; d++) {
@@ -564,10 +726,11 @@ static int across(const char *out, const char **dirs, int n_dirs)
                 with[k++] = dirs[d];
             }
         }
-        if (k >= 2 && fig_across(out, names[i], with, k) != 0)
+        if (k >= 2 && fig_across(set.stage, names[i], with, k) != 0)
             rc = PD_BAD;
     }
-    return rc;
+    free(names);
+    return set_end(&set, rc);
 }
 
 int uf_cmd_plotdata(int argc, char **argv)

@@ -18,7 +18,10 @@
 #include "tablequery.h"
 
 /* argv after the command name: RESULTS_DIR OUT_DIR, or --across RESULTS_DIR... OUT_DIR
- * Returns the exit status: 0 written, 2 usage or unreadable input (a message says which). */
+ * OUT_DIR/data is written whole or not at all (staged beside it, then exchanged in one
+ * rename), and the figures are listed only once it is in place. Returns the exit status: 0
+ * written, 2 usage, unreadable input or a data set that could not be written (a message says
+ * which; OUT_DIR/data is then as it was). */
 int uf_cmd_plotdata(int argc, char **argv);
 
 /* ---- for the figure writers (plotdata.c, plotfigs.c) ------------------------------------- */
@@ -41,7 +44,8 @@ typedef struct pd_source {
     const char *name;                       /* the scenario (file name without .csv) */
     const char *csv;                        /* its path */
     const char *dir;                        /* its folder: ceilings.csv */
-    const char *out;                        /* the images' folder */
+    const char *out;                        /* the folder whose data/ gets the figure files
+                                             * (the run's stage: see uf_cmd_plotdata) */
     const uf_table *t;
     const char *gpu;                        /* `# gpu:` of the file, "" when absent */
 } pd_source;

@@ -442,9 +442,10 @@ static const struct tool_option {
      "a change beyond PCT % and the spread counts (default 5)"},
     {"--allow-missing", "", VALUE_FLAG, offsetof(args, allow_missing),
      "rows of DIR_A absent from DIR_B are listed, not a failure"},
-    {"--plots", "DIR", VALUE_TEXT, offsetof(args, plots_dir), "the folder of the images to link"},
+    {"--plots", "PLOTS", VALUE_TEXT, offsetof(args, plots_dir),
+     "the images' folder (default DIR/../../plots/NAME, render.sh's)"},
     {"--plots-link", "PREFIX", VALUE_TEXT, offsetof(args, plots_link),
-     "that folder as REPORT.md links it (default: DIR)"},
+     "PLOTS as REPORT.md links it (default: as given)"},
 };
 enum { N_TOOL_OPTIONS = sizeof tool_options / sizeof tool_options[0] };
 
@@ -480,7 +481,7 @@ static const command commands[] = {
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
      "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", uf_cmd_compare, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
-     "writes DIR/REPORT.md from the folder's results", uf_cmd_report, NULL},
+     "writes DIR/REPORT.md from the folder's results and images", uf_cmd_report, NULL},
     {"plotdata", "[--across] DIR... OUT", 0, 0, "",
      "each plot's data and gnuplot variables, in OUT/data", NULL, uf_cmd_plotdata},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
