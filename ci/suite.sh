@@ -72,14 +72,20 @@ fi
 
 say() { echo "[suite $(date -u +%H:%M:%S)] $*" >&2; }
 # The last lines: where the results, the plots and each REPORT.md went (render.sh puts the
-# images of results folder GPU in plots/GPU/, PLOTS_DIR overriding plots/).
+# images of results folder GPU in plots/GPU/, PLOTS_DIR overriding plots/), as they are on
+# disk: the images there and whether a report is (render.sh's own lines say what it drew).
 where_it_went() {  # where_it_went RESULT_DIR...
-  local dir plots=${PLOTS_DIR:-$root/plots}
+  local dir images plots=${PLOTS_DIR:-$root/plots}
   for dir in "$@"; do
     dir=${dir%/}
+    images=("$plots/$(basename "$dir")"/*.png)
     say "results: $dir/"
-    say "plots:   $plots/$(basename "$dir")/"
-    say "report:  $dir/REPORT.md"
+    if [ ${#images[@]} -gt 0 ]; then
+      say "plots:   $plots/$(basename "$dir")/ (${#images[@]} images)"
+    else
+      say "plots:   none in $plots/$(basename "$dir")/"
+    fi
+    if [ -f "$dir/REPORT.md" ]; then say "report:  $dir/REPORT.md"; else say "report:  none"; fi
   done
 }
 
