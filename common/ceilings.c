@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "csv.h"
 #include "fileutil.h"
 #include "stats.h"
@@ -141,8 +142,9 @@ static int check_duplicate_ceilings(const uf_csv_reader *r, ceiling_names *seen,
 }
 
 /* One data line: the value goes into the struct when the name is a known ceiling, whose unit,
- * when given, must be its own. A ceiling is a rate or a cost per operation: > 0 (empty when
- * not measured); its spread >= 0. */
+ * when given, must be its own. The name is a name, the unit and note texts; a ceiling is a
+ * rate or a cost per operation: > 0 and within its unit's bound (bounds.h; empty when not
+ * measured); its spread a spread. */
 static int read_ceiling_row(const uf_csv_reader *r, int line, uf_ceilings *c, ceiling_names *seen,
                             char *err, size_t errlen)
 {
@@ -150,36 +152,43 @@ static int read_ceiling_row(const uf_csv_reader *r, int line, uf_ceilings *c, ce
         return uf_csv_error(r, line, err, errlen, "%d fields, the header has %d", r->n_fields,
                             N_CEILING_COLUMNS);
     const char *name = r->fields[0];
+    char unit[UF_NAME_LEN], note[UF_REASON_LEN];
     if (name[0] == '\0')
         return uf_csv_error_at(r, line, 1, err, errlen, "empty ceiling name");
+    if (uf_csv_name(r, line, 0, "ceiling", unit, sizeof unit, err, errlen) != 0 ||
+        uf_csv_text(r, line, 2, "unit", unit, sizeof unit, err, errlen) != 0 ||
+        uf_csv_text(r, line, 4, "note", note, sizeof note, err, errlen) != 0)
+        return -1;
     if (note_ceiling_name(r, line, seen, err, errlen) != 0)
         return -1;
+    const uf_ceiling_desc *desc = NULL;
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        if (strcmp(uf_ceiling_descs[i].name, name) == 0)
+            desc = &uf_ceiling_descs[i];
+    /* a known ceiling in another unit would be read as if in its own (ms taken for us) */
+    if (desc != NULL && unit[0] != '\0' && strcmp(unit, desc->unit) != 0)
+        return uf_csv_error_at(r, line, uf_csv_field_col(r, 2), err, errlen, "column 'unit': "
+                               "'%s' for %s, which is in '%s'", unit, name, desc->unit);
+    const char *in = desc != NULL ? desc->unit : unit;
     double value, spread;
     if (uf_csv_number(r, line, 1, "value", &value, err, errlen) != 0 ||
         uf_csv_number(r, line, 3, "spread_pct", &spread, err, errlen) != 0)
         return -1;
-    if (value <= 0)
+    if (!isnan(value) && !uf_bound_ceiling(value, in))
         return uf_csv_error_at(r, line, uf_csv_field_col(r, 1), err, errlen, "column 'value': "
-                               "%s is outside its valid range > 0 (a rate or a cost)",
-                               r->fields[1]);
-    if (spread < 0)
+                               "%s is outside its valid range > 0, at most %.16g%s%s (a rate or a cost)",
+                               r->fields[1], uf_bound_ceiling_max(in), in[0] ? " " : "", in);
+    if (spread < 0 || spread > UF_BOUND_SPREAD_PCT)
         return uf_csv_error_at(r, line, uf_csv_field_col(r, 3), err, errlen, "column "
-                               "'spread_pct': %s is outside its valid range >= 0", r->fields[3]);
+                               "'spread_pct': %s is outside its valid range [0, %.16g]",
+                               r->fields[3], UF_BOUND_SPREAD_PCT);
     uf_ceiling_row *kept = &seen->names[seen->n - 1].row;
     kept->value = value;
     kept->spread_pct = spread;
-    uf_copy_str(kept->unit, sizeof kept->unit, r->fields[2]);
-    uf_copy_str(kept->note, sizeof kept->note, r->fields[4]);
-    for (int i = 0; i < uf_n_ceiling_descs; i++) {
-        if (strcmp(uf_ceiling_descs[i].name, name) != 0)
-            continue;
-        /* a known ceiling in another unit would be read as if in its own (ms taken for us) */
-        if (r->fields[2][0] != '\0' && strcmp(r->fields[2], uf_ceiling_descs[i].unit) != 0)
-            return uf_csv_error_at(r, line, uf_csv_field_col(r, 2), err, errlen, "column "
-                                   "'unit': '%s' for %s, which is in '%s'", r->fields[2], name,
-                                   uf_ceiling_descs[i].unit);
-        *(double *)((char *)c + uf_ceiling_descs[i].offset) = value;
-    }
+    uf_copy_str(kept->unit, sizeof kept->unit, unit);
+    uf_copy_str(kept->note, sizeof kept->note, note);
+    if (desc != NULL)
+        *(double *)((char *)c + desc->offset) = value;
     return 0;
 }
 

@@ -8,23 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "strbuf.h"
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
+/* A control character (a line break, a tab, an escape): a text holds none (bounds.h). */
+static int is_control(char c)
+{
+    return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
 void uf_csv_put_string(uf_strbuf *b, const char *s)
 {
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        uf_sb_puts(b, s);
-        return;
-    }
-    uf_sb_putn(b, "\"", 1);
+    int quote = strpbrk(s, ",\"") != NULL;
+    if (quote)
+        uf_sb_putn(b, "\"", 1);
     for (const char *c = s; *c != '\0'; c++) {
         if (*c == '"')
             uf_sb_putn(b, "\"", 1);
-        uf_sb_putn(b, c, 1);
+        uf_sb_putn(b, is_control(*c) ? " " : c, 1);
     }
-    uf_sb_putn(b, "\"", 1);
+    if (quote)
+        uf_sb_putn(b, "\"", 1);
 }
 
 void uf_csv_put_number(uf_strbuf *b, double v)
@@ -33,12 +39,12 @@ void uf_csv_put_number(uf_strbuf *b, double v)
         uf_sb_printf(b, "%.10g", v);
 }
 
-/* `# KEY: VALUE` with any line break in the value flattened. */
+/* `# KEY: VALUE` with any control character in the value (a line break first) a space. */
 void uf_csv_put_meta(uf_strbuf *b, const char *key, const char *value)
 {
     uf_sb_printf(b, "# %s: ", key);
     for (const char *c = value; *c != '\0'; c++)
-        uf_sb_putn(b, (*c == '\n' || *c == '\r') ? " " : c, 1);
+        uf_sb_putn(b, is_control(*c) ? " " : c, 1);
     uf_sb_putn(b, "\n", 1);
 }
 
@@ -65,6 +71,15 @@ static int rd_verror(const uf_csv_reader *r, int line, int col, char *err, size_
                     : snprintf(err, errlen, "%s:%d: ", r->path, line);
     if (n >= 0 && (size_t)n < errlen)
         vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    /* What a message quotes from the file reaches a terminal: no control character (C0,
+     * DEL, or C1 as UTF-8, 0xc2 0x80..0x9f: CSI is 0xc2 0x9b) goes with it. */
+    for (char *c = err; *c != '\0'; c++) {
+        if (is_control(*c))
+            *c = '?';
+        else if ((unsigned char)c[0] == 0xc2 && (unsigned char)c[1] >= 0x80 &&
+                 (unsigned char)c[1] <= 0x9f)
+            c[0] = c[1] = '?';
+    }
     return -1;
 }
 
@@ -195,14 +210,24 @@ int uf_csv_meta(uf_csv_reader *r, char **key, char **value)
 int uf_csv_check_meta(const uf_csv_reader *r, int line, const char *key, const char *value,
                       const uf_meta *seen, char *err, size_t errlen)
 {
+    char why[128];
+    int at;
     if (key[0] == '\0')
         return uf_csv_error(r, line, err, errlen, "metadata line with an empty key");
     if (strlen(key) >= UF_NAME_LEN)
         return uf_csv_error(r, line, err, errlen, "metadata key longer than %d characters",
                             UF_NAME_LEN - 1);
+    if ((at = uf_bound_name_at(key)) >= 0) {
+        uf_bound_why(key, at, 1, why, sizeof why);
+        return uf_csv_error(r, line, err, errlen, "metadata key: %s (a key is a name)", why);
+    }
     if (strlen(value) >= UF_META_VALUE_LEN)
         return uf_csv_error(r, line, err, errlen, "metadata '%s': value longer than %d characters",
                             key, UF_META_VALUE_LEN - 1);
+    if ((at = uf_bound_text_at(value)) >= 0) {
+        uf_bound_why(value, at, 0, why, sizeof why);
+        return uf_csv_error(r, line, err, errlen, "metadata '%s': %s of the value", key, why);
+    }
     if (seen != NULL && uf_meta_get(seen, key) != NULL)
         return uf_csv_error(r, line, err, errlen, "metadata key '%s' appears twice", key);
     if (seen != NULL && seen->n >= UF_MAX_META)
@@ -351,5 +376,43 @@ int uf_csv_metric(const uf_csv_reader *r, int line, int i, const uf_metric_desc 
                                "column '%s': %s is outside its valid range %s (%s)", m->name,
                                r->fields[i], range, m->hint);
     }
+    return 0;
+}
+
+/* Field i as a name (bounds.h) into dst; an error naming line, column and the column. */
+int uf_csv_name(const uf_csv_reader *r, int line, int i, const char *col, char *dst,
+                size_t dstlen, char *err, size_t errlen)
+{
+    const char *s = r->fields[i];
+    int at = uf_bound_name_at(s);
+    if (at >= 0) {
+        char why[128];
+        uf_bound_why(s, at, 1, why, sizeof why);
+        return uf_csv_error_at(r, line, uf_csv_field_col(r, i) + (s[0] ? at : 0), err, errlen,
+                               "column '%s': %s (a %s is a name)", col, why, col);
+    }
+    if (strlen(s) >= dstlen)
+        return uf_csv_error_at(r, line, uf_csv_field_col(r, i), err, errlen,
+                               "column '%s': longer than %zu characters", col, dstlen - 1);
+    uf_copy_str(dst, dstlen, s);
+    return 0;
+}
+
+/* Field i as a text (bounds.h) into dst; an error naming line, column and the column. */
+int uf_csv_text(const uf_csv_reader *r, int line, int i, const char *col, char *dst,
+                size_t dstlen, char *err, size_t errlen)
+{
+    const char *s = r->fields[i];
+    int at = uf_bound_text_at(s);
+    if (at >= 0) {
+        char why[128];
+        uf_bound_why(s, at, 0, why, sizeof why);
+        return uf_csv_error_at(r, line, uf_csv_field_col(r, i), err, errlen, "column '%s': %s",
+                               col, why);
+    }
+    if (strlen(s) >= dstlen)
+        return uf_csv_error_at(r, line, uf_csv_field_col(r, i), err, errlen,
+                               "column '%s': longer than %zu characters", col, dstlen - 1);
+    uf_copy_str(dst, dstlen, s);
     return 0;
 }

@@ -2,7 +2,7 @@
  * underfed_core (results_write.c, results_read.c, ceilings.c); the public API is results.h.
  *
  * Every file is UTF-8 text with '\n' line ends, written through uf_write_file_atomic
- * (PATH.tmp.PID, fsync, rename), so a reader never sees half a file.
+ * (a temporary beside it, fsync, rename), so a reader never sees half a file.
  *
  * Results CSV (uf_table_write_csv), version 5 (v4: the same without the host-call columns
  * syncs_per_step ... sync_gap_us; v3: also without gpm_agree_pts):
@@ -44,11 +44,16 @@
  * The readers are strict: a missing magic line, an unknown or missing column, a wrong field
  * count, an unparsable number, an unterminated quote or a last line without its newline
  * (a truncated file) is an error naming the file and line. So are: a NUL byte anywhere; a
- * number that is not plain decimal ("nan", "inf", hex floats, overflow); a metric outside its
- * valid range (metrics.c), named with line and column; a duplicate row (same variant and
- * sweep point), ceiling or metadata key; an empty variant; a role other than broken/fixed;
- * more variants, metadata or unit lines than the fixed limits hold (the limit is named:
- * nothing is dropped silently). Empty is the only way to say "not measured". */
+ * number that is not plain decimal ("nan", "inf", hex floats, overflow); a value outside the
+ * bounds of bounds.h (one place: the metric table's ranges, axis and extra values, ceilings,
+ * `# ceiling.NAME`, `# default.AXIS`, `# step_stat`), named with line and column; a name
+ * (variant, axis, extra, scenario, metadata key, ceiling) or text (metadata value, unit, skip
+ * reason, note) that breaks bounds.h's rule (a control character, an escape sequence); a
+ * duplicate row (same variant and sweep point), ceiling or metadata key; an empty variant; a
+ * role other than broken/fixed, or a variant with two roles; more variants, metadata or unit
+ * lines than the fixed limits hold (the limit is named: nothing is dropped silently). Empty
+ * is the only way to say "not measured". A message never quotes a control character of the
+ * file (it is shown as '?'). */
 #ifndef UF_CSV_H
 #define UF_CSV_H
 
@@ -78,11 +83,12 @@ extern "C" {
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-/* A string field, quoted RFC-4180 style when it holds a comma, a quote or a line break. */
+/* A string field, quoted RFC-4180 style when it holds a comma or a quote; a control character
+ * (a line break, a tab, an escape: a text holds none, bounds.h) is written as a space. */
 void uf_csv_put_string(uf_strbuf *b, const char *s);
 /* A number field: "%.10g", or nothing for NaN (not measured). */
 void uf_csv_put_number(uf_strbuf *b, double v);
-/* `# KEY: VALUE` with any line break in the value flattened. */
+/* `# KEY: VALUE` with any control character of the value (a line break first) a space. */
 void uf_csv_put_meta(uf_strbuf *b, const char *key, const char *value);
 /* The lines every CSV flavour starts with: magic, scenario (when given), metadata. */
 void uf_csv_preamble(uf_strbuf *b, const char *magic, const char *scenario, const uf_meta *m);
@@ -121,8 +127,9 @@ int uf_csv_start(uf_csv_reader *r, const char *magic, const char *what, char *er
 /* The next `#` line as key and value ("# KEY: VALUE"); *key NULL for a comment without ": ".
  * Returns 1 when a `#` line was consumed, 0 when the next line is not one. */
 int uf_csv_meta(uf_csv_reader *r, char **key, char **value);
-/* A metadata entry fits uf_meta: key 1..UF_NAME_LEN-1 characters, value shorter than
- * UF_META_VALUE_LEN, key not seen before in `seen` (NULL: not checked). Line is the entry's. */
+/* A metadata entry fits uf_meta: the key a name, the value a text (bounds.h) shorter than
+ * UF_META_VALUE_LEN, the key not seen before in `seen` (NULL: not checked). Line is the
+ * entry's. */
 int uf_csv_check_meta(const uf_csv_reader *r, int line, const char *key, const char *value,
                       const uf_meta *seen, char *err, size_t errlen);
 /* The next record into r->fields. Returns 1 with the record's first line in *line, 0 at the
@@ -137,6 +144,12 @@ int uf_csv_number(const uf_csv_reader *r, int line, int i, const char *col, doub
 /* Field i as the metric m: a number within m's valid range. */
 int uf_csv_metric(const uf_csv_reader *r, int line, int i, const uf_metric_desc *m,
                   double *out, char *err, size_t errlen);
+/* Field i as a name, or as a text (bounds.h), into dst (shorter than dstlen); an error naming
+ * line, column and the column's name `col` otherwise. */
+int uf_csv_name(const uf_csv_reader *r, int line, int i, const char *col, char *dst,
+                size_t dstlen, char *err, size_t errlen);
+int uf_csv_text(const uf_csv_reader *r, int line, int i, const char *col, char *dst,
+                size_t dstlen, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,16 +1,17 @@
 /* The metric table (see metrics.h). The ranges follow the definitions in README.md's
- * "Metrics" table, not the values measured so far:
- *   - times and time ratios are > 0 (a step takes time);
+ * "Metrics" table and the bounds of bounds.h (one place for every reader), not the values
+ * measured so far:
+ *   - step times and their ratio are > 0 (a step takes time), other times >= 0; at most a day;
  *   - a share of a window or of a union of intervals, and NVML's utilization, is a percent in
  *     [0, 100];
- *   - a PM-sampled counter (pct_of_peak_sustained_elapsed, CUPTI or NVML GPM) is >= 0 without
- *     an upper bound: each sample divides the counter's increments by the cycles of a sampling
- *     interval that is not aligned with them, so a sample may read above 100 (the committed
- *     H200 series have 1 ms samples at 101-133 % SM active), and a mean over a short window
- *     may too;
- *   - spread_pct (interquartile range / median) and the shares of a measured ceiling
- *     (pct_of_copy, pct_of_gemm: a kernel may beat the bench) are >= 0 without an upper bound;
- *   - counts, bytes, flops, rates, clocks, power and errors are >= 0;
+ *   - a PM-sampled counter (pct_of_peak_sustained_elapsed, CUPTI or NVML GPM) is in [0, 1000]:
+ *     each sample divides the counter's increments by the cycles of a sampling interval that
+ *     is not aligned with them, so a sample may read above 100 (the committed H200 series
+ *     have 1 ms samples at 101-181 % SM active), and a mean over a short window may too;
+ *   - spread_pct (interquartile range / median) is in [0, 10000], the shares of a measured
+ *     ceiling (pct_of_gemm, pct_of_copy: a kernel may beat the bench) in [0, 1000];
+ *   - counts, bytes and flops are in [0, 2^53 - 1] (steps_timed >= 1, whole); rates, clocks
+ *     and power within bounds.h's; errors >= 0;
  *   - verified is 0 or 1.
  * Empty (NaN) is the only way to say "not measured"; infinities are never valid. */
 #include "metrics.h"
@@ -19,14 +20,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "results.h"
 
 /* range shapes: min, max, min_open */
-#define POSITIVE 0.0, INFINITY, 1
-#define NONNEG 0.0, INFINITY, 0
-#define PERCENT 0.0, 100.0, 0
-#define COUNTER_PCT 0.0, INFINITY, 0
-#define AT_LEAST_ONE 1.0, INFINITY, 0
+#define STEP_MS 0.0, UF_BOUND_MS, 1
+#define MS 0.0, UF_BOUND_MS, 0
+#define US 0.0, UF_BOUND_US, 0
+#define PERCENT 0.0, UF_BOUND_PCT, 0
+#define COUNTER_PCT 0.0, UF_BOUND_COUNTER_PCT, 0
+#define SHARE_PCT 0.0, UF_BOUND_SHARE_PCT, 0
+#define SPREAD_PCT 0.0, UF_BOUND_SPREAD_PCT, 0
+#define RATIO 0.0, UF_BOUND_RATIO, 1
+#define COUNT 0.0, UF_BOUND_COUNT, 0
+#define STEPS 1.0, UF_BOUND_COUNT, 0
+#define TFLOPS 0.0, UF_BOUND_TFLOPS, 0
+#define GBS 0.0, UF_BOUND_GBS, 0
+#define MHZ 0.0, UF_BOUND_MHZ, 0
+#define WATTS 0.0, UF_BOUND_WATTS, 0
+#define ERROR 0.0, INFINITY, 0
 #define ZERO_OR_ONE 0.0, 1.0, 0
 
 /* M: a figure of the whole run; D: measured on each GPU of a run (kept per rank). */
@@ -37,30 +49,30 @@
 
 const uf_metric_desc uf_metrics[] = {
     /* timing pass */
-    M(step_ms, "step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+    M(step_ms, "step", "ms", UF_DIR_LOWER, STEP_MS, 0, 1,
       "median time per step, CUDA events, before CUPTI is loaded"),
-    M(step_ms_min, "fastest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+    M(step_ms_min, "fastest step", "ms", UF_DIR_LOWER, STEP_MS, 0, 1,
       "shortest step of the timing pass"),
-    M(step_ms_max, "slowest step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+    M(step_ms_max, "slowest step", "ms", UF_DIR_LOWER, STEP_MS, 0, 1,
       "longest step of the timing pass"),
-    M(step_ms_mean, "mean step", "ms", UF_DIR_LOWER, POSITIVE, 0, 3,
+    M(step_ms_mean, "mean step", "ms", UF_DIR_LOWER, STEP_MS, 0, 3,
       "mean time per step of the timing pass (the step of derived figures when step_stat is mean)"),
-    M(spread_pct, "spread", "%", UF_DIR_LOWER, NONNEG, 0, 1,
+    M(spread_pct, "spread", "%", UF_DIR_LOWER, SPREAD_PCT, 0, 1,
       "interquartile range / median of the step times (may exceed 100)"),
-    M(steps_timed, "steps timed", "count", UF_DIR_NONE, AT_LEAST_ONE, 1, 1,
+    M(steps_timed, "steps timed", "count", UF_DIR_NONE, STEPS, 1, 1,
       "steps in the timing pass"),
     /* trace pass */
-    M(trace_step_ms, "traced step", "ms", UF_DIR_LOWER, POSITIVE, 0, 1,
+    M(trace_step_ms, "traced step", "ms", UF_DIR_LOWER, STEP_MS, 0, 1,
       "step time under CUPTI Activity"),
-    M(trace_overhead, "trace overhead", "ratio", UF_DIR_NONE, POSITIVE, 0, 1,
+    M(trace_overhead, "trace overhead", "ratio", UF_DIR_NONE, RATIO, 0, 1,
       "trace_step_ms / step_ms: a ratio, not a percent (below 1 when the traced run was faster)"),
     D(busy_pct, "busy", "%", UF_DIR_HIGHER, PERCENT, 0, 1,
       "union of kernel, memcpy and memset time / window"),
-    D(kernels_per_step, "kernels per step", "count", UF_DIR_NONE, NONNEG, 0, 1,
+    D(kernels_per_step, "kernels per step", "count", UF_DIR_NONE, COUNT, 0, 1,
       "kernel records in the window / steps"),
-    D(kernel_us_mean, "mean kernel", "us", UF_DIR_NONE, NONNEG, 0, 1,
+    D(kernel_us_mean, "mean kernel", "us", UF_DIR_NONE, US, 0, 1,
       "mean kernel duration in the window"),
-    D(launch_us, "launch latency", "us", UF_DIR_LOWER, NONNEG, 0, 1,
+    D(launch_us, "launch latency", "us", UF_DIR_LOWER, US, 0, 1,
       "median of kernel start - launch API start (same correlation id)"),
     D(idle_host_pct, "host-wait idle", "%", UF_DIR_LOWER, PERCENT, 0, 1,
       "share of the window idle while the next launch call had not returned"),
@@ -68,27 +80,27 @@ const uf_metric_desc uf_metrics[] = {
       "100 - busy - host-wait idle"),
     D(comm_overlap_pct, "comm overlap", "%", UF_DIR_HIGHER, PERCENT, 0, 1,
       "share of NCCL kernel time overlapped by compute kernels"),
-    D(comm_exposed_ms, "exposed comm", "ms", UF_DIR_LOWER, NONNEG, 0, 1,
+    D(comm_exposed_ms, "exposed comm", "ms", UF_DIR_LOWER, MS, 0, 1,
       "NCCL time per step not overlapped by compute"),
     D(comm_sm_pct, "comm SMs", "%", UF_DIR_NONE, PERCENT, 0, 2,
       "share of SMs holding a block while communication runs (upper bound, from grid sizes)"),
     D(copy_overlap_pct, "copy overlap", "%", UF_DIR_HIGHER, PERCENT, 0, 2,
       "share of memcpy time hidden under kernels"),
-    D(syncs_per_step, "syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(syncs_per_step, "syncs per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "CUPTI SYNCHRONIZATION records per step starting during the steps (the harness's closing "
       "wait excluded) of kind stream, context or event synchronize: the host blocked"),
-    D(stream_syncs_per_step, "stream syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(stream_syncs_per_step, "stream syncs per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "syncs_per_step of kind stream synchronize (cudaStreamSynchronize)"),
-    D(context_syncs_per_step, "context syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(context_syncs_per_step, "context syncs per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "syncs_per_step of kind context synchronize (cudaDeviceSynchronize)"),
-    D(event_syncs_per_step, "event syncs per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(event_syncs_per_step, "event syncs per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "syncs_per_step of kind event synchronize (cudaEventSynchronize)"),
-    D(pageable_copies_per_step, "pageable copies per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(pageable_copies_per_step, "pageable copies per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "memcpys per step whose host source or destination is pageable memory"),
-    D(drains_per_step, "drains per step", "count", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(drains_per_step, "drains per step", "count", UF_DIR_LOWER, COUNT, 0, 5,
       "runtime calls per step (launches and error queries aside) in flight when the device ran "
       "out of the work queued before them, returning after"),
-    D(sync_gap_us, "gap after sync", "us", UF_DIR_LOWER, NONNEG, 0, 5,
+    D(sync_gap_us, "gap after sync", "us", UF_DIR_LOWER, US, 0, 5,
       "mean device idle gap around the return of each drain followed by device work: the host "
       "time it exposes"),
     /* counters pass (CUPTI PM sampling) and the NVML GPM cross-check: pct of peak */
@@ -115,32 +127,32 @@ const uf_metric_desc uf_metrics[] = {
     D(nvml_util_pct, "NVML util", "%", UF_DIR_NONE, PERCENT, 0, 1,
       "NVML's utilization samples (200 ms each on the H200) whose whole period lies inside the "
       "timing pass, weighted mean"),
-    D(sm_clock_mhz, "SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,
+    D(sm_clock_mhz, "SM clock", "MHz", UF_DIR_NONE, MHZ, 0, 2,
       "mean SM clock sampled during the timing pass"),
-    D(sm_clock_min_mhz, "lowest SM clock", "MHz", UF_DIR_NONE, NONNEG, 0, 2,
+    D(sm_clock_min_mhz, "lowest SM clock", "MHz", UF_DIR_NONE, MHZ, 0, 2,
       "lowest SM clock sampled during the timing pass"),
-    D(power_w, "board power", "W", UF_DIR_NONE, NONNEG, 0, 2,
+    D(power_w, "board power", "W", UF_DIR_NONE, WATTS, 0, 2,
       "mean board power sampled during the timing pass (power_source says which reading)"),
     /* counted by the scenario, derived by the harness */
-    M(useful_flops, "useful flops", "flop", UF_DIR_NONE, NONNEG, 0, 1,
+    M(useful_flops, "useful flops", "flop", UF_DIR_NONE, COUNT, 0, 1,
       "flops per step the work needs (no padding, no recompute)"),
-    M(executed_flops, "executed flops", "flop", UF_DIR_NONE, NONNEG, 0, 1,
+    M(executed_flops, "executed flops", "flop", UF_DIR_NONE, COUNT, 0, 1,
       "flops per step the kernels executed"),
-    M(tflops_useful, "useful TFLOP/s", "TFLOP/s", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(tflops_useful, "useful TFLOP/s", "TFLOP/s", UF_DIR_HIGHER, TFLOPS, 0, 1,
       "useful_flops / step time"),
-    M(pct_of_gemm, "% of GEMM", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(pct_of_gemm, "% of GEMM", "%", UF_DIR_HIGHER, SHARE_PCT, 0, 1,
       "tflops_useful against the measured bf16 GEMM ceiling (may exceed 100)"),
-    M(min_bytes, "minimum bytes", "bytes", UF_DIR_NONE, NONNEG, 0, 1,
+    M(min_bytes, "minimum bytes", "bytes", UF_DIR_NONE, COUNT, 0, 1,
       "bytes the step must move at least"),
-    M(gbs, "GB/s", "GB/s", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(gbs, "GB/s", "GB/s", UF_DIR_HIGHER, GBS, 0, 1,
       "min_bytes / step time"),
-    M(pct_of_copy, "% of copy", "%", UF_DIR_HIGHER, NONNEG, 0, 1,
+    M(pct_of_copy, "% of copy", "%", UF_DIR_HIGHER, SHARE_PCT, 0, 1,
       "gbs against the measured device-to-device copy ceiling (may exceed 100)"),
-    M(peak_mem_bytes, "peak memory", "bytes", UF_DIR_LOWER, NONNEG, 0, 1,
+    M(peak_mem_bytes, "peak memory", "bytes", UF_DIR_LOWER, COUNT, 0, 1,
       "device memory the variant held at its peak"),
     M(verified, "verified", "1", UF_DIR_HIGHER, ZERO_OR_ONE, 1, 1,
       "1 when the output matched the reference, 0 when not"),
-    M(max_rel_err, "max relative error", "1", UF_DIR_LOWER, NONNEG, 0, 1,
+    M(max_rel_err, "max relative error", "1", UF_DIR_LOWER, ERROR, 0, 1,
       "max |out - ref| / max |ref| of a checked tensor, the largest (common/verify.h)"),
 };
 #undef M
@@ -190,9 +202,9 @@ void uf_metric_range_text(const uf_metric_desc *m, char *out, size_t outlen)
     if (m->integral && m->min == 0.0 && m->max == 1.0)
         snprintf(out, outlen, "0 or 1");
     else if (isinf(m->max))
-        snprintf(out, outlen, "%s %g%s", m->min_open ? ">" : ">=", m->min,
+        snprintf(out, outlen, "%s %.10g%s", m->min_open ? ">" : ">=", m->min,
                  m->integral ? ", a whole number" : "");
     else
-        snprintf(out, outlen, "%s%g, %g]%s", m->min_open ? "(" : "[", m->min, m->max,
+        snprintf(out, outlen, "%s%.10g, %.16g]%s", m->min_open ? "(" : "[", m->min, m->max,
                  m->integral ? ", a whole number" : "");
 }

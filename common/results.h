@@ -135,7 +135,8 @@ double *uf_row_metric(const uf_table *t, uf_row *r, const char *name);
 /* Writers: CSV (`#` metadata lines, a header line, one row per line, each followed by the lines
  * of its ranks when it has any: format v3, else v2), JSON (same content),
  * series CSV (one line per PM sample: variant, axes, t_ms from the first sample, 4 metrics).
- * Each writes to PATH.tmp.PID then renames: a reader never sees half a file.
+ * Each writes a temporary file beside PATH, then renames it: a reader never sees half a
+ * file (fileutil.h: only a regular file or a new name is replaced).
  * Return 0, or -1 with a message in err. */
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);
@@ -145,9 +146,9 @@ int uf_table_write_series_csv(const uf_table *t, const char *path, char *err, si
  * column and per-rank lines attached to their row's ranks; or an older one: each version
  * without the columns of a later `since`, which then read as empty; v2 and v1 also without
  * the rank column):
- * unknown columns, wrong field counts, unparsable numbers, a rank line that does not follow
- * its row in order, a missing header or a truncated last line are errors naming the file and
- * line. Fills an initialized table. Return 0, or -1 with a message in err. */
+ * unknown columns, wrong field counts, unparsable numbers, values, names and texts outside
+ * the bounds of bounds.h, a rank line that does not follow its row in order, a missing header
+ * or a truncated last line are errors naming the file and line. Fills an initialized table. Return 0, or -1 with a message in err. */
 int uf_table_read_csv(uf_table *t, const char *path, char *err, size_t errlen);
 /* The same reader on len bytes in memory (any content: NUL bytes are an error); path names them
  * in messages. When scenario is not NULL, the file's `# scenario:` line must name it. */
@@ -189,7 +190,8 @@ void uf_ceilings_clear(uf_ceilings *c);   /* all NaN */
 int uf_ceilings_from_meta(const uf_meta *m, uf_ceilings *c);
 /* ceilings.csv: `#` metadata lines, then "ceiling,value,unit,spread_pct,note" rows. Extra rows
  * (e.g. per-size NCCL points "nccl_busbw_gbs@1048576") are allowed and kept out of the struct.
- * Strict like the results reader; a name twice, a value <= 0 or a negative spread is an error. */
+ * Strict like the results reader; a name twice, a value <= 0 or above its unit's bound, a
+ * spread outside [0, 10000] % (bounds.h) is an error. */
 int uf_ceilings_read(const char *path, uf_ceilings *c, char *err, size_t errlen);
 /* The same, keeping the file's `# key: value` lines in *meta (NULL: not kept). */
 int uf_ceilings_read_meta(const char *path, uf_ceilings *c, uf_meta *meta, char *err,

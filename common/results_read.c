@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "csv.h"
 #include "fileutil.h"
 #include "strbuf.h"
@@ -40,8 +41,11 @@ typedef struct results_state {
     int n_cols;
     int *row_lines;         /* the line of each row read so far */
     int cap_row_lines;
-    int n_variants;         /* distinct variants so far */
+    int n_variants;         /* distinct variants so far, each with its role and first line */
     char variants[UF_MAX_VARIANTS][UF_NAME_LEN];
+    char variant_roles[UF_MAX_VARIANTS][16];
+    int variant_lines[UF_MAX_VARIANTS];
+    int meta_lines[UF_MAX_META];    /* the line of each entry of the table's metadata */
 } results_state;
 
 static int read_unit_line(const uf_csv_reader *r, int line, const char *key, const char *value,
@@ -53,6 +57,14 @@ static int read_unit_line(const uf_csv_reader *r, int line, const char *key, con
     if (strlen(value) >= UF_NAME_LEN)
         return uf_csv_error(r, line, err, errlen, "%s: unit longer than %d characters", key,
                             UF_NAME_LEN - 1);
+    char why[128];
+    int at = uf_bound_name_at(name);
+    if (at >= 0 || (at = uf_bound_text_at(value)) >= 0) {
+        int in_name = uf_bound_name_at(name) >= 0;
+        uf_bound_why(in_name ? name : value, at, in_name, why, sizeof why);
+        return uf_csv_error(r, line, err, errlen, "unit line: %s of the %s", why,
+                            in_name ? "column's name" : "unit");
+    }
     for (int u = 0; u < units->n; u++)
         if (strcmp(units->name[u], name) == 0)
             return uf_csv_error(r, line, err, errlen, "metadata key '%s' appears twice (line %d)",
@@ -62,6 +74,33 @@ static int read_unit_line(const uf_csv_reader *r, int line, const char *key, con
     uf_copy_str(units->name[units->n], UF_NAME_LEN, name);
     uf_copy_str(units->unit[units->n], UF_NAME_LEN, value);
     units->line[units->n++] = line;
+    return 0;
+}
+
+/* The metadata whose values the tools read as more than text (bounds.h): `# ceiling.NAME: V`
+ * (a ceiling of the table, V a ceiling in its unit) and `# step_stat: median|mean`. */
+static int check_meta_value(const uf_csv_reader *r, int line, const char *key, const char *value,
+                            char *err, size_t errlen)
+{
+    if (strcmp(key, "step_stat") == 0 && strcmp(value, "median") != 0 &&
+        strcmp(value, "mean") != 0)
+        return uf_csv_error(r, line, err, errlen, "unknown step_stat '%s' (the step statistics "
+                            "are median and mean)", value);
+    if (strncmp(key, "ceiling.", 8) != 0)
+        return 0;
+    const uf_ceiling_desc *desc = NULL;
+    for (int i = 0; i < uf_n_ceiling_descs; i++)
+        if (strcmp(uf_ceiling_descs[i].name, key + 8) == 0)
+            desc = &uf_ceiling_descs[i];
+    if (desc == NULL)
+        return uf_csv_error(r, line, err, errlen, "metadata '%s': '%s' is not a ceiling (the "
+                            "ceilings: copy_d2d_gbs, gemm_bf16_tflops, ... of ceilings.csv)", key,
+                            key + 8);
+    double v;
+    if (uf_csv_parse_number(value, &v) != 0 || !uf_bound_ceiling(v, desc->unit))
+        return uf_csv_error(r, line, err, errlen, "metadata '%s': '%s' is not a ceiling (a "
+                            "number > 0, at most %.16g %s)", key, value,
+                            uf_bound_ceiling_max(desc->unit), desc->unit);
     return 0;
 }
 
@@ -80,16 +119,49 @@ static int read_results_meta(uf_csv_reader *r, uf_table *t, results_state *st, c
             if (value[0] == '\0' || strlen(value) >= sizeof t->scenario)
                 return uf_csv_error(r, line, err, errlen, "scenario name empty or longer than %zu "
                                     "characters", sizeof t->scenario - 1);
+            int at = uf_bound_name_at(value);
+            if (at >= 0) {
+                char why[128];
+                uf_bound_why(value, at, 1, why, sizeof why);
+                return uf_csv_error(r, line, err, errlen, "scenario: %s (a scenario is a name)",
+                                    why);
+            }
             uf_copy_str(t->scenario, sizeof t->scenario, value);
             st->scenario_line = line;
         } else if (strncmp(key, "unit.", 5) == 0) {
             if (read_unit_line(r, line, key, value, &st->units, err, errlen) != 0)
                 return -1;
         } else {
-            if (uf_csv_check_meta(r, line, key, value, &t->meta, err, errlen) != 0)
+            if (uf_csv_check_meta(r, line, key, value, &t->meta, err, errlen) != 0 ||
+                check_meta_value(r, line, key, value, err, errlen) != 0)
                 return -1;
+            st->meta_lines[t->meta.n] = line;
             uf_meta_set(&t->meta, key, "%s", value);
         }
+    }
+    return 0;
+}
+
+/* `# default.AXIS: V` (read before the header): AXIS an axis of the file, V an axis value. */
+static int check_defaults(const uf_csv_reader *r, const uf_table *t, const results_state *st,
+                          char *err, size_t errlen)
+{
+    for (int i = 0; i < t->meta.n; i++) {
+        const char *key = t->meta.key[i], *value = t->meta.value[i];
+        double v;
+        if (strncmp(key, "default.", 8) != 0)
+            continue;
+        int axis = -1;
+        for (int a = 0; a < t->n_axes; a++)
+            if (strcmp(t->axis_names[a], key + 8) == 0)
+                axis = a;
+        if (axis < 0)
+            return uf_csv_error(r, st->meta_lines[i], err, errlen, "metadata '%s': the file has "
+                                "no axis '%s'", key, key + 8);
+        if (uf_csv_parse_number(value, &v) != 0 || !uf_bound_axis(v))
+            return uf_csv_error(r, st->meta_lines[i], err, errlen, "metadata '%s': '%s' is not an "
+                                "axis value (a number in [0, %.16g])", key, value,
+                                UF_BOUND_COUNT);
     }
     return 0;
 }
@@ -134,6 +206,15 @@ static int map_header(uf_csv_reader *r, int line, int version, uf_table *t, col_
     if (first - axis0 > UF_MAX_AXES)
         return uf_csv_error(r, line, err, errlen, "too many axes (%d, at most %d)", first - axis0,
                             UF_MAX_AXES);
+    for (int i = axis0; i < n - 1; i++) {
+        int at = uf_bound_name_at(f[i]);
+        if (at >= 0) {
+            char why[128];
+            uf_bound_why(f[i], at, 1, why, sizeof why);
+            return uf_csv_error_at(r, line, uf_csv_field_col(r, i) + (f[i][0] ? at : 0), err,
+                                   errlen, "column %d: %s (a column is a name)", i + 1, why);
+        }
+    }
     for (int i = axis0; i < first; i++) {
         if (f[i][0] == '\0' || uf_table_add_axis(t, f[i]) != 0)
             return uf_csv_error(r, line, err, errlen, "bad axis column '%s'", f[i]);
@@ -307,13 +388,20 @@ static int note_row(const uf_csv_reader *r, int line, const uf_table *t, results
                     char *err, size_t errlen)
 {
     const uf_row *row = &t->rows[t->n_rows - 1];
-    int variant_seen = 0;
-    for (int v = 0; v < st->n_variants && !variant_seen; v++)
-        variant_seen = strcmp(st->variants[v], row->variant) == 0;
-    if (!variant_seen) {
+    int seen = -1;
+    for (int v = 0; v < st->n_variants && seen < 0; v++)
+        if (strcmp(st->variants[v], row->variant) == 0)
+            seen = v;
+    if (seen >= 0 && strcmp(st->variant_roles[seen], row->role) != 0)
+        return uf_csv_error(r, line, err, errlen, "variant '%s' is %s here and %s on line %d (a "
+                            "variant has one role)", row->variant, row->role,
+                            st->variant_roles[seen], st->variant_lines[seen]);
+    if (seen < 0) {
         if (st->n_variants == UF_MAX_VARIANTS)
             return uf_csv_error(r, line, err, errlen, "more than %d variants (the limit of the "
                                 "tools)", UF_MAX_VARIANTS);
+        uf_copy_str(st->variant_roles[st->n_variants], sizeof st->variant_roles[0], row->role);
+        st->variant_lines[st->n_variants] = line;
         uf_copy_str(st->variants[st->n_variants++], UF_NAME_LEN, row->variant);
     }
     int *lines = uf_grow(st->row_lines, &st->cap_row_lines, t->n_rows, sizeof *lines, 64);
@@ -340,15 +428,17 @@ static int read_row(uf_csv_reader *r, int line, uf_table *t, results_state *st, 
         int rc = 0;
         switch (c->kind) {
         case COL_VARIANT:
-            rc = read_string_field(r, line, i, name, row->variant, sizeof row->variant, err,
+            rc = r->fields[i][0] == '\0'
+                     ? uf_csv_error_at(r, line, 1, err, errlen, "empty variant name")
+                     : uf_csv_name(r, line, i, name, row->variant, sizeof row->variant, err,
                                    errlen);
             break;
         case COL_ROLE:
             rc = read_string_field(r, line, i, name, row->role, sizeof row->role, err, errlen);
             break;
         case COL_SKIP:
-            rc = read_string_field(r, line, i, name, row->skip_reason, sizeof row->skip_reason,
-                                   err, errlen);
+            rc = uf_csv_text(r, line, i, name, row->skip_reason, sizeof row->skip_reason, err,
+                             errlen);
             break;
         case COL_RANK:
             rc = uf_csv_number(r, line, i, name, &rank, err, errlen);
@@ -358,6 +448,10 @@ static int read_row(uf_csv_reader *r, int line, uf_table *t, results_state *st, 
             break;
         case COL_AXIS:
             rc = uf_csv_number(r, line, i, name, &row->axis[c->index], err, errlen);
+            if (rc == 0 && !isnan(row->axis[c->index]) && !uf_bound_axis(row->axis[c->index]))
+                rc = uf_csv_error_at(r, line, uf_csv_field_col(r, i), err, errlen,
+                                     "column '%s': %s is not an axis value (a sweep point is "
+                                     "in [0, %.16g])", name, r->fields[i], UF_BOUND_COUNT);
             break;
         case COL_METRIC:
             rc = uf_csv_metric(r, line, i, &uf_metrics[c->index],
@@ -365,6 +459,11 @@ static int read_row(uf_csv_reader *r, int line, uf_table *t, results_state *st, 
             break;
         case COL_EXTRA:
             rc = uf_csv_number(r, line, i, name, &row->extra[c->index], err, errlen);
+            if (rc == 0 && !uf_bound_extra(row->extra[c->index]))
+                rc = uf_csv_error_at(r, line, uf_csv_field_col(r, i), err, errlen,
+                                     "column '%s': %s is outside the bounds of a scenario's "
+                                     "figure (|v| <= %.16g)", name, r->fields[i],
+                                     UF_BOUND_COUNT);
             break;
         }
         if (rc != 0)
@@ -398,7 +497,8 @@ static int read_results_header(uf_csv_reader *r, uf_table *t, results_state *st,
         return uf_csv_error(r, line, err, errlen, "out of memory");
     /* the fields point into r->buf: they stay valid while the reader is open */
     memcpy(st->header, r->fields, (size_t)st->n_cols * sizeof *st->header);
-    if (map_header(r, line, st->version, t, st->cols, err, errlen) != 0)
+    if (map_header(r, line, st->version, t, st->cols, err, errlen) != 0 ||
+        check_defaults(r, t, st, err, errlen) != 0)
         return -1;
     return attach_units(r, t, &st->units, err, errlen);
 }
@@ -583,6 +683,8 @@ static int read_series_line(uf_csv_reader *r, int line, uf_table *t, int *last, 
         return uf_csv_error_at(r, line, uf_csv_field_col(r, 1 + t->n_axes), err, errlen,
                                "column 't_ms': '%s' is not a time in [0, %g] ms",
                                r->fields[1 + t->n_axes], SERIES_MAX_T_MS);
+    if (uf_bound_name_at(r->fields[0]) >= 0)
+        return uf_csv_name(r, line, 0, "variant", NULL, 0, err, errlen);
     uf_row *row = series_row(t, r->fields[0], axis, last);
     if (row == NULL)
         return uf_csv_error(r, line, err, errlen, "no row of the results for variant '%s' at this "
@@ -603,7 +705,11 @@ static int parse_series(uf_csv_reader *r, uf_table *t, char *err, size_t errlen)
         return -1;
     char *key, *value;
     while (uf_csv_meta(r, &key, &value)) {
-        if (key == NULL || strcmp(key, "scenario") != 0)
+        if (key == NULL)
+            continue;
+        if (uf_csv_check_meta(r, r->line - 1, key, value, NULL, err, errlen) != 0)
+            return -1;
+        if (strcmp(key, "scenario") != 0)
             continue;
         if (scenario_line != 0)
             return uf_csv_error(r, r->line - 1, err, errlen, "metadata key 'scenario' appears "

@@ -3,6 +3,8 @@
 # message (the reader's own cases are Criterion tests in tests/test_results.c):
 #   - NUL bytes in metadata (the crash of the first fuzzing: SIGSEGV, exit 139) and impossible
 #     values: exit 2 naming file, line and column, from report, compare, ladder, series, ceiling;
+#   - metadata and names out of bounds.h's bounds (a ceiling 'abc' or negative, step_ms 1e308,
+#     elems -4096, an escape in a variant, an unknown step_stat): exit 2 naming file and line;
 #   - folders of more than 64 files: every file read, none dropped;
 #   - empty folders, an empty or truncated ceilings.csv: exit 2, no REPORT.md written;
 #   - compare: one-sided folders are errors, lost rows are MISSING and fail unless
@@ -62,6 +64,34 @@ awk -F, -v OFS=, 'NR == 27 { $12 = 500 } { print }' "$data/gpu-a/launch_storm.cs
 expect 2 "launch_storm.csv:27:" "report on busy_pct 500" "$tool" report "$work/busy"
 grep -qF "column 'busy_pct': 500 is outside its valid range [0, 100]" "$work/out.txt" ||
   fail "busy_pct 500: no range in the message"
+
+# ---- metadata and names read strictly, within bounds.h's bounds (#32) ----------------------
+# Each edit of gpu-a's file: exit 2 naming file and line, from the command named.
+strict() {  # strict SED_EDIT MESSAGE WHAT COMMAND [ARGS...]: COMMAND on DIR with the edited file
+  local edit=$1 message=$2 what=$3 cmd=$4; shift 4
+  local d=$work/strict-$((++strict_n))
+  mkdir -p "$d"
+  sed "$edit" "$data/gpu-a/launch_storm.csv" > "$d/launch_storm.csv"
+  cp "$data/gpu-a/ceilings.csv" "$d/"
+  case $cmd in
+    report) expect 2 "$d/launch_storm.csv:$message" "$what" "$tool" report "$d" ;;
+    compare) expect 2 "$d/launch_storm.csv:$message" "$what" "$tool" compare "$work/a" "$d" ;;
+    *) expect 2 "$d/launch_storm.csv:$message" "$what" "$tool" "$cmd" "$d/launch_storm.csv" "$@" ;;
+  esac
+}
+strict_n=0
+strict 's/^# gpu: .*/&\n# ceiling.gemm_bf16_tflops: abc/' "10: metadata 'ceiling.gemm_bf16_tflops': 'abc' is not a ceiling" \
+  "report on ceiling.gemm_bf16_tflops abc" report
+strict 's/^# gpu: .*/&\n# ceiling.gemm_bf16_tflops: -804/' "10: metadata 'ceiling.gemm_bf16_tflops': '-804' is not a ceiling" \
+  "compare on a negative ceiling" compare
+strict 's/^eager,broken,4096,1000,[0-9.]*,/eager,broken,4096,1000,1e308,/' "30:24: column 'step_ms': 1e308 is outside its valid range (0, 86400000]" \
+  "ladder on step_ms 1e308" ladder
+strict 's/^eager,broken,4096,1000,/eager,broken,-4096,1000,/' "30:14: column 'elems': -4096 is not an axis value" \
+  "values on elems -4096" values --metrics step_ms
+strict 's/^graph,fixed,4096,1000,/gr\x1b[31maph,fixed,4096,1000,/' "31:3: column 'variant': character 3 (byte 0x1b)" \
+  "variants on an escape in a variant" variants
+grep -q $'\x1b' "$work/out.txt" && fail "a message printed the escape character"
+strict 's/^# gpu: .*/&\n# step_stat: trimmed/' "10: unknown step_stat 'trimmed'" "report on step_stat trimmed" report
 
 # ---- no fixed limit drops files: 70 result files ---------------------------------------------
 mkdir -p "$work/many-a" "$work/many-b"

@@ -136,11 +136,11 @@ static void make_table(uf_table *t)
              "counters: not permitted, \"ERR_NVGPUCTRPERM\", see docs");
 
     r = uf_table_append(t);
-    snprintf(r->variant, sizeof r->variant, "odd,name");
+    snprintf(r->variant, sizeof r->variant, "odd.name-2");
     snprintf(r->role, sizeof r->role, "fixed");
     r->axis[0] = 1;
     r->axis[1] = 2;
-    snprintf(r->skip_reason, sizeof r->skip_reason, "two\nlines");
+    snprintf(r->skip_reason, sizeof r->skip_reason, "two\nlines");   /* CSV: "two lines" */
 }
 
 /* Copy of the fixture src at path, with the first `from` replaced by `to`. */
@@ -350,7 +350,8 @@ Test(results, csv_round_trip)
         const uf_row *a = &t.rows[i], *b = &back.rows[i];
         cr_assert_str_eq(b->variant, a->variant);
         cr_assert_str_eq(b->role, a->role);
-        cr_assert_str_eq(b->skip_reason, a->skip_reason);
+        /* a text holds no control character: the writer makes a line break a space */
+        cr_assert_str_eq(b->skip_reason, i == 2 ? "two lines" : a->skip_reason);
         for (int k = 0; k < 2; k++)
             cr_assert_float_eq(b->axis[k], a->axis[k], 0.0);
         for (int m = 0; m < uf_n_metrics; m++) {
@@ -399,7 +400,8 @@ Test(results, csv_layout)
     cr_assert(strstr(text, "\neager,broken,,4096,64,1.25,,,") != NULL);
     cr_assert(strstr(text, ",\"counters: not permitted, \"\"ERR_NVGPUCTRPERM\"\", see docs\"\n")
               != NULL, "%s", text);
-    cr_assert(strstr(text, "\n\"odd,name\",fixed,,1,2,") != NULL);
+    cr_assert(strstr(text, "\nodd.name-2,fixed,,1,2,") != NULL);
+    cr_assert(strstr(text, ",two lines\n") != NULL, "a line break of a text is a space");
     free(text);
     uf_table_free(&t);
     remove_tree(dir);
@@ -581,7 +583,7 @@ Test(results, json_is_well_formed)
                           "{\"name\":\"sm_clock_min_mhz\",\"unit\":\"MHz\"}",
                           "{\"name\":\"power_w\",\"unit\":\"W\"}", "\"power_w\":689.25",
                           "\"rows\":[", "\"skip_reason\":\"two\\nlines\"",
-                          "\"variant\":\"odd,name\"", "ERR_NVGPUCTRPERM\\\""};
+                          "\"variant\":\"odd.name-2\"", "ERR_NVGPUCTRPERM\\\""};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert(strstr(text, keys[i]) != NULL, "lacks %s", keys[i]);
     cr_assert_eq(count_occurrences(text, "\"variant\":"), 3);
@@ -1087,6 +1089,14 @@ Test(metrics, ranges_follow_the_definitions)
         {"sm_active_pct", 0, 1},     {"verified", 1, 1},        {"verified", 0, 1},
         {"verified", 0.5, 0},        {"verified", 2, 0},        {"steps_timed", 0, 0},
         {"steps_timed", 20.5, 0},    {"launch_us", 0, 1},       {"max_rel_err", 0, 1},
+        /* bounds.h: a day, 2^53 - 1, tenfold a counter or a ceiling */
+        {"step_ms", 86400000, 1},    {"step_ms", 1e308, 0},     {"step_ms_mean", 9e7, 0},
+        {"launch_us", 8.64e10, 1},   {"launch_us", 8.7e10, 0},  {"steps_timed", 1e30, 0},
+        {"steps_timed", 9007199254740991.0, 1}, {"kernels_per_step", 1e16, 0},
+        {"sm_active_pct", 181, 1},   {"sm_active_pct", 1001, 0}, {"pct_of_copy", 1001, 0},
+        {"spread_pct", 220, 1},      {"spread_pct", 1e5, 0},    {"trace_overhead", 1e5, 0},
+        {"tflops_useful", 2e5, 0},   {"gbs", 2e6, 0},           {"power_w", 2e4, 0},
+        {"sm_clock_mhz", 2e4, 0},    {"useful_flops", 1e17, 0}, {"max_rel_err", 1e30, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const uf_metric_desc *m = uf_metric_find(cases[c].name);
@@ -1098,7 +1108,11 @@ Test(metrics, ranges_follow_the_definitions)
     uf_metric_range_text(uf_metric_find("busy_pct"), text, sizeof text);
     cr_expect_str_eq(text, "[0, 100]");
     uf_metric_range_text(uf_metric_find("step_ms"), text, sizeof text);
-    cr_expect_str_eq(text, "> 0");
+    cr_expect_str_eq(text, "(0, 86400000]");
+    uf_metric_range_text(uf_metric_find("steps_timed"), text, sizeof text);
+    cr_expect_str_eq(text, "[1, 9007199254740991], a whole number");
+    uf_metric_range_text(uf_metric_find("max_rel_err"), text, sizeof text);
+    cr_expect_str_eq(text, ">= 0");
 }
 
 typedef struct bad_case {
@@ -1147,7 +1161,10 @@ Test(hostile, impossible_values_name_line_and_column)
         {"eager,broken,,4096,", "eager,broken,,0x10,", 7, 15, "column 'elems': '0x10'"},
         {",1000,\n", ",nan,\n", 7, 107, "column 'tokens_per_s': 'nan' is not a number"},
         /* ranges */
-        {"4096,1.25,", "4096,0,", 7, 20, "column 'step_ms': 0 is outside its valid range > 0"},
+        {"4096,1.25,", "4096,0,", 7, 20, "column 'step_ms': 0 is outside its valid range (0, "
+                                          "86400000]"},
+        {"4096,1.25,", "4096,1e308,", 7, 20, "column 'step_ms': 1e308 is outside its valid "
+                                             "range (0, 86400000]"},
         {"4096,1.25,", "4096,-1.25,", 7, 20, "'step_ms': -1.25 is outside"},
         {",37.5,", ",-50,", 7, 35, "column 'busy_pct': -50 is outside its valid range [0, 100]"},
         {",37.5,", ",500,", 7, 35, "column 'busy_pct': 500 is outside its valid range [0, 100]"},
@@ -1162,8 +1179,10 @@ Test(hostile, impossible_values_name_line_and_column)
 Test(hostile, duplicates_and_names)
 {
     static const bad_case cases[] = {
-        {"\ngraph,fixed,,4096,0.5,", "\neager,fixed,,4096,0.5,", 8, 0,
+        {"\ngraph,fixed,,4096,0.5,", "\neager,broken,,4096,0.5,", 8, 0,
          "duplicate row: variant 'eager' at this sweep point is already on line 7"},
+        {"\ngraph,fixed,,4096,0.5,", "\neager,fixed,,8192,0.5,", 8, 0,
+         "variant 'eager' is fixed here and broken on line 7 (a variant has one role)"},
         {"\ngraph,fixed,", "\ngraph,fixd,", 8, 7, "column 'role': 'fixd' is not 'broken' or "
                                                   "'fixed'"},
         {"\ngraph,fixed,", "\n,fixed,", 8, 1, "empty variant name"},
@@ -1178,6 +1197,133 @@ Test(hostile, duplicates_and_names)
         {"# gpu: ", "#: ", 3, 0, "empty key"},
     };
     expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
+}
+
+/* What the tools read from a file beyond a number or a name: each absurd value or name of the
+ * hostile tries of #32 refused with file, line (and column), by the bounds of bounds.h. */
+Test(hostile, metadata_values_and_names_within_bounds)
+{
+    static const bad_case cases[] = {
+        /* `# ceiling.NAME:` a ceiling of the table, a number > 0 within its unit's bound */
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# ceiling.gemm_bf16_tflops: abc\n", 4, 0,
+         "metadata 'ceiling.gemm_bf16_tflops': 'abc' is not a ceiling (a number > 0, at most "
+         "100000 TFLOP/s)"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# ceiling.gemm_bf16_tflops: -804\n", 4, 0,
+         "'-804' is not a ceiling"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# ceiling.launch_us: 0\n", 4, 0,
+         "'0' is not a ceiling (a number > 0, at most 86400000000 us)"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# ceiling.copy_d2d_gbs: 4e6\n", 4, 0,
+         "'4e6' is not a ceiling"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# ceiling.copy_gbs: 4000\n", 4, 0,
+         "metadata 'ceiling.copy_gbs': 'copy_gbs' is not a ceiling"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# step_stat: trimmed\n", 4, 0,
+         "unknown step_stat 'trimmed' (the step statistics are median and mean)"},
+        /* `# default.AXIS:` an axis of the file, an axis value */
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# default.elems: -4096\n", 4, 0,
+         "metadata 'default.elems': '-4096' is not an axis value"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# default.elems: 4K\n", 4, 0,
+         "'4K' is not an axis value"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA H200\n# default.ops: 100\n", 4, 0,
+         "metadata 'default.ops': the file has no axis 'ops'"},
+        /* values: a sweep point >= 0, a count below 2^53, a scenario's figure finite */
+        {"eager,broken,,4096,", "eager,broken,,-4096,", 7, 15,
+         "column 'elems': -4096 is not an axis value (a sweep point is in [0, 9007199254740991])"},
+        {"eager,broken,,4096,", "eager,broken,,1e300,", 7, 15, "column 'elems': 1e300 is not"},
+        {"4096,1.25,,,1.5,,", "4096,1.25,,,1.5,,1e30", 7, 32,
+         "column 'steps_timed': 1e30 is outside its valid range [1, 9007199254740991]"},
+        {",1000,\n", ",-1e300,\n", 7, 107, "column 'tokens_per_s': -1e300 is outside the bounds"},
+        /* names: no control character, no space, no leading - (bounds.h) */
+        {"\ngraph,fixed,", "\ngr\x1b[31maph,fixed,", 8, 3,
+         "column 'variant': character 3 (byte 0x1b) is not a letter"},
+        {"\ngraph,fixed,", "\ngr aph,fixed,", 8, 3, "character 3 (' ') is not a letter"},
+        {"\ngraph,fixed,", "\n-graph,fixed,", 8, 1, "character 1 ('-') is not a letter, digit, "
+                                                   "_ @ (. and - only after the first)"},
+        {",elems,", ",el|ems,", 6, 21, "column 4: character 3 ('|') is not a letter"},
+        {"# scenario: launch_storm\n", "# scenario: launch/storm\n", 2, 0,
+         "scenario: character 7 ('/')"},
+        {"# gpu: NVIDIA H200\n", "# g\x1bpu: NVIDIA H200\n", 3, 0,
+         "metadata key: character 2 (byte 0x1b)"},
+        /* texts: UTF-8 without control characters */
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA\x1b[2J H200\n", 3, 0,
+         "metadata 'gpu': byte 7 (0x1b) is a control character of the value"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA\xc2\x9b" "2J H200\n", 3, 0,
+         "byte 7 (0xc2) is not UTF-8 text (or is a C1 control)"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA\xff H200\n", 3, 0, "byte 7 (0xff) is not UTF-8"},
+        {"# gpu: NVIDIA H200\n", "# gpu: NVIDIA\tH200\n", 3, 0, "byte 7 (0x09) is a control"},
+        {"# unit.tokens_per_s: tokens/s\n", "# unit.tokens_per_s: tok\x07/s\n", 5, 0,
+         "unit line: byte 4 (0x07) is a control character of the unit"},
+        {"see \"\"docs\"\"\"", "see \x1b]0;title\x07\"", 8, 73,
+         "column 'skip_reason': byte 30 (0x1b) is a control character"},
+    };
+    expect_bad_edits(DATA("good.csv"), cases, sizeof cases / sizeof cases[0]);
+}
+
+/* No message quotes a control character of the file: a terminal showing the error runs no
+ * escape sequence (C0 and C1 both shown as '?'). The reader quotes a bad role or number as it
+ * is. */
+Test(hostile, messages_quote_no_control_character)
+{
+    static const struct {
+        const char *from, *to, *shown;
+    } cases[] = {
+        {"\ngraph,fixed,", "\ngraph,fix\x1b[2Jed,", "column 'role': 'fix?[2Jed'"},
+        {"4096,1.25,", "4096,1\x1b]0;t\x07,", "column 'step_ms': '1?]0;t?' is not a number"},
+        {",1000,\n", ",1\xc2\x9b" "0m,\n", "column 'tokens_per_s': '1??0m' is not a number"},
+    };
+    char *dir = make_tmpdir();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[256], err[512] = "";
+        snprintf(path, sizeof path, "%s/case%zu.csv", dir, c);
+        write_edited(DATA("good.csv"), path, cases[c].from, cases[c].to);
+        uf_table t;
+        uf_table_init(&t, "");
+        cr_expect_eq(uf_table_read_csv(&t, path, err, sizeof err), -1);
+        cr_expect(strstr(err, cases[c].shown) != NULL, "case %zu: '%s'", c, err);
+        for (const unsigned char *u = (const unsigned char *)err; *u; u++)
+            cr_expect(*u >= 0x20 && *u != 0x7f && !(u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f),
+                      "case %zu: byte 0x%02x in the message", c, *u);
+        uf_table_free(&t);
+    }
+    remove_tree(dir);
+}
+
+/* A text may be any UTF-8 (a unit in µs, a note with an arrow); a name any of its characters. */
+Test(hostile, utf8_texts_and_plain_names_are_read)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "ok.csv");
+    write_edited(DATA("good.csv"), path, "# gpu: NVIDIA H200\n",
+                 "# gpu: NVIDIA H200 \xe2\x86\x92 µs\n# step_stat: mean\n"
+                 "# ceiling.launch_us: 3.2\n# default.elems: 4096\n");
+    uf_table t;
+    uf_table_init(&t, "");
+    cr_assert_eq(uf_table_read_csv(&t, path, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(uf_meta_get(&t.meta, "gpu"), "NVIDIA H200 \xe2\x86\x92 µs");
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
+/* The writer writes nothing the reader would refuse: a text's control characters become
+ * spaces (a skip reason, a metadata value). */
+Test(hostile, writer_flattens_control_characters)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "w.csv");
+    uf_table t;
+    make_table(&t);
+    snprintf(t.rows[0].skip_reason, sizeof t.rows[0].skip_reason, "a\tb\x1b[0mc");
+    uf_meta_set(&t.meta, "note", "%s", "x\x1by");
+    cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), 0, "%s", err);
+    uf_table back;
+    uf_table_init(&back, "");
+    cr_assert_eq(uf_table_read_csv(&back, path, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(back.rows[0].skip_reason, "a b [0mc");
+    cr_assert_str_eq(uf_meta_get(&back.meta, "note"), "x y");
+    uf_table_free(&t);
+    uf_table_free(&back);
+    remove_tree(dir);
 }
 
 /* The crashes of the first fuzzing (SIGSEGV: reader_meta wrote through the NULL that
@@ -1325,6 +1471,19 @@ Test(hostile, ceilings_bad_input)
          ":3:16: ", "column 'spread_pct': -1 is outside"},
         {"# underfed-ceilings v1\n# gpu: A\n# gpu: B\nceiling,value,unit,spread_pct,note\n",
          ":3: ", "metadata key 'gpu' appears twice"},
+        /* bounds.h: a ceiling within its unit's bound, a name, texts */
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\ncopy_d2d_gbs,4e6,GB/s,,\n",
+         ":3:14: ", "column 'value': 4e6 is outside its valid range > 0, at most 1000000 GB/s"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\ncopy_dram_pct,1e4,%,,\n",
+         ":3:15: ", "at most 1000 %"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,2,us,1e5,\n",
+         ":3:16: ", "column 'spread_pct': 1e5 is outside its valid range [0, 10000]"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch\x1b_us,2,us,,\n",
+         ":3:7: ", "column 'ceiling': character 7 (byte 0x1b)"},
+        {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,2,us,,a\x1b" "b\n",
+         ":3:", "column 'note': byte 2 (0x1b) is a control character"},
+        {"# underfed-ceilings v1\n# gpu: A\x07\nceiling,value,unit,spread_pct,note\n",
+         ":2: ", "metadata 'gpu': byte 2 (0x07) is a control character"},
         /* a known ceiling in another unit would be read as if in its own */
         {"# underfed-ceilings v1\nceiling,value,unit,spread_pct,note\nlaunch_us,0.003,ms,,\n",
          ":3:17: ", "column 'unit': 'ms' for launch_us, which is in 'us'"},
