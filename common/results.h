@@ -135,8 +135,10 @@ double *uf_row_metric(const uf_table *t, uf_row *r, const char *name);
 /* Writers: CSV (`#` metadata lines, a header line, one row per line, each followed by the lines
  * of its ranks when it has any: format v3, else v2), JSON (same content),
  * series CSV (one line per PM sample: variant, axes, t_ms from the first sample, 4 metrics).
- * Each writes a temporary file beside PATH, then renames it: a reader never sees half a
- * file (fileutil.h: only a regular file or a new name is replaced).
+ * The CSV writer refuses a table whose scenario, axes, extras, metadata keys or variants are
+ * not names (bounds.h: the reader would refuse them) and writes a text's control characters
+ * as spaces. Each writes a temporary file beside PATH, then renames it: a reader never sees
+ * half a file (fileutil.h: only a regular file or a new name is replaced).
  * Return 0, or -1 with a message in err. */
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen);
 int uf_table_write_json(const uf_table *t, const char *path, char *err, size_t errlen);

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "csv.h"
+#include "errors.h"
 #include "strbuf.h"
 
 static void json_number(uf_strbuf *b, double v)
@@ -55,8 +57,39 @@ static void csv_names(uf_strbuf *b, const char (*names)[UF_NAME_LEN], int n)
     }
 }
 
+/* A name the reader would refuse (bounds.h): -1 with err naming path, what and why. */
+static int check_name(const char *path, const char *what, const char *name, char *err,
+                      size_t errlen)
+{
+    int at = uf_bound_name_at(name);
+    if (at < 0)
+        return 0;
+    char why[128];
+    uf_bound_why(name, at, 1, why, sizeof why);
+    return uf_set_err(err, errlen, "%s: not written: the %s: %s (the reader reads names only)",
+                      path, what, why);
+}
+
+/* Every name the CSV holds is a name (texts are flattened as written): a file the reader
+ * would refuse is not written. */
+static int check_names(const uf_table *t, const char *path, char *err, size_t errlen)
+{
+    int rc = check_name(path, "scenario", t->scenario, err, errlen);
+    for (int a = 0; rc == 0 && a < t->n_axes; a++)
+        rc = check_name(path, "axis", t->axis_names[a], err, errlen);
+    for (int e = 0; rc == 0 && e < t->n_extra; e++)
+        rc = check_name(path, "extra column", t->extra_names[e], err, errlen);
+    for (int i = 0; rc == 0 && i < t->meta.n; i++)
+        rc = check_name(path, "metadata key", t->meta.key[i], err, errlen);
+    for (int r = 0; rc == 0 && r < t->n_rows; r++)
+        rc = check_name(path, "variant", t->rows[r].variant, err, errlen);
+    return rc;
+}
+
 int uf_table_write_csv(const uf_table *t, const char *path, char *err, size_t errlen)
 {
+    if (check_names(t, path, err, errlen) != 0)
+        return -1;
     uf_strbuf b = {0};
     const int with_rank = 1;    /* v3: the `rank` column is always there, empty on a row */
     uf_csv_preamble(&b, RESULTS_MAGIC, t->scenario, &t->meta);

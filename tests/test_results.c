@@ -1287,6 +1287,27 @@ Test(hostile, messages_quote_no_control_character)
     remove_tree(dir);
 }
 
+/* A name the reader would refuse is not written: the writer says which, and writes nothing. */
+Test(hostile, writer_refuses_what_is_not_a_name)
+{
+    char *dir = make_tmpdir();
+    char path[256], err[512] = "";
+    join(path, sizeof path, dir, "w.csv");
+    uf_table t;
+    make_table(&t);
+    snprintf(t.rows[2].variant, sizeof t.rows[2].variant, "odd,name");
+    cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), -1);
+    cr_assert(strstr(err, "w.csv: not written: the variant: character 4 (',')") != NULL, "%s",
+              err);
+    cr_assert_eq(count_entries(dir), 0);
+    snprintf(t.rows[2].variant, sizeof t.rows[2].variant, "odd");
+    snprintf(t.axis_names[1], sizeof t.axis_names[1], "o ps");
+    cr_assert_eq(uf_table_write_csv(&t, path, err, sizeof err), -1);
+    cr_assert(strstr(err, "the axis: character 2 (' ')") != NULL, "%s", err);
+    uf_table_free(&t);
+    remove_tree(dir);
+}
+
 /* A text may be any UTF-8 (a unit in µs, a note with an arrow); a name any of its characters. */
 Test(hostile, utf8_texts_and_plain_names_are_read)
 {
