@@ -6,18 +6,24 @@
 #include "compare.h"
 #include "stats.h"
 
-/* The judged metrics, and whether a metric inherits the step-time spread; which way is
- * better is the metric table's. The NVML view of the timing pass (nvml_util_pct, sm_clock_mhz,
- * sm_clock_min_mhz, power_w) is not judged: a lower clock or a higher power explains a change
- * in step time, it is not a regression of its own. */
+/* Where a judged metric's spread comes from (compare.h's noise model). */
+typedef enum {
+    SPREAD_STEP,            /* the timing pass's: spread_pct of each side */
+    SPREAD_TRACE_WINDOW,    /* the trace pass's window: the drift of trace_overhead */
+} spread_source;
+
+/* The judged metrics and their spread; which way is better is the metric table's. The NVML
+ * view of the timing pass (nvml_util_pct, sm_clock_mhz, sm_clock_min_mhz, power_w) is not
+ * judged: a lower clock or a higher power explains a change in step time, it is not a
+ * regression of its own. */
 static const struct {
     const char *name;
-    int uses_step_spread;
+    spread_source spread;
 } compared[] = {
-    {"step_ms", 1},
-    {"tflops_useful", 1},
-    {"gbs", 1},
-    {"busy_pct", 0},
+    {"step_ms", SPREAD_STEP},
+    {"tflops_useful", SPREAD_STEP},
+    {"gbs", SPREAD_STEP},
+    {"busy_pct", SPREAD_TRACE_WINDOW},
 };
 
 enum { N_COMPARED = sizeof compared / sizeof compared[0] };
@@ -83,6 +89,13 @@ double uf_launch_drift_pct(double launch_us_a, double launch_us_b)
     return fabs(launch_us_b - launch_us_a) / fmin(launch_us_a, launch_us_b) * 100.0;
 }
 
+double uf_trace_window_drift_pct(double overhead_a, double overhead_b)
+{
+    if (isnan(overhead_a) || isnan(overhead_b) || overhead_a <= 0 || overhead_b <= 0)
+        return 0.0;
+    return fabs(overhead_b - overhead_a) / fmin(overhead_a, overhead_b) * 100.0;
+}
+
 double uf_table_launch_us(const uf_table *t)
 {
     uf_ceilings c;
@@ -102,7 +115,7 @@ static double host_bound_idle(const uf_row *ra, const uf_row *rb)
 /* How one pair of values was judged. */
 typedef struct judged {
     uf_verdict verdict, strict;
-    double idle_host_pct, tolerance_pct;
+    double idle_host_pct, tolerance_pct, window_drift_pct;
 } judged;
 
 /* One diff into out[*n] when it fits; *n counts them all. */
@@ -121,6 +134,7 @@ static void add_diff(uf_diff *out, int max_out, int *n, const uf_table *t, const
         d->strict = j.strict;
         d->idle_host_pct = j.idle_host_pct;
         d->tolerance_pct = j.tolerance_pct;
+        d->window_drift_pct = j.window_drift_pct;
     }
     (*n)++;
 }
@@ -128,7 +142,7 @@ static void add_diff(uf_diff *out, int max_out, int *n, const uf_table *t, const
 /* A verdict that no noise model touches (MISSING, NEW). */
 static judged plain(uf_verdict v)
 {
-    return (judged){v, v, NAN, NAN};
+    return (judged){v, v, NAN, NAN, NAN};
 }
 
 /* Two measured values by the noise model (compare.h): the device-bound rule, then, for a
@@ -162,13 +176,20 @@ static void compare_row(const uf_table *a, const uf_row *ra, const uf_table *b,
         if (isnan(va) && isnan(vb))
             continue;
         const uf_metric_desc *desc = uf_metric_find(compared[m].name);
-        int spread = compared[m].uses_step_spread;
+        /* busy_pct's window is the trace pass's: the change of its instrument's overhead
+         * between the runs is its spread, one figure for the pair */
+        double window = compared[m].spread == SPREAD_TRACE_WINDOW
+                            ? uf_trace_window_drift_pct(ra->trace_overhead, rb->trace_overhead)
+                            : NAN;
+        double spread_a = isnan(window) ? ra->spread_pct : window;
+        double spread_b = isnan(window) ? rb->spread_pct : 0;
         judged j = isnan(vb)   ? plain(UF_MISSING)
                    : isnan(va) ? plain(UF_NEW)
-                               : judge_pair(va, spread ? ra->spread_pct : 0, vb,
-                                            spread ? rb->spread_pct : 0, host_idle, drift,
+                               : judge_pair(va, spread_a, vb, spread_b, host_idle, drift,
                                             noise->threshold_pct,
                                             desc->direction == UF_DIR_LOWER);
+        if (!isnan(va) && !isnan(vb))
+            j.window_drift_pct = window;
         add_diff(out, max_out, n, a, ra, compared[m].name, va, vb, j);
     }
 }

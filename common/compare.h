@@ -3,8 +3,16 @@
  *
  * The noise model. A figure's change d = |b − a| / |a| is judged in two ways:
  *  - Device-bound rows (every row that is not host-bound): SAME within the threshold, NOISY
- *    within the two rows' combined within-run spread (spread_pct, the timing pass's IQR /
- *    median; busy_pct has none), else FASTER or SLOWER. Unchanged from the first model.
+ *    within the two rows' combined spread, else FASTER or SLOWER. The spread of step_ms,
+ *    tflops_useful and gbs is the timing pass's (spread_pct, IQR / median, of each run).
+ *    busy_pct is measured over the trace pass's window (kernel union / traced step), whose
+ *    length carries CUPTI's overhead: trace_overhead = traced step / untraced step, which
+ *    varies between runs while the kernels do not (launch_storm eager at 1M elements and
+ *    100 ops: trace_overhead 1.043 and 1.150 in two runs, busy 77.4 and 72.8 %, the kernel
+ *    time 362 µs in both). Its spread is that drift, |Δ trace_overhead| / the smaller
+ *    (uf_trace_window_drift_pct; 0 where either side lacks it): a busy change the instrument's
+ *    window explains is NOISY. A device-side idle gap lengthens the traced and the untraced
+ *    step alike, leaves trace_overhead as it was, and stays SLOWER.
  *  - Host-bound rows: idle_host_pct >= UF_HOST_BOUND_IDLE_PCT on either side, i.e. the GPU
  *    spent that share of the step waiting for the CPU to launch work. Their figures follow the
  *    host CPU (launch cost, the trace pass's host overhead), which varies between runs far more
@@ -52,6 +60,8 @@ typedef struct uf_diff {
                                  * excused the change */
     double idle_host_pct;       /* host-bound rows: the larger idle_host_pct of the two; else NaN */
     double tolerance_pct;       /* host-bound rows: the run-to-run tolerance applied; else NaN */
+    double window_drift_pct;    /* busy_pct: the trace window's drift taken as its spread
+                                 * (uf_trace_window_drift_pct); NaN for the other metrics */
 } uf_diff;
 
 /* What compare judges against: the threshold, and the launch floor (ceiling launch_us, µs) of
@@ -64,10 +74,15 @@ typedef struct uf_compare_noise {
 /* The drift between two launch floors, |b − a| / min(a, b) × 100; 0 when either is NaN. */
 double uf_launch_drift_pct(double launch_us_a, double launch_us_b);
 
+/* The drift of the trace pass's window between two runs of a row, |b − a| / min(a, b) × 100
+ * of their trace_overhead; 0 when either is NaN. busy_pct's spread (the model above). */
+double uf_trace_window_drift_pct(double overhead_a, double overhead_b);
+
 /* The launch floor a results file records (`# ceiling.launch_us:`); NaN when it does not. */
 double uf_table_launch_us(const uf_table *t);
 
-/* Compare step_ms, tflops_useful, gbs (which inherit step_ms's spread) and busy_pct of every
+/* Compare step_ms, tflops_useful, gbs (which inherit step_ms's spread) and busy_pct (whose
+ * spread is its trace window's drift) of every
  * row of a with the row of b at the same variant and sweep point (axes matched by name); which
  * way is better comes from the metric table (metrics.h). A row of a absent from b gives one
  * UF_MISSING diff (metric "row"), a row of b absent from a one UF_NEW diff (variant and where

@@ -457,6 +457,16 @@ Test(noise, launch_drift_pct)
     cr_expect_float_eq(uf_launch_drift_pct(4.0, 0.0), 0.0, 1e-9);
 }
 
+/* busy_pct's spread: the drift of the trace window, |Δ trace_overhead| / the smaller. */
+Test(noise, trace_window_drift_pct)
+{
+    cr_expect_float_eq(uf_trace_window_drift_pct(1.043, 1.150), 10.258868648130392, 1e-9);
+    cr_expect_float_eq(uf_trace_window_drift_pct(1.150, 1.043), 10.258868648130392, 1e-9);
+    cr_expect_float_eq(uf_trace_window_drift_pct(1.2, 1.2), 0.0, 1e-9);
+    cr_expect_float_eq(uf_trace_window_drift_pct(NAN, 1.2), 0.0, 1e-9, "not traced: none");
+    cr_expect_float_eq(uf_trace_window_drift_pct(1.2, 0.0), 0.0, 1e-9);
+}
+
 /* uf_compare_tables takes each table's recorded `ceiling.launch_us`. */
 Test(noise, launch_floors_from_the_tables_metadata)
 {
@@ -656,6 +666,47 @@ Test(noise_files, threefold_change_of_a_host_bound_row_is_slower)
         if (strcmp(d[i].variant, "eager") == 0 && strcmp(d[i].where, "elems=4096 ops=1000") == 0)
             cr_expect(d[i].verdict == UF_SLOWER && !isnan(d[i].idle_host_pct), "%s",
                       d[i].metric);
+}
+
+/* (v) busy_pct's window is the trace pass's: the graph row (device-bound, idle_host 0 %) traced
+ * 7 % slower with its kernels and untraced step unchanged (trace_overhead 1.147 -> 1.227):
+ * busy 6.5 % lower is the instrument's, NOISY by the strict rule, with the drift said. */
+Test(noise_files, busy_change_within_the_trace_window_drift_is_noisy)
+{
+    uf_diff d[64];
+    int n, seen = 0;
+    cr_expect_eq(compare_noise_fixture("noise-busy-window", d, 64, &n), 0);
+    for (int i = 0; i < n; i++) {
+        int moved = strcmp(d[i].variant, "graph") == 0 &&
+                    strcmp(d[i].where, "elems=4096 ops=1000") == 0 &&
+                    strcmp(d[i].metric, "busy_pct") == 0;
+        cr_expect_eq(d[i].verdict, moved ? UF_NOISY : UF_SAME, "%s %s %s", d[i].variant,
+                     d[i].where, d[i].metric);
+        if (!moved)
+            continue;
+        seen = 1;
+        cr_expect_eq(d[i].strict, UF_NOISY, "no host-bound excuse: the spread itself");
+        cr_expect(isnan(d[i].idle_host_pct));
+        cr_expect_float_eq(d[i].window_drift_pct, 7.0, 1e-6);
+        cr_expect_float_eq(d[i].change_pct, (1 / 1.07 - 1) * 100, 1e-6);
+    }
+    cr_expect(seen, "the busy_pct diff of the graph row");
+}
+
+/* (vi) The same row 7 % slower with and without tracing (an idle gap added on the device):
+ * trace_overhead unchanged, so busy's 6.5 % drop is not excused: SLOWER, with the step. */
+Test(noise_files, busy_drop_with_an_unchanged_trace_window_is_slower)
+{
+    uf_diff d[64];
+    int n;
+    cr_expect_eq(compare_noise_fixture("noise-busy-idle", d, 64, &n), 4,
+                 "step_ms, tflops_useful, gbs and busy_pct");
+    for (int i = 0; i < n; i++)
+        if (strcmp(d[i].metric, "busy_pct") == 0 && strcmp(d[i].variant, "graph") == 0 &&
+            strcmp(d[i].where, "elems=4096 ops=1000") == 0) {
+            cr_expect_eq(d[i].verdict, UF_SLOWER);
+            cr_expect_float_eq(d[i].window_drift_pct, 0.0, 1e-9);
+        }
 }
 
 /* (iv) Every scenario of the committed H200 results against itself: all SAME. */

@@ -43,12 +43,15 @@ static void print_value(double v)
 }
 
 /* A diff's verdict, with why the noise model judged it so where the row is host-bound:
- * "NOISY (host-bound: idle_host 83 %, strict SLOWER, tolerance 59 %)". */
+ * "NOISY (host-bound: idle_host 83 %, strict SLOWER, tolerance 59 %)", or where busy_pct's
+ * trace window explains the change: "NOISY (trace window drift 10.3 %)". */
 static void print_verdict(const uf_diff *d)
 {
     printf(" %s", uf_verdict_name(d->verdict));
-    if (isnan(d->idle_host_pct) || (d->verdict != UF_SLOWER && d->verdict != UF_FASTER &&
-                                    d->verdict == d->strict))
+    if (d->verdict == UF_NOISY && d->strict == UF_NOISY && d->window_drift_pct > 0)
+        printf(" (trace window drift %.1f %%: trace_overhead moved)\n", d->window_drift_pct);
+    else if (isnan(d->idle_host_pct) || (d->verdict != UF_SLOWER && d->verdict != UF_FASTER &&
+                                         d->verdict == d->strict))
         printf("\n");
     else if (d->verdict != d->strict)
         printf(" (host-bound: idle_host %.0f %%, strict %s, tolerance %.0f %%)\n",
@@ -143,6 +146,8 @@ int uf_cmd_compare(const args *a)
     printf("# host-bound rows (idle_host_pct >= %.0f %% on either side) are judged against "
            "threshold + launch-floor drift + %.0f %% + spread; an excused change says so\n",
            UF_HOST_BOUND_IDLE_PCT, UF_HOST_ALLOWANCE_PCT);
+    printf("# spread: step_ms, tflops_useful, gbs the timing pass's; busy_pct its trace "
+           "window's drift (|change of trace_overhead|)\n");
     for (int f = 0; f < n && rc == 0; f++) {
         if (!listed(other, n_other, names[f])) {
             printf("%-22s MISSING (only in %s)\n", names[f], a->pos[0]);
@@ -159,6 +164,7 @@ int uf_cmd_compare(const args *a)
                "change(s) excused as NOISY; %d MISSING from %s%s\n",
                counts.regressed, a->threshold_pct, counts.excused, counts.lost, a->pos[1],
                counts.lost && a->allow_missing ? " (allowed: --allow-missing)" : "");
+        fflush(stdout);     /* the listing before the message, where both go to one file */
         if (counts.lost && !a->allow_missing)
             fprintf(stderr, "underfed compare: %d scenario(s), row(s) or value(s) of %s are "
                     "missing from %s (--allow-missing accepts that)\n", counts.lost, a->pos[0],
