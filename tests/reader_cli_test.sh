@@ -217,6 +217,13 @@ for kind in fifo null-link device; do
 done
 [ -c /dev/null ] || fail "/dev/null is no longer a character device"
 
+# Reading: a FIFO named like a results file or a page is refused at once (it blocked forever).
+mkfifo "$work/fifo.csv" "$work/fifo.md"
+expect 2 "fifo.csv: a FIFO, not a regular file: not read" "ladder on a FIFO" \
+  timeout 10 "$tool" ladder "$work/fifo.csv"
+expect 2 "fifo.md: a FIFO, not a regular file: not read" "readme --check on a FIFO page" \
+  timeout 10 "$tool" readme --check "$data/gpu-a" "$work/fifo.md"
+
 # A full disk (a file size limit: writes fail as on a full device) while plotdata writes its
 # data set: exit 2, and OUT/data left as it was (gpu-b's set), no stage left beside it.
 pd=$work/plotdata-full

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "expect.h"
+#include "fileutil.h"
 #include "options.h"
 #include "results.h"
 #include "timeline.h"
@@ -91,35 +92,12 @@ static int cmd_plan(void)
     return EXIT_OK;
 }
 
-/* The whole file into *text (malloc'd, NUL-terminated); -1 when it cannot be read. */
+/* The whole regular file into *text (malloc'd, NUL-terminated: fileutil.h's reader); -1 when
+ * it cannot be read, the caller saying what is missing. */
 static int read_text(const char *path, char **text, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    size_t cap = 1 << 16, n = 0;
-    char *buf = f ? malloc(cap) : NULL;
-    if (!buf) {
-        if (f)
-            fclose(f);
-        return -1;
-    }
-    for (size_t got; (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                fclose(f);
-                return -1;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
+    char err[UF_REASON_LEN];
+    return uf_read_file(path, text, len, err, sizeof err);
 }
 
 /* A new row of the case, n/a until judged. */
@@ -289,20 +267,27 @@ static void judge_busy(const xc_case *x, const case_run *cr, uf_xc_row *rows, in
  * dir/ceilings.csv), NaN with why when there is none. */
 static double ceiling_busbw(const char *dir, double bytes, char *why, size_t whylen)
 {
-    char path[UF_PATH_LEN], name[UF_NAME_LEN], *text = NULL;
-    size_t len = 0;
+    char path[UF_PATH_LEN], name[UF_NAME_LEN], err[UF_REASON_LEN];
+    uf_ceiling_row *rows = NULL;
+    int n = 0;
     double value = NAN;
-    snprintf(name, sizeof name, "\nnccl_busbw_gbs@%.0f,", bytes);
-    if (snprintf(path, sizeof path, "%s/ceilings.csv", dir) >= (int)sizeof path ||
-        read_text(path, &text, &len) != 0) {
+    snprintf(name, sizeof name, "nccl_busbw_gbs@%.0f", bytes);
+    if (snprintf(path, sizeof path, "%s/ceilings.csv", dir) >= (int)sizeof path) {
         snprintf(why, whylen, "no %.200s/ceilings.csv", dir);
         return NAN;
     }
-    const char *at = strstr(text, name);
-    if (!at || sscanf(at + strlen(name), "%lf", &value) != 1)
+    /* the strict reader: a malformed or absurd ceilings file gives no figure, it says why */
+    if (uf_ceilings_read_rows(path, &rows, &n, err, sizeof err) != 0) {
+        snprintf(why, whylen, "%.200s", err);
+        return NAN;
+    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].name, name) == 0)
+            value = rows[i].value;
+    if (isnan(value))
         snprintf(why, whylen, "%.100s has no all-reduce of %.0f bytes (a --quick ceilings run "
                  "stops at 64 MiB: give ci/crosscheck.sh a full one)", path, bytes);
-    free(text);
+    free(rows);
     return value;
 }
 

@@ -39,6 +39,7 @@
 #include "options.h"
 #include "readme.h"
 #include "expect.h"
+#include "fileutil.h"
 #include "results.h"
 #include "strbuf.h"
 
@@ -971,26 +972,21 @@ static int do_page(rd_ctx *c, rd_page *pg, const char *text, uf_strbuf *out)
     return out->failed ? rd_error(c, "out of memory") : 0;
 }
 
+/* A page, read whole (fileutil.h's reader: regular files only); NULL with a message. */
 static char *read_file(rd_ctx *c, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    uf_strbuf b = {0};
-    char chunk[4096];
-    size_t n;
-    if (!f) {
-        rd_error(c, "cannot open %s", path);
+    char err[UF_REASON_LEN], *text = NULL;
+    size_t len = 0;
+    if (uf_read_file(path, &text, &len, err, sizeof err) != 0) {
+        rd_error(c, "%s", err);
         return NULL;
     }
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        uf_sb_putn(&b, chunk, n);
-    int bad = ferror(f) || b.failed || (b.data && strlen(b.data) != b.len);
-    fclose(f);
-    if (bad) {
-        free(b.data);
-        rd_error(c, "cannot read %s (or it holds a NUL byte)", path);
+    if (strlen(text) != len) {
+        free(text);
+        rd_error(c, "cannot read %s: it holds a NUL byte", path);
         return NULL;
     }
-    return b.data ? b.data : strdup("");
+    return text;
 }
 
 static void ctx_free(rd_ctx *c)
