@@ -459,37 +459,39 @@ typedef struct command {
     const char *summary;
     int (*run)(const args *a);
     int (*run_own)(int argc, char **argv);  /* instead: a command that parses its own argv */
+    void (*help)(FILE *f);      /* a command's own full help (`underfed COMMAND --help`), when
+                                 * it has one; NULL: the synopsis and options below */
 } command;
 
 static const command commands[] = {
     {"ladder", "FILE.csv", 1, 1, "--where",
-     "the utilization ladder of each variant at one point", cmd_ladder, NULL},
+     "the utilization ladder of each variant at one point", cmd_ladder, NULL, NULL},
     {"values", "FILE.csv", 1, 1, "--metrics! --where",
-     "the named columns of each variant at one point", cmd_values, NULL},
+     "the named columns of each variant at one point", cmd_values, NULL, NULL},
     {"points", "FILE.csv", 1, 1, "--x! --where --metrics --variant",
-     "a sweep along one axis, a block per variant", cmd_points, NULL},
+     "a sweep along one axis, a block per variant", cmd_points, NULL, NULL},
     {"series", "FILE.csv", 1, 1, "--where",
-     "PM-sampled counters over time (FILE.series.csv)", cmd_series, NULL},
+     "PM-sampled counters over time (FILE.series.csv)", cmd_series, NULL, NULL},
     {"axes", "FILE.csv", 1, 1, "",
-     "each axis, its number of values, 1 when a log scale suits it", cmd_axes, NULL},
-    {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants, NULL},
+     "each axis, its number of values, 1 when a log scale suits it", cmd_axes, NULL, NULL},
+    {"variants", "FILE.csv", 1, 1, "", "the variants, one per line", cmd_variants, NULL, NULL},
     {"ceiling", "NAME DIR", 2, 2, "", "a row of DIR/ceilings.csv (NaN where not measured)",
-     cmd_ceiling, NULL},
+     cmd_ceiling, NULL, NULL},
     {"across", "NAME DIR...", 2, MAX_DIRS + 1, "--metric --share",
      "one scenario across result folders (GPUs), raw and as shares",
-     cmd_across, NULL},
+     cmd_across, NULL, NULL},
     {"compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
-     "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", uf_cmd_compare, NULL},
+     "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", uf_cmd_compare, NULL, NULL},
     {"report", "DIR", 1, 1, "--plots --plots-link",
-     "writes DIR/REPORT.md from the folder's results and images", uf_cmd_report, NULL},
+     "writes DIR/REPORT.md from the folder's results and images", uf_cmd_report, NULL, NULL},
     {"plotdata", "[--across] DIR... OUT", 0, 0, "",
-     "each plot's data and gnuplot variables, in OUT/data", NULL, uf_cmd_plotdata},
+     "each plot's data and gnuplot variables, in OUT/data", NULL, uf_cmd_plotdata, NULL},
     {"readme", "[--check] DIR FILE.md...", 0, 0, "",
-     "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme},
+     "rewrites the pages' figures from DIR (--check: only checks)", NULL, uf_cmd_readme, NULL},
     {"crosscheck", "plan | judge DIR", 0, 0, "",
-     "counters vs ncu, busy vs events, busbw vs ceilings", NULL, uf_cmd_crosscheck},
+     "counters vs ncu, busy vs events, busbw vs ceilings", NULL, uf_cmd_crosscheck, NULL},
     {"doctor", "--from DIR | -- CMD...", 0, 0, "",
-     "diagnoses a CUDA program: idle causes, share at stake, fix", NULL, uf_cmd_doctor},
+     "diagnoses a CUDA program: idle causes, share at stake, fix", NULL, uf_cmd_doctor, NULL},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -552,6 +554,10 @@ static void print_help(FILE *f)
 
 static void print_command_help(FILE *f, const command *c)
 {
+    if (c->help) {
+        c->help(f);
+        return;
+    }
     fprintf(f, "usage: ");
     print_synopsis(f, c);
     fprintf(f, "%s\n", c->summary);
