@@ -644,9 +644,14 @@ static int set_commit(pd_set *set)
         return -1;
     } else {
         rc = renameat2(AT_FDCWD, staged, AT_FDCWD, data, RENAME_EXCHANGE);
-        if (rc != 0 && (errno == EINVAL || errno == ENOSYS))
-            rc = rename(data, aside) != 0 ? -1 : rename(staged, data) != 0 ? rename(aside, data), -1
-                                                                           : 0;
+        if (rc != 0 && (errno == EINVAL || errno == ENOSYS)) {
+            rc = rename(data, aside);
+            if (rc == 0 && (rc = rename(staged, data)) != 0) {
+                int saved = errno;
+                rename(aside, data);    /* the old set back in its place */
+                errno = saved;
+            }
+        }
     }
     if (rc != 0) {
         fprintf(stderr, "underfed plotdata: cannot put %s in place of %s: %s\n", staged, data,
