@@ -1,5 +1,12 @@
-/* launch_storm: setup (the point's axes, the op table and inputs on the device) and its helpers.
- * Included once by launch_storm.cu, at this point of its text (before the graph capture). */
+/* launch_storm: setup (the point's axes, the op table and inputs on the device) and its helpers:
+ * the inputs' upload (verification uploads fresh ones) and the release of a device buffer. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "launch_storm_ref.h"
+#include "launch_storm_setup.h"
 
 /* The point's axes (whole numbers in range: the harness checked them against ls_axes). */
 static int read_point(uf_ctx *ctx, size_t *n, int *n_ops)
@@ -9,11 +16,10 @@ static int read_point(uf_ctx *ctx, size_t *n, int *n_ops)
     return UF_OK;
 }
 
-/* Inputs from `seed` into host_in and x_in; waits for the copy. */
-static int upload_inputs(uf_ctx *ctx, ls_state *st, uint64_t seed, float *host_in)
+int ls_upload_inputs(uf_ctx *ctx, ls_state *st, uint64_t seed, float *host_in)
 {
     int rc = UF_OK;
-    fill_inputs(host_in, st->n, seed);
+    ls_fill_inputs(host_in, st->n, seed);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->x_in, host_in, st->n * sizeof(float),
                                         cudaMemcpyHostToDevice, ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
@@ -21,15 +27,14 @@ out:
     return rc;
 }
 
-/* teardown cannot return a status: report a failed release and carry on. */
-static void free_device(void *p, const char *what)
+void ls_free_device(void *p, const char *what)
 {
     cudaError_t e = cudaFree(p);
     if (e != cudaSuccess)
         uf_report_failure(__FILE__, __LINE__, what, cudaGetErrorString(e));
 }
 
-static int ls_setup(uf_ctx *ctx)
+int ls_setup(uf_ctx *ctx)
 {
     int rc = UF_OK;
     size_t n = 0;
@@ -52,7 +57,7 @@ static int ls_setup(uf_ctx *ctx)
     st->n = n;
     st->n_ops = n_ops;
     st->device_bytes = 2 * tensor_bytes + table_bytes;
-    build_op_table(st->ops, n_ops);
+    ls_build_op_table(st->ops, n_ops);
 
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->x_in, tensor_bytes), out_free_host);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->x_out, tensor_bytes), out_free_x_in);
@@ -60,17 +65,17 @@ static int ls_setup(uf_ctx *ctx)
     /* From pageable memory: staged before the call returns, ordered before the kernels. */
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->ops_dev, st->ops, table_bytes,
                                         cudaMemcpyHostToDevice, ctx->stream), out_free_ops_dev);
-    UF_STATUS_OR_GOTO(rc, upload_inputs(ctx, st, ctx->seed, host_in), out_free_ops_dev);
+    UF_STATUS_OR_GOTO(rc, ls_upload_inputs(ctx, st, ctx->seed, host_in), out_free_ops_dev);
     free(host_in);
     ctx->state = st;
     return UF_OK;
 
 out_free_ops_dev:
-    free_device(st->ops_dev, "cudaFree(ops_dev)");
+    ls_free_device(st->ops_dev, "cudaFree(ops_dev)");
 out_free_x_out:
-    free_device(st->x_out, "cudaFree(x_out)");
+    ls_free_device(st->x_out, "cudaFree(x_out)");
 out_free_x_in:
-    free_device(st->x_in, "cudaFree(x_in)");
+    ls_free_device(st->x_in, "cudaFree(x_in)");
 out_free_host:
     if (st)
         free(st->ops);

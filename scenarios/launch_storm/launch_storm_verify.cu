@@ -1,5 +1,20 @@
 /* launch_storm: verification of every variant (finite, against the host reference, eager and
- * graph bitwise equal to each other), through common/verify.h. Included once by launch_storm.cu, at this point of its text. */
+ * graph bitwise equal to each other), through common/verify.h. A step is the scenario's own
+ * run_step (ctx->scenario), as the harness runs it. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "verify.h"
+#include "launch_storm_ref.h"
+#include "launch_storm_setup.h"
+#include "launch_storm_state.h"
+#include "launch_storm_verify.h"
+
+#define LS_REF_WORK 16777216.0       /* host reference budget: elements checked x ops */
+
 /* ---- verification ------------------------------------------------------------------------- */
 
 /* Poison x_out (0xFFFFFFFF is a NaN, so an unwritten element fails), run the variant once,
@@ -10,7 +25,7 @@ static int run_once(uf_ctx *ctx, int variant, float *host_out)
     size_t bytes = st->n * sizeof(float);
     int rc = UF_OK;
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->x_out, 0xFF, bytes, ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, enqueue_variant(ctx, variant), out);
+    UF_STATUS_OR_GOTO(rc, ctx->scenario->run_step(ctx, variant), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(host_out, st->x_out, bytes, cudaMemcpyDeviceToHost,
                                         ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
@@ -66,7 +81,7 @@ static int check_reference(uf_ctx *ctx, int variant, const float *in, const floa
         size_t i = sample_index(j, m, st->n);
         double x = in[i];
         for (int k = 0; k < st->n_ops; ++k)
-            x = reference_op(st->ops[k].kind, x, st->ops[k].c);
+            x = ls_reference_op(st->ops[k].kind, x, st->ops[k].c);
         uf_err_add(&err, i, out[i], x);
     }
     *max_rel_err = uf_err_value(&err);
@@ -90,7 +105,7 @@ static int check_bitwise(uf_ctx *ctx, int variant, const float *out, const float
 /* Fresh inputs from `seed`; the variant's output must be finite everywhere, match the double
  * reference within tolerance(K), and (graph, fused) equal an eager run bitwise. The inputs
  * stay in x_in afterwards: later passes do the same work on other values of the same law. */
-static int ls_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int ls_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     ls_state *st = (ls_state *)ctx->state;
     size_t bytes = st->n * sizeof(float);
@@ -103,7 +118,7 @@ static int ls_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
         rc = uf_fail(ctx, UF_ERR, "out of host memory for %zu elements", st->n);
         goto out_free_host;
     }
-    UF_STATUS_OR_GOTO(rc, upload_inputs(ctx, st, seed, in), out_free_host);
+    UF_STATUS_OR_GOTO(rc, ls_upload_inputs(ctx, st, seed, in), out_free_host);
     UF_STATUS_OR_GOTO(rc, run_once(ctx, variant, out), out_free_host);
     UF_STATUS_OR_GOTO(rc, check_finite(ctx, variant, out, st->n), out_free_host);
     UF_STATUS_OR_GOTO(rc, check_reference(ctx, variant, in, out, max_rel_err), out_free_host);

@@ -1,8 +1,17 @@
-/* launch_storm: the scenario's state (variant ids, device buffers, the captured graph) and the
- * grid size. Included once by launch_storm.cu, at this point of its text (before the enqueue
- * code). */
+/* launch_storm: the scenario's state (variant ids, device buffers, the captured graph), shared
+ * by the story (launch_storm.cu), setup and verification; the launch geometry and the axes'
+ * limits. */
+#ifndef LS_STATE_H
+#define LS_STATE_H
 
-/* ---- the scenario's state ----------------------------------------------------------------- */
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+
+#include "launch_storm_ref.h"
+
+#define LS_BLOCK 256                 /* threads per block, one element per thread */
+#define LS_MAX_OPS 100000            /* beyond this one step is most of a second of launches */
+#define LS_MAX_ELEMS 68719476736.0   /* 2^36: keeps the grid within 2^31 blocks */
 
 enum { V_EAGER, V_GRAPH, V_FUSED };
 
@@ -16,7 +25,9 @@ typedef struct ls_state {
     size_t device_bytes;        /* everything allocated on the device */
 } ls_state;
 
-static unsigned grid_blocks(size_t n)
+static inline unsigned grid_blocks(size_t n)
 {
     return (unsigned)((n + LS_BLOCK - 1) / LS_BLOCK);
 }
+
+#endif
