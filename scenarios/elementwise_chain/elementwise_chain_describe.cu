@@ -1,6 +1,12 @@
 /* elementwise_chain: what a step moves and computes (ew_bytes_moved, ew_describe and its
- * extras) and the teardown. Included once by elementwise_chain.cu, at this point of its text
- * (before the claims). */
+ * extras) and the teardown. */
+#include <stddef.h>
+
+#include "underfed.h"
+#include "elementwise_chain_ref.h"
+#include "elementwise_chain_setup.h"
+#include "elementwise_chain_state.h"
+#include "elementwise_chain_describe.h"
 
 /* Bytes through DRAM per step. fused: input, residual (if any op needs it) and bias read once,
  * output written once: the minimum the chain must move. unfused: per op, the whole tensor
@@ -21,7 +27,7 @@ static double ew_bytes_moved(const ew_state *st, int variant)
 /* Extras, in ew_extras order. */
 enum { EW_X_BYTES_MOVED, EW_X_INTENSITY, EW_X_BYTES_RATIO };
 
-static int ew_describe(uf_ctx *ctx, int variant, uf_row *row)
+int ew_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const ew_state *st = (const ew_state *)ctx->state;
     double fused = ew_bytes_moved(st, EW_FUSED), unfused = ew_bytes_moved(st, EW_UNFUSED);
@@ -37,7 +43,7 @@ static int ew_describe(uf_ctx *ctx, int variant, uf_row *row)
     return UF_OK;
 }
 
-static void ew_teardown(uf_ctx *ctx)
+void ew_teardown(uf_ctx *ctx)
 {
     ew_free_state((ew_state *)ctx->state);
     ctx->state = NULL;

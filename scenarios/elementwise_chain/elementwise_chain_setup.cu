@@ -1,42 +1,18 @@
-/* elementwise_chain: the includes, the state, the tensor size, the inputs and setup (with its
- * once-per-setup check of the GELU's reciprocal). Included once by elementwise_chain.cu, at
- * this point of its text (right after its head comment). */
-
-#include <math.h>
+/* elementwise_chain: the tensor size, the inputs and setup (with its once-per-setup check of
+ * the GELU's reciprocal). */
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <cuda_runtime.h>
-#include <cuda_bf16.h>
+
 #include "random.h"
 #include "underfed.h"
-#include "verify.h"
-#include "elementwise_chain_ref.h"          /* the op table, the host reference (plain C) */
-#include "elementwise_chain_kernels.cuh"    /* the chain kernel, fill and check kernels */
+#include "elementwise_chain_ref.h"
+#include "elementwise_chain_kernels.h"
+#include "elementwise_chain_setup.h"
 
 #define EW_MIB ((size_t)1 << 20)
 #define EW_GIB ((size_t)1 << 30)
-
-enum {
-    EW_SAMPLE_BLOCKS = 16,      /* host check: this many runs of contiguous elements ... */
-    EW_SAMPLE_ELEMS = 2048      /* ... of this length (first, last, and spread between) */
-};
-
-enum { EW_UNFUSED = 0, EW_FUSED = 1 };
-
-/* ---- the scenario's state -------------------------------------------------------------- */
-
-typedef struct ew_state {
-    int n_ops, bits;
-    size_t elem_bytes;
-    size_t n;                   /* elements of the activation */
-    size_t tensor_bytes, bias_bytes;
-    void *x, *residual, *y, *bias;
-    unsigned long long *d_bad;  /* the check kernels' two counters */
-    uint32_t seed;              /* dropout mask of the current inputs */
-    int check_blocks;
-} ew_state;
 
 /* Tensor size: far larger than the L2, so that every op really goes to HBM. Full: 1 GiB or
  * 16x the L2; quick: 64 MiB or 4x the L2 (256 MiB on an H200, whose L2 is 50 MiB: a 64 MiB
@@ -51,7 +27,7 @@ static size_t ew_tensor_bytes(int quick, int l2_bytes)
     return bytes;
 }
 
-static void ew_free_state(ew_state *st)
+void ew_free_state(ew_state *st)
 {
     if (st == NULL)
         return;
@@ -74,7 +50,7 @@ out:
 }
 
 /* Fresh random inputs (never zeros) and dropout seed from `seed`, enqueued on the stream. */
-static int ew_make_inputs(uf_ctx *ctx, ew_state *st, uint64_t seed)
+int ew_make_inputs(uf_ctx *ctx, ew_state *st, uint64_t seed)
 {
     int rc = UF_OK;
     uint32_t base = uf_mix32((uint32_t)seed ^ uf_mix32((uint32_t)(seed >> 32) + 0x51ed27u));
@@ -107,7 +83,7 @@ out:
 
 /* ---- callbacks ------------------------------------------------------------------------- */
 
-static int ew_setup(uf_ctx *ctx)
+int ew_setup(uf_ctx *ctx)
 {
     int rc = UF_OK, l2_bytes = 0, sms = 0;
     double ops = uf_axis(ctx, "ops"), bits = uf_axis(ctx, "bits");

@@ -1,6 +1,26 @@
 /* elementwise_chain: verification (every element bitwise against the per-element device
- * reference, runs of elements against the host reference). Included once by
- * elementwise_chain.cu, at this point of its text (after run_step). */
+ * reference, runs of elements against the host reference). A step is the scenario's own
+ * run_step (ctx->scenario), as the harness runs it. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+#include "random.h"
+#include "underfed.h"
+#include "verify.h"
+#include "elementwise_chain_ref.h"
+#include "elementwise_chain_kernels.h"
+#include "elementwise_chain_setup.h"
+#include "elementwise_chain_state.h"
+#include "elementwise_chain_verify.h"
+
+enum {
+    EW_SAMPLE_BLOCKS = 16,      /* host check: this many runs of contiguous elements ... */
+    EW_SAMPLE_ELEMS = 2048      /* ... of this length (first, last, and spread between) */
+};
 
 /* Host copies of a run of elements of each tensor, for the host check. */
 typedef struct ew_host_sample {
@@ -105,7 +125,7 @@ out:
  * function, so fused and unfused outputs are bitwise identical; in bf16 they differ by design,
  * and each is exact against its own model. Tolerance: none (bitwise); max_rel_err (verify.h)
  * over the host-checked elements is 0 when they all agree. */
-static int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     int rc = UF_OK;
     ew_state *st = (ew_state *)ctx->state;
@@ -129,7 +149,7 @@ static int ew_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     }
     UF_STATUS_OR_GOTO(rc, ew_make_inputs(ctx, st, seed), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->y, 0xff, st->tensor_bytes, ctx->stream), out_free);
-    UF_STATUS_OR_GOTO(rc, ew_run_step(ctx, variant), out_free);
+    UF_STATUS_OR_GOTO(rc, ctx->scenario->run_step(ctx, variant), out_free);
     UF_STATUS_OR_GOTO(rc, ew_device_check(ctx, st, round_each, bad), out_free);
     for (int s = 0; s < EW_SAMPLE_BLOCKS; ++s)
         UF_STATUS_OR_GOTO(rc, ew_host_check(ctx, st, &h, ew_sample_offset(st, seed, s),

@@ -1,15 +1,14 @@
 /* elementwise_chain's kernels: the ops in fp32 registers, the chain kernel both variants run
  * (ops [first, end) of the table, a block per row), the input fill and the full-tensor check.
- * Included by elementwise_chain.cu. */
-#ifndef EW_KERNELS_CUH
-#define EW_KERNELS_CUH
-
+ * What the host launches, and with what, is declared in elementwise_chain_kernels.h; the device
+ * functions here are this unit's own. */
 #include <stdint.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
 #include "random.h"
 #include "elementwise_chain_ref.h"
+#include "elementwise_chain_kernels.h"
 
 /* Dropout keeps a fraction in (0, 1): ew_dropout_keep's threshold stays below 2^32. Checked
  * here, where a float comparison is a constant expression (in C it is not). */
@@ -106,19 +105,6 @@ __device__ __forceinline__ static void ew_chain(float *x, const float *r, const 
 #undef EW_DEVICE_ROW
 }
 
-/* What one launch of the chain kernel does: ops [first, end) from `in` to `out` (which may be
- * the same buffer: each thread reads its elements before it writes them). */
-typedef struct ew_launch {
-    const void *in;
-    void *out;
-    const void *residual;       /* read only when load_residual */
-    const void *bias;           /* EW_HIDDEN elements, read only when load_bias */
-    uint32_t rows;              /* of EW_HIDDEN elements; rows x EW_HIDDEN < 2^32 (setup checks) */
-    int first, end;
-    int load_residual, load_bias;
-    uint32_t seed;              /* of the dropout mask */
-} ew_launch;
-
 /* How the chain kernels split the work: a block per row of the activation (EW_HIDDEN
  * elements, one bias vector's worth), grid = rows. Thread t owns vectors t, t + EW_BLOCK, ...
  * of the row (EW_THREAD_ELEMS elements in all):
@@ -135,12 +121,7 @@ typedef struct ew_launch {
  * log2(W) up to log2(EW_BLOCK x W) - 1, and from log2(EW_HIDDEN) up) plus k x EW_BLOCK x W + j
  * (the other bits: j < W, k x EW_BLOCK x W < EW_HIDDEN). The two parts share no bit, so the
  * sum is their xor, which is how it is written: the dropout key's xor then folds into one
- * per row and op. */
-enum {
-    EW_BLOCK = 256,             /* threads per block */
-    EW_THREAD_ELEMS = EW_HIDDEN / EW_BLOCK,
-    EW_MIN_BLOCKS = 4           /* per SM: caps a chain kernel at 64 registers (no spills) */
-};
+ * per row and op. (EW_BLOCK, EW_THREAD_ELEMS, EW_MIN_BLOCKS: elementwise_chain_kernels.h.) */
 static_assert(EW_HIDDEN % (EW_BLOCK * 8) == 0 && (EW_BLOCK & (EW_BLOCK - 1)) == 0,
               "a row is a whole number of 8-element vectors per thread; powers of two");
 
@@ -266,16 +247,6 @@ __global__ void ew_fill_kernel(void *p, size_t n, int bits, uint32_t key, float 
     }
 }
 
-typedef struct ew_check_args {
-    const void *x, *residual, *bias, *y;
-    size_t n;
-    int bits;
-    int n_ops;
-    int round_each;             /* round to storage after every op (unfused) or at the end only */
-    uint32_t seed;
-    unsigned long long *bad;    /* [0] elements that differ, [1] the smallest such index */
-} ew_check_args;
-
 /* Every element, one at a time, the plainest way: ops 0..n_ops-1, rounding to the storage type
  * where the variant does, then a bitwise comparison with y. */
 __global__ void ew_check_kernel(ew_check_args p)
@@ -315,5 +286,3 @@ __global__ void ew_rcp_check_kernel(unsigned long long *bad)
             atomicAdd(&bad[0], 1ull);
     }
 }
-
-#endif
