@@ -1,9 +1,15 @@
 /* varlen_attention: the point's batch (axes, lengths, packed offsets, useful FLOPs), the fp32
- * reference's buffers, and their release (va_free_variant, va_teardown). Included once by
- * varlen_attention.cu, at this point of its text (before the bucketing order). */
+ * reference's buffers, and their release (va_free_variant, va_teardown). */
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "varlen_attention_ref.h"
+#include "varlen_attention_state.h"
+#include "varlen_attention_batch.h"
 
 /* Read the point's axes (in range: the harness checked them against va_axes). */
-static int va_read_axes(uf_ctx *ctx, va_state *st)
+int va_read_axes(uf_ctx *ctx, va_state *st)
 {
     const double dist = uf_axis(ctx, "dist"), batch = uf_axis(ctx, "batch");
     const double heads = uf_axis(ctx, "heads"), causal = uf_axis(ctx, "causal");
@@ -15,7 +21,7 @@ static int va_read_axes(uf_ctx *ctx, va_state *st)
 }
 
 /* Lengths, the packed offsets and the useful FLOPs (attention on real (query, key) pairs). */
-static int va_make_batch(uf_ctx *ctx, va_state *st)
+int va_make_batch(uf_ctx *ctx, va_state *st)
 {
     st->len = (int *)calloc((size_t)st->n_seqs, sizeof *st->len);
     st->cu_real = (int *)calloc((size_t)st->n_seqs + 1, sizeof *st->cu_real);
@@ -35,7 +41,7 @@ static int va_make_batch(uf_ctx *ctx, va_state *st)
     return UF_OK;
 }
 
-static int va_alloc_reference(uf_ctx *ctx, va_state *st)
+int va_alloc_reference(uf_ctx *ctx, va_state *st)
 {
     int rc = UF_OK;
     const size_t ref_bytes = (size_t)st->real_tokens * st->heads * VA_HEAD_DIM * sizeof(float);
@@ -52,7 +58,7 @@ out:
     return rc; /* partial allocations are freed by teardown */
 }
 
-static void va_free_variant(va_state *st)
+void va_free_variant(va_state *st)
 {
     cudaFree(st->d_q);
     cudaFree(st->d_k);
@@ -66,7 +72,7 @@ static void va_free_variant(va_state *st)
     st->active = -1;
 }
 
-static void va_teardown(uf_ctx *ctx)
+void va_teardown(uf_ctx *ctx)
 {
     va_state *st = (va_state *)ctx->state;
     if (!st)

@@ -1,6 +1,21 @@
 /* varlen_attention: verification (the tiled output against the fp32 reference kernel, anchored
- * on sampled rows computed in fp64 on the host). Included once by varlen_attention.cu, at this
- * point of its text. */
+ * on sampled rows computed in fp64 on the host). A step is the scenario's own run_step
+ * (ctx->scenario), as the harness runs it. */
+#include <math.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+
+#include "underfed.h"
+#include "verify.h"
+#include "varlen_attention_ref.h"
+#include "varlen_attention_kernels.h"
+#include "varlen_attention_state.h"
+#include "varlen_attention_setup.h"
+#include "varlen_attention_verify.h"
+
+#define VA_VERIFY_TOL 1e-2          /* tiled vs fp32 reference, ‖out−ref‖/‖ref‖ on real tokens */
+#define VA_ANCHOR_TOL 1e-3          /* fp32 reference vs host fp64, sampled rows */
 
 /* max_rel_err (verify.h) of one row of VA_HEAD_DIM values against the host's. */
 static double row_err(const double *want, const double *got)
@@ -44,11 +59,11 @@ static int va_check_sampled_rows(uf_ctx *ctx, va_state *st, int variant, uint64_
         const double out_err = row_err(want, out);
         if (!(ref_err <= VA_ANCHOR_TOL))
             return uf_fail(ctx, UF_ERR, "%s: the fp32 reference differs from host fp64 by %.3g "
-                           "(> %g) at sequence %d row %d head %d", va_variants[variant].name,
+                           "(> %g) at sequence %d row %d head %d", ctx->scenario->variants[variant].name,
                            ref_err, VA_ANCHOR_TOL, seq->logical, pos, head);
         if (!(out_err <= VA_VERIFY_TOL))
             return uf_fail(ctx, UF_ERR, "%s: output differs from host fp64 by %.3g (> %g) at "
-                           "sequence %d row %d head %d", va_variants[variant].name, out_err,
+                           "sequence %d row %d head %d", ctx->scenario->variants[variant].name, out_err,
                            VA_VERIFY_TOL, seq->logical, pos, head);
     }
 out:
@@ -59,7 +74,7 @@ out:
  * then max_rel_err (verify.h: max |out−ref| / max |ref|) over every real token against the fp32
  * reference. Tolerance 1e-2: P is rounded to bf16 before P·V and O to bf16 at the end (2^-9
  * relative each, of at most max |V| and max |O|); fp32 accumulation adds far less. */
-static int va_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int va_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     int rc = UF_OK;
     va_state *st = (va_state *)ctx->state;
@@ -67,10 +82,10 @@ static int va_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     const size_t tensor_bytes = (size_t)p->stored_tokens * st->heads * VA_HEAD_DIM * 2;
     double sums[3] = {0.0, 0.0, 0.0};
     if (st->active != variant)
-        return uf_fail(ctx, UF_ERR, "verify of %s before its begin_variant", va_variants[variant].name);
+        return uf_fail(ctx, UF_ERR, "verify of %s before its begin_variant", ctx->scenario->variants[variant].name);
     UF_STATUS_OR_GOTO(rc, va_fill_inputs(ctx, st, variant, seed), out);
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_o, 0xFF, tensor_bytes, ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, va_run_step(ctx, variant), out);
+    UF_STATUS_OR_GOTO(rc, ctx->scenario->run_step(ctx, variant), out);
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_sums, 0, sizeof sums, ctx->stream), out);
     {
         const dim3 grid((unsigned)((st->max_len + VA_REF_WARPS - 1) / VA_REF_WARPS),
@@ -86,11 +101,11 @@ static int va_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
     *max_rel_err = sums[2] > 0 ? INFINITY : uf_rel_err(sums[0], sums[1]);
     if (sums[2] > 0)
         return uf_fail(ctx, UF_ERR, "%s: %.0f output elements of real tokens are not finite "
-                       "(unwritten or overflowed)", va_variants[variant].name, sums[2]);
+                       "(unwritten or overflowed)", ctx->scenario->variants[variant].name, sums[2]);
     if (!(*max_rel_err <= VA_VERIFY_TOL))
         return uf_fail(ctx, UF_ERR, "%s: max_rel_err %.3g over real tokens (> %g; a device "
                        "reduction: no element index)",
-                       va_variants[variant].name, *max_rel_err, VA_VERIFY_TOL);
+                       ctx->scenario->variants[variant].name, *max_rel_err, VA_VERIFY_TOL);
     UF_STATUS_OR_GOTO(rc, va_check_sampled_rows(ctx, st, variant, seed), out);
 out:
     return rc;

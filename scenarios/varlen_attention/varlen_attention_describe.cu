@@ -1,7 +1,10 @@
-/* varlen_attention: va_describe (useful and executed FLOPs, bytes, the padding extras). Included
- * once by varlen_attention.cu, at this point of its text (after verification). */
+/* varlen_attention: va_describe (useful and executed FLOPs, bytes, the padding extras). */
+#include "underfed.h"
+#include "varlen_attention_ref.h"
+#include "varlen_attention_state.h"
+#include "varlen_attention_describe.h"
 
-static int va_describe(uf_ctx *ctx, int variant, uf_row *row)
+int va_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const va_state *st = (const va_state *)ctx->state;
     const va_plan *p = &st->plan[variant];

@@ -1,10 +1,17 @@
-/* varlen_attention: setup (the kernel build, the batch, every variant's plan) and each variant's
- * buffers and inputs (va_begin_variant, va_end_variant). Included once by varlen_attention.cu,
- * at this point of its text (before run_step). */
+/* varlen_attention: the kernel build (va_prepare_kernel, for setup) and each variant's buffers
+ * and inputs (va_fill_inputs, va_begin_variant, va_end_variant). */
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "varlen_attention_kernels.h"
+#include "varlen_attention_state.h"
+#include "varlen_attention_batch.h"
+#include "varlen_attention_setup.h"
 
 /* The kernel build: 32 rows per warp where a block may have its shared memory, else 16;
  * refused (skip) where the GPU cannot give a block even that. */
-static int va_prepare_kernel(uf_ctx *ctx, va_state *st)
+int va_prepare_kernel(uf_ctx *ctx, va_state *st)
 {
     int rc = UF_OK, smem_optin = 0;
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
@@ -13,49 +20,13 @@ static int va_prepare_kernel(uf_ctx *ctx, va_state *st)
         return uf_fail(ctx, UF_SKIP, "the kernel needs %d bytes of shared memory per block, the "
                        "GPU allows %d", VA_SMEM_BYTES(16), smem_optin);
     st->rows = smem_optin >= VA_SMEM_BYTES(32) ? 32 : 16;
-    if (st->rows == 32)
-        UF_CUDA_OR_GOTO(rc, va_kernel_attributes<32>(), out);
-    else
-        UF_CUDA_OR_GOTO(rc, va_kernel_attributes<16>(), out);
+    UF_CUDA_OR_GOTO(rc, va_kernel_attributes(st->rows), out);
 out:
     return rc;
 }
 
-static int va_setup(uf_ctx *ctx)
-{
-    int rc = UF_OK;
-    int *by_length = NULL;
-    va_state *st = (va_state *)calloc(1, sizeof *st);
-    if (!st)
-        return uf_fail(ctx, UF_ERR, "out of host memory for the state");
-    st->active = -1;
-    ctx->state = st;
-
-    UF_STATUS_OR_GOTO(rc, va_prepare_kernel(ctx, st), out_teardown);
-    UF_STATUS_OR_GOTO(rc, va_read_axes(ctx, st), out_teardown);
-    UF_STATUS_OR_GOTO(rc, va_make_batch(ctx, st), out_teardown);
-    st->scale_log2 = (float)(1.0 / sqrt((double)VA_HEAD_DIM) * VA_LOG2E);
-
-    by_length = (int *)calloc((size_t)st->n_seqs, sizeof *by_length);
-    if (!by_length) {
-        rc = uf_fail(ctx, UF_ERR, "out of host memory for the bucketing order");
-        goto out_teardown;
-    }
-    UF_STATUS_OR_GOTO(rc, va_order_by_length(ctx, st, by_length), out_free_order);
-    for (int v = 0; v < VA_N_VARIANTS; v++)
-        UF_STATUS_OR_GOTO(rc, va_build_plan(ctx, st, v, by_length), out_free_order);
-    UF_STATUS_OR_GOTO(rc, va_alloc_reference(ctx, st), out_free_order);
-    free(by_length);
-    return UF_OK;
-out_free_order:
-    free(by_length);
-out_teardown:
-    va_teardown(ctx); /* frees whatever was made; a second teardown by the harness is a no-op */
-    return rc;
-}
-
 /* Write fresh inputs (real and padding positions) into the active variant's Q, K, V. */
-static int va_fill_inputs(uf_ctx *ctx, va_state *st, int variant, uint64_t seed)
+int va_fill_inputs(uf_ctx *ctx, va_state *st, int variant, uint64_t seed)
 {
     int rc = UF_OK, max_computed = 0;
     const va_plan *p = &st->plan[variant];
@@ -70,7 +41,7 @@ out:
     return rc;
 }
 
-static int va_begin_variant(uf_ctx *ctx, int variant)
+int va_begin_variant(uf_ctx *ctx, int variant)
 {
     int rc = UF_OK;
     va_state *st = (va_state *)ctx->state;
@@ -103,7 +74,7 @@ out:
     return rc;
 }
 
-static int va_end_variant(uf_ctx *ctx, int variant)
+int va_end_variant(uf_ctx *ctx, int variant)
 {
     va_state *st = (va_state *)ctx->state;
     (void)variant;
