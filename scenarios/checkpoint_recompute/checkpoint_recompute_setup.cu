@@ -1,25 +1,21 @@
-/* checkpoint_recompute: the scenario's state, the cuBLAS stream binding, device-memory probes,
- * setup and teardown, and each variant's activation arena (begin/end_variant). Included once by
- * checkpoint_recompute.cu, at this point of its text. */
-/* ---- scenario state --------------------------------------------------------------------- */
+/* checkpoint_recompute: the cuBLAS stream binding, device-memory probes, setup and teardown,
+ * and each variant's activation arena (begin/end_variant). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
 
-typedef struct cr_state {
-    cr_model m;                     /* this point's model */
-    cr_arena arena;                 /* this variant's activations (begin_variant..end_variant) */
-    int k;
-    cublasHandle_t blas;
-    void *blas_ws;
-    cudaStream_t bound_stream;
-    int stream_bound;
-    size_t plan_bytes[CR_N_POLICIES];
-    size_t setup_mem_bytes;         /* cudaMemGetInfo: what setup's allocations took */
-    size_t arena_mem_bytes;         /* cudaMemGetInfo: what the variant's arena took */
-    double grad_mismatch;           /* from verify; NaN until it ran */
-} cr_state;
+#include "underfed.h"
+#include "uf_cublas.h"
+#include "checkpoint_recompute_model.h"
+#include "checkpoint_recompute_state.h"
+#include "checkpoint_recompute_setup.h"
 
 /* Bind the cuBLAS handle to the stream. cublasSetStream resets the workspace to cuBLAS's own
  * pool, so the explicit workspace is set again after it. */
-static int bind_stream(cr_state *st, cudaStream_t stream)
+int bind_stream(cr_state *st, cudaStream_t stream)
 {
     int rc = UF_OK;
     if (st->stream_bound && st->bound_stream == stream)
@@ -50,7 +46,7 @@ static size_t mem_taken_since(size_t free_before)
 
 /* ---- callbacks --------------------------------------------------------------------------- */
 
-static void cr_teardown(uf_ctx *ctx)
+void cr_teardown(uf_ctx *ctx)
 {
     cr_state *st = (cr_state *)ctx->state;
     if (!st)
@@ -64,8 +60,9 @@ static void cr_teardown(uf_ctx *ctx)
     ctx->state = NULL;
 }
 
-/* Plan every policy (dry runs), refuse a size that cannot fit, then allocate and fill. */
-static int cr_setup(uf_ctx *ctx)
+/* Plan every policy (dry runs of run_policy), refuse a size that cannot fit, then allocate and
+ * fill. */
+int cr_setup_policies(uf_ctx *ctx, cr_policy_fn run_policy)
 {
     int rc = UF_OK;
     int d = 0, T = 0, L = 0, k = 0;
@@ -88,10 +85,11 @@ static int cr_setup(uf_ctx *ctx)
     ctx->state = st;
     st->k = k;
     st->grad_mismatch = NAN;
+    st->run_policy = run_policy;
     UF_STATUS_OR_GOTO(rc, model_init_host(&st->m, d, T, L), out);
     st->m.arena = &st->arena;
     for (int p = 0; p < CR_N_POLICIES; p++) {
-        UF_STATUS_OR_GOTO(rc, plan_policy(&st->m, p, k, &st->plan_bytes[p]), out);
+        UF_STATUS_OR_GOTO(rc, plan_policy(&st->m, run_policy, p, k, &st->plan_bytes[p]), out);
         if (st->plan_bytes[p] > plan_max)
             plan_max = st->plan_bytes[p];
     }
@@ -115,7 +113,7 @@ out:
 }
 
 /* Size the variant's arena by its plan and measure what the allocation took. */
-static int cr_begin_variant(uf_ctx *ctx, int variant)
+int cr_begin_variant(uf_ctx *ctx, int variant)
 {
     int rc = UF_OK;
     cr_state *st = (cr_state *)ctx->state;
@@ -135,7 +133,7 @@ out:
     return rc;
 }
 
-static int cr_end_variant(uf_ctx *ctx, int variant)
+int cr_end_variant(uf_ctx *ctx, int variant)
 {
     cr_state *st = (cr_state *)ctx->state;
     (void)variant;
