@@ -1,7 +1,43 @@
-/* allreduce_overlap: the run's state (shape, jobs, ranks), the deterministic inputs and
- * their kernels, a rank's fill and (watched) stream wait, and the layer GEMM dW = dYᵀ·X both
- * variants run. Included once by allreduce_overlap.cu, at this point of its text: the story
- * keeps the schedule (rank_enqueue_*), the claims and the tables. */
+/* allreduce_overlap: the run's state (shape, jobs, ranks) and the constants the story and its
+ * units share (the variants, the axes' defaults, the sizes). */
+#ifndef AR_STATE_H
+#define AR_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "multigpu.h"
+#include "timing.h"
+
+enum { VAR_SEQUENTIAL = 0, VAR_BUCKETED = 1 };
+
+/* The axes' defaults: the point the issue's claims are checked at, and what --quick runs.
+ * NCCL's and cuBLAS's own settings: on two H200s neither a CTA cap nor an SM margin made
+ * bucketed faster (README "The clock and the shared GPU": the overlapped GEMMs lose to a lower
+ * clock and to NCCL's kernels running beside them, not to a fixed number of SMs). */
+#define AR_DEFAULT_BUCKET_MIB 64
+#define AR_DEFAULT_COMM_CTAS 0      /* 0: NCCL's own number of CTAs for bucketed's all-reduces */
+#define AR_DEFAULT_SM_MARGIN 0      /* 0: no cuBLAS SM count target for bucketed's GEMMs */
+
+/* Set to 1 in the environment, bucketed's all-reduces run on the compute stream: overlap
+ * broken on purpose, to show that the claims on the fix then fail (README, Try). */
+#define AR_BROKEN_OVERLAP_ENV "UF_AR_BROKEN_OVERLAP"
+
+/* 16 layers of 4096 × 8192 bf16 weights: 16 × 64 MiB = 1 GiB of gradients per GPU (0.5 B
+ * parameters). The same in --quick: the expectation is at 64 MiB buckets, and fewer than ~16
+ * buckets could not hide 75 % of the communication (README). */
+#define AR_LAYERS 16
+#define AR_ROWS 4096            /* N: output features of a layer, rows of dW */
+#define AR_COLS 8192            /* K: input features of a layer, columns of dW */
+#define AR_MAX_BUCKETS 16384    /* all-reduce calls per step we accept (64 KiB buckets of 1 GiB) */
+#define AR_TIMED_REPS 20        /* all-reduce alone / backward alone / steps, at setup */
+#define AR_SPOT_SAMPLES 8       /* dW elements per layer and rank checked against host dYᵀ·X */
+#define AR_TOLERANCE 1e-2       /* max_rel_err of each gradient (README: Verification) */
+#define AR_THREADS 256
+
 typedef struct ar_shape {
     int layers, rows, cols, tokens;     /* L, N, K, T */
     size_t layer_elems;                 /* N × K: one layer's gradient */
@@ -66,6 +102,10 @@ typedef struct ar_rank {
     ar_check check;
 } ar_rank;
 
+/* The story's schedule (allreduce_overlap.cu): enqueue a rank's JOB_STEP, JOB_BACKWARD or
+ * JOB_ALLREDUCE, bracketed by the harness's begin event and the rank's step_done. */
+typedef int (*ar_enqueue_fn)(ar_rank *rk, const ar_job *job);
+
 typedef struct ar_state {
     ar_shape shape;
     uf_mg *mg;                  /* the multi-GPU runner: workers, communicators, watched waits */
@@ -86,99 +126,7 @@ typedef struct ar_state {
                                  * setup); equal when bucketed shares comm (comm_ctas = 0) */
     double in_step_ms[2];       /* the GEMMs' span inside each variant's step (median, setup) */
     double held_bytes;          /* device memory this point holds on the primary GPU */
+    ar_enqueue_fn enqueue;      /* the story's schedule: a rank's step, backward or all-reduce */
 } ar_state;
 
-/* ---- deterministic inputs (host and device agree) --------------------------------------- */
-
-__host__ __device__ static inline uint64_t ar_mix64(uint64_t x)
-{
-    return uf_mix64(x + UF_GOLDEN64);
-}
-
-/* Element i of an input tensor: an integer in [-64, 64]; the value is that / 64, exact in bf16,
- * so that every product is a multiple of 2^-12 and the host can recompute any dW element. */
-__host__ __device__ static inline int ar_input_int(uint64_t key, size_t i)
-{
-    return (int)(uf_hash_at(key, i) % 129u) - 64;
-}
-
-enum { TENSOR_X = 1, TENSOR_DY = 2 };
-
-static uint64_t ar_input_key(uint64_t seed, int rank, int slot, int tensor)
-{
-    uint64_t k = ar_mix64(seed);
-    k = ar_mix64(k ^ (uint64_t)(unsigned)rank);
-    return ar_mix64(k ^ ((uint64_t)(unsigned)slot << 8 | (uint64_t)tensor));
-}
-
-__global__ void ar_fill_kernel(__nv_bfloat16 *p, size_t n, uint64_t key)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        p[i] = __float2bfloat16_rn((float)ar_input_int(key, i) / 64.0f);
-}
-
-/* Order-independent 64-bit checksum of the bit patterns: equal on two ranks iff (but for a
- * 2^-64 chance) their buffers are bitwise equal. */
-__global__ void ar_checksum_kernel(const unsigned short *p, size_t n, unsigned long long *out)
-{
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    unsigned long long acc = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        acc += ar_mix64(((uint64_t)i << 16) ^ p[i]);
-    atomicAdd(out, acc);
-}
-
-
-/* ---- one rank's GPU work (runs on its worker thread, its device current) --------------- */
-
-/* Fill a device tensor with the inputs of `key` on the compute stream. */
-static int rank_fill(ar_rank *rk, __nv_bfloat16 *p, size_t n, uint64_t key)
-{
-    int rc = UF_OK;
-    size_t blocks = (n + AR_THREADS - 1) / AR_THREADS;
-    if (blocks > AR_FILL_BLOCKS)
-        blocks = AR_FILL_BLOCKS;
-    ar_fill_kernel<<<(unsigned)blocks, AR_THREADS, 0, rk->compute_stream>>>(p, n, key);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-out:
-    return rc;
-}
-
-/* Fill layer `slot`'s X and dY with the inputs rank `rank` draws from `seed`. */
-static int rank_fill_layer(ar_rank *rk, uint64_t seed, int rank, int slot)
-{
-    const ar_shape *sh = &rk->st->shape;
-    int rc = UF_OK;
-    UF_STATUS_OR_GOTO(rc, rank_fill(rk, rk->x + (size_t)slot * sh->x_elems, sh->x_elems,
-                                    ar_input_key(seed, rank, slot, TENSOR_X)), out);
-    UF_STATUS_OR_GOTO(rc, rank_fill(rk, rk->dy + (size_t)slot * sh->dy_elems, sh->dy_elems,
-                                    ar_input_key(seed, rank, slot, TENSOR_DY)), out);
-out:
-    return rc;
-}
-
-/* Wait for a stream on this rank's worker, watched (multigpu.h: a deadline, NCCL's async
- * errors, lost ranks, another local rank's failure). */
-static int rank_wait(ar_rank *rk, cudaStream_t s, const char *what)
-{
-    return uf_mg_wait(rk->mg, s, what);
-}
-
-/* dW_slot = dYᵀ · X for one layer, on the compute stream, through `handle` (rk->cublas, or
- * rk->cublas_overlap with its SM count target; both on the compute stream). Row-major dW (N × K)
- * is column-major K × N = Xᵀ(col-major K × T) · dY(col-major N × T)ᵀ, so cuBLAS sees C = A · Bᵀ. */
-static int rank_layer_gemm(ar_rank *rk, cublasHandle_t handle, int slot)
-{
-    const ar_shape *sh = &rk->st->shape;
-    const float alpha = 1.0f, beta = 0.0f;
-    int rc = UF_OK;
-    UF_CUBLAS_OR_GOTO(rc, cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, sh->cols, sh->rows,
-                                    sh->tokens, &alpha, rk->x + (size_t)slot * sh->x_elems,
-                                    CUDA_R_16BF, sh->cols, rk->dy + (size_t)slot * sh->dy_elems,
-                                    CUDA_R_16BF, sh->rows, &beta,
-                                    rk->grads + (size_t)slot * sh->layer_elems, CUDA_R_16BF,
-                                    sh->cols, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT), out);
-out:
-    return rc;
-}
+#endif

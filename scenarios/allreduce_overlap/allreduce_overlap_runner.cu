@@ -1,7 +1,33 @@
 /* allreduce_overlap: around the schedule: a rank's fill, checksum and host reference (verify),
  * its jobs on the multi-GPU runner (common/multigpu.h: worker threads, communicators, abort,
  * watched waits), the timing of jobs at setup, and setup (plan, per-GPU resources) and
- * teardown. Included once by allreduce_overlap.cu, at this point of its text. */
+ * teardown. The schedule itself (rank_enqueue) is the story's, handed to setup. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "multigpu.h"
+#include "stats.h"
+#include "timing.h"
+#include "random.h"
+#include "underfed.h"
+#include "verify.h"
+#include "uf_cublas.h"
+#include "allreduce_overlap_kernels.h"
+#include "allreduce_overlap_state.h"
+#include "allreduce_overlap_rank.h"
+#include "allreduce_overlap_runner.h"
+
+#define AR_TIMED_REPS_QUICK 5
+#define AR_WARMUP_REPS 2
 
 /* Inputs of this rank from `seed`; gradients poisoned (0xFFFF is a bf16 NaN) so that an element
  * no GEMM wrote fails verification. */
@@ -31,10 +57,10 @@ static int rank_checksum(ar_rank *rk)
         (const unsigned short *)rk->grads, sh->grad_elems, rk->checksum_dev);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
     UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 1, 1, ncclUint64,
-                                      ncclMax, rank_comm(rk, VAR_SEQUENTIAL),
+                                      ncclMax, rk->mg->comm[AR_COMM_DEFAULT],
                                       rk->compute_stream), out);
     UF_NCCL_OR_GOTO(rc, ncclAllReduce(rk->checksum_dev, rk->checksum_dev + 2, 1, ncclUint64,
-                                      ncclMin, rank_comm(rk, VAR_SEQUENTIAL),
+                                      ncclMin, rk->mg->comm[AR_COMM_DEFAULT],
                                       rk->compute_stream), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(host, rk->checksum_dev, sizeof host,
                                         cudaMemcpyDeviceToHost, rk->compute_stream), out);
@@ -164,7 +190,7 @@ static int rank_run_job(ar_rank *rk, const ar_job *job)
     case JOB_STEP:
     case JOB_BACKWARD:
     case JOB_ALLREDUCE:
-        return rank_enqueue(rk, job);
+        return rk->st->enqueue(rk, job);
     case JOB_CHECKSUM:
         return rank_checksum(rk);
     case JOB_REFERENCE:
@@ -182,14 +208,14 @@ static int rank_job(uf_mg_rank *m, void *arg)
 }
 
 /* Run a job on its ranks (runner: abort on any rank's failure, naming it). */
-static int run_job(uf_ctx *ctx, ar_state *st, ar_job job, const char *what)
+int run_job(uf_ctx *ctx, ar_state *st, ar_job job, const char *what)
 {
     (void)ctx;
     return uf_mg_run(st->mg, rank_job, &job, job.target, what);
 }
 
 /* Wait for ctx->stream (hence every rank's step), watched. */
-static int wait_ctx_stream(uf_ctx *ctx, ar_state *st, const char *what)
+int wait_ctx_stream(uf_ctx *ctx, ar_state *st, const char *what)
 {
     (void)st;
     return uf_wait_stream(ctx, ctx->stream, what);
@@ -197,7 +223,7 @@ static int wait_ctx_stream(uf_ctx *ctx, ar_state *st, const char *what)
 
 /* One bracketed multi-GPU step of `kind`: begin event on ctx->stream, every rank enqueues
  * (waiting on it), ctx->stream waits on every rank's end event. `mark` as in ar_job. */
-static int enqueue_bracketed(uf_ctx *ctx, ar_state *st, int kind, int variant, int mark,
+int enqueue_bracketed(uf_ctx *ctx, ar_state *st, int kind, int variant, int mark,
                              const char *what)
 {
     ar_job job = {.kind = kind, .variant = variant, .target = -1, .seed = 0, .mark = mark};
@@ -432,7 +458,7 @@ static void destroy_rank(ar_rank *rk)
 
 /* Undo setup, however far it got: the runner first (its workers, the communicators), then
  * each rank's resources unless a worker never came back (it may still use them). */
-static void destroy_state(uf_ctx *ctx, ar_state *st)
+void destroy_state(uf_ctx *ctx, ar_state *st)
 {
     int safe;
     if (!st)
@@ -522,7 +548,7 @@ out:
     return rc;
 }
 
-static int ar_setup(uf_ctx *ctx)
+int ar_setup_schedule(uf_ctx *ctx, ar_enqueue_fn enqueue)
 {
     /* The sweep is a cross, not a grid: each of bucket_mib, comm_ctas and sm_margin is swept
      * with the other two at their defaults (each point costs communicators and ~100
@@ -543,6 +569,7 @@ static int ar_setup(uf_ctx *ctx)
 
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
+    st->enqueue = enqueue;
     UF_STATUS_OR_GOTO(rc, plan_shape(ctx, &st->shape), out_destroy);
     UF_STATUS_OR_GOTO(rc, plan_comm_ctas(ctx, &st->comm_ctas), out_destroy);
     UF_STATUS_OR_GOTO(rc, plan_broken_overlap(ctx, &st->broken_overlap), out_destroy);

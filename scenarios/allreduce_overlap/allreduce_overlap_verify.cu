@@ -1,11 +1,18 @@
 /* allreduce_overlap: verify (every rank's reduced gradients bitwise equal, and equal to the
- * host's sum and dY^T X samples). Included once by allreduce_overlap.cu, at this point of its
- * text. */
+ * host's sum and dY^T X samples). */
+#include <math.h>
+#include <stdint.h>
+
+#include "underfed.h"
+#include "allreduce_overlap_state.h"
+#include "allreduce_overlap_runner.h"
+#include "allreduce_overlap_verify.h"
+
 /* Fresh inputs from `seed`, the variant's full step, then: every rank's reduced gradients
  * bitwise equal (checksum max == min over ranks), and this process's first rank's equal to the
  * host fp32 sum of every rank's backward output, max_rel_err (verify.h) within AR_TOLERANCE per
  * gradient; sampled dW elements equal to the host's dYᵀ·X. */
-static int ar_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int ar_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     ar_state *st = (ar_state *)ctx->state;
     ar_job fill = {.kind = JOB_FILL, .variant = 0, .target = -1, .seed = seed, .mark = 0};

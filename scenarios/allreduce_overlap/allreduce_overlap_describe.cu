@@ -1,9 +1,17 @@
 /* allreduce_overlap: describe (the row's setup figures, and on stderr the NCCL and cuBLAS
- * settings each variant ran with) and teardown. Included once by allreduce_overlap.cu, at this
- * point of its text. */
+ * settings each variant ran with) and teardown. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "underfed.h"
+#include "allreduce_overlap_state.h"
+#include "allreduce_overlap_runner.h"
+#include "allreduce_overlap_describe.h"
+
 /* The row's setup figures, each on the variant's own communicator and cuBLAS handle, and what
  * those were made with (also on stderr, so that no run hides which settings it measured). */
-static int ar_describe(uf_ctx *ctx, int variant, uf_row *row)
+int ar_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const ar_state *st = (const ar_state *)ctx->state;
     const ar_shape *sh = &st->shape;
@@ -61,7 +69,7 @@ static int ar_describe(uf_ctx *ctx, int variant, uf_row *row)
     return UF_OK;
 }
 
-static void ar_teardown(uf_ctx *ctx)
+void ar_teardown(uf_ctx *ctx)
 {
     destroy_state(ctx, (ar_state *)ctx->state);
     ctx->state = NULL;
