@@ -1,6 +1,28 @@
 /* starved_input: setup and teardown (the corpus, tokenizer and host weights; device buffers and
- * cuBLAS). Included once by starved_input.cu, at this point of its text. */
-/* ---- setup and teardown --------------------------------------------------------------- */
+ * cuBLAS). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "uf_cublas.h"
+#include "tokenizer.h"
+#include "starved_input_ref.h"
+#include "starved_input_source.h"
+#include "starved_input_state.h"
+#include "starved_input_feed.h"
+#include "starved_input_setup.h"
+
+enum {
+    SI_VOCAB_WORDS = 4096,      /* words of the generated language */
+    SI_TRAIN_WORDS = 1500,      /* the most frequent words the merge table is trained on */
+    SI_MERGES = 2000,           /* BPE merges trained (fewer if the training words run out) */
+};
 
 static size_t device_bytes_needed(const si_shape *sh, int vocab_size)
 {
@@ -66,7 +88,7 @@ out:
     return rc;
 }
 
-static void si_teardown(uf_ctx *ctx)
+void si_teardown(uf_ctx *ctx)
 {
     si_state *st = (si_state *)ctx->state;
     if (!st)
@@ -101,7 +123,8 @@ static void si_teardown(uf_ctx *ctx)
     ctx->state = NULL;
 }
 
-static int si_setup(uf_ctx *ctx)
+/* The shape is the story's (full or --quick), and so is feed_step (verify feeds its own steps). */
+int si_setup_shape(uf_ctx *ctx, const si_shape *shape, si_feed_step_fn feed_step)
 {
     int rc = UF_OK;
     /* whole numbers in range: the harness checked them against si_axes */
@@ -114,7 +137,8 @@ static int si_setup(uf_ctx *ctx)
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
     ctx->state = st;
-    st->shape = ctx->quick ? SI_QUICK : SI_FULL;
+    st->shape = *shape;
+    st->feed_step = feed_step;
     st->device = ctx->device;
     st->workers = workers;
     st->tok_cost = tok_cost;

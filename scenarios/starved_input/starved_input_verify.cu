@@ -1,7 +1,30 @@
 /* starved_input: verification (every variant's batches and step outputs against the host
- * tokenizer and the host reference rows). Included once by starved_input.cu, at this point of
- * its text. */
-/* ---- verify --------------------------------------------------------------------------- */
+ * tokenizer and the host reference rows). The steps are fed by the story's feed_step (the
+ * state's), each variant's own way. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "verify.h"
+#include "tokenizer.h"
+#include "starved_input_ref.h"
+#include "starved_input_source.h"
+#include "starved_input_state.h"
+#include "starved_input_feed.h"
+#include "starved_input_pretok.h"
+#include "starved_input_verify.h"
+
+enum {
+    SI_VERIFY_BATCHES = 3,      /* verify's corpus */
+    SI_VERIFY_STEPS = 5,        /* verify's steps: cycles past the end of its corpus */
+    SI_VERIFY_ROWS = 6,         /* output rows checked against the host reference */
+};
+#define SI_TOLERANCE 1e-2       /* verify: max_rel_err (verify.h) per checked row */
 
 /* Compare sampled output rows of the last step with the host reference: a BOS, the last
  * position of the first sequence (EOS or PAD), and random positions. */
@@ -57,7 +80,7 @@ out_free:
  * own path (its workers, its pretokenized file), recording on the GPU the checksum of the ids
  * each step read. They must equal a single-threaded host tokenization of the same batches in
  * the same order, and sampled output rows of the last step must match the host reference. */
-static int si_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int si_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     si_state *st = (si_state *)ctx->state;
     int rc = UF_OK;
@@ -108,7 +131,7 @@ static int si_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
         goto out_free;
     }
     for (int m = 0; m < SI_VERIFY_STEPS && rc == UF_OK; m++)
-        if (feed_step(st, &feed, ctx->stream, d_sum + m, err, sizeof err) != UF_OK)
+        if (st->feed_step(st, &feed, ctx->stream, d_sum + m, err, sizeof err) != UF_OK)
             rc = uf_fail(ctx, UF_ERR, "%s", err[0] ? err : "a verify step failed");
     if (rc == UF_OK)
         UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out_close);

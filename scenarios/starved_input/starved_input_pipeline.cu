@@ -1,21 +1,17 @@
 /* starved_input: the prefetching pipeline the `workers` fix runs on: N tokenizer threads fill
  * pinned staging slots ahead of the step, a bounded queue hands them over in order, the step
- * thread copies them asynchronously. Included once by starved_input.cu, at this point of its text. */
-/* ---- the prefetching pipeline --------------------------------------------------------- */
+ * thread copies them asynchronously. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
 
-/* A bounded queue of batches in pinned staging buffers. Producers claim batch numbers in
- * order (one per free slot) and fill slots concurrently, so batches complete out of order;
- * the consumer always takes batch next_consume, so steps see the corpus in order. A slot's
- * buffer is rewritten only after the copy out of it has completed (its event). */
-enum { SI_SLOT_FREE, SI_SLOT_FILLING, SI_SLOT_READY, SI_SLOT_HELD };
-
-typedef struct si_slot {
-    int32_t *ids;               /* rows * seq_len ids: pinned (page-locked) host memory */
-    cudaEvent_t copied;         /* recorded on the copy stream after the copy out of ids */
-    int copy_pending;           /* `copied` was recorded and no producer has waited on it */
-    int state;
-    int64_t batch;              /* which batch ids holds (READY, HELD) */
-} si_slot;
+#include "underfed.h"
+#include "tokenizer.h"
+#include "starved_input_source.h"
+#include "starved_input_pipeline.h"
 
 struct si_pipeline;
 
@@ -136,7 +132,7 @@ static void *worker_main(void *arg)
 
 /* The consumer's side: the slot holding batch next_consume, waiting until a producer has
  * made it (that wait is the GPU's starvation). */
-static int pipeline_take(si_pipeline *p, si_slot **out, char *err, size_t errlen)
+int pipeline_take(si_pipeline *p, si_slot **out, char *err, size_t errlen)
 {
     si_slot *slot = NULL;
     pthread_mutex_lock(&p->lock);
@@ -160,7 +156,7 @@ static int pipeline_take(si_pipeline *p, si_slot **out, char *err, size_t errlen
 }
 
 /* Give a slot back once its copy is enqueued (copy_recorded: its event marks the copy's end). */
-static void pipeline_release(si_pipeline *p, si_slot *slot, int copy_recorded)
+void pipeline_release(si_pipeline *p, si_slot *slot, int copy_recorded)
 {
     pthread_mutex_lock(&p->lock);
     slot->state = SI_SLOT_FREE;
@@ -169,7 +165,7 @@ static void pipeline_release(si_pipeline *p, si_slot *slot, int copy_recorded)
     pthread_mutex_unlock(&p->lock);
 }
 
-static void pipeline_stats(si_pipeline *p, int64_t *cpu_ns, int64_t *batches)
+void pipeline_stats(si_pipeline *p, int64_t *cpu_ns, int64_t *batches)
 {
     pthread_mutex_lock(&p->lock);
     *cpu_ns = p->cpu_ns;
@@ -179,7 +175,7 @@ static void pipeline_stats(si_pipeline *p, int64_t *cpu_ns, int64_t *batches)
 
 /* Stop and join the workers, wait for the copies out of the staging buffers, free it all.
  * Safe on a partly created pipeline. */
-static void pipeline_destroy(si_pipeline *p)
+void pipeline_destroy(si_pipeline *p)
 {
     if (!p)
         return;
@@ -262,8 +258,8 @@ static int pipeline_alloc_slots(si_pipeline *p, char *err, size_t errlen)
 
 /* A pipeline of n_workers (>= 1) producers over src, with 2 * n_workers + 2 slots (a
  * prefetch depth of two batches per worker, as PyTorch's DataLoader does by default). */
-static int pipeline_create(const si_source *src, int device, int n_workers, si_pipeline **out,
-                           char *err, size_t errlen)
+int pipeline_create(const si_source *src, int device, int n_workers, si_pipeline **out,
+                    char *err, size_t errlen)
 {
     si_pipeline *p = (si_pipeline *)calloc(1, sizeof *p);
     *out = NULL;
