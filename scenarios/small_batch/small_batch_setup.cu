@@ -1,24 +1,23 @@
-/* small_batch: the scenario's state, setup and teardown, and what each variant allocates for
- * itself (begin_variant / end_variant: the wave GEMM's operands and plan, the chase table) and
- * where it runs (the points it is measured at). Included once by small_batch.cu, at this point
- * of its text. */
+/* small_batch: setup and teardown, and what each variant allocates for itself (begin_variant /
+ * end_variant: the wave GEMM's operands and plan, the chase table) and where it runs (the
+ * points it is measured at). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <cublasLt.h>
 
-typedef struct sb_state {
-    sb_stack m;                     /* the layer stack of this point */
-    int tokens, global_tokens;      /* M (tokens per micro-batch) and G (the global batch) */
-    int sms;
-    uint64_t seed;                  /* the inputs of the timed steps (spin and chase starts) */
-    cublasHandle_t blas;            /* bound to ctx->stream, the run's one stream, by setup */
-    cublasLtHandle_t lt;
-    void *blas_ws;
-    uint32_t *small_out;            /* one_block's and latency_bound's results */
-    uint32_t *chase;                /* latency_bound: the chase table (begin_variant) */
-    int chase_smem;                 /* its dynamic shared memory: one block per SM */
-    bf16 *wave_x, *wave_w, *wave_y; /* wave: M × K, N × K, M × N (begin_variant) */
-    sb_lt_gemm wave;
-} sb_state;
+#include "underfed.h"
+#include "uf_cublas.h"
+#include "small_batch_ref.h"
+#include "small_batch_kernels.h"
+#include "small_batch_stack.h"
+#include "small_batch_state.h"
+#include "small_batch_setup.h"
 
-static void sb_teardown(uf_ctx *ctx)
+void sb_teardown(uf_ctx *ctx)
 {
     sb_state *st = (sb_state *)ctx->state;
     if (!st)
@@ -41,7 +40,7 @@ static void sb_teardown(uf_ctx *ctx)
 }
 
 /* The stack for max(M, G) tokens (accumulate reads G tokens of inputs, micro1 M). */
-static int sb_setup(uf_ctx *ctx)
+int sb_setup_schedule(uf_ctx *ctx, const sb_schedule *schedule)
 {
     int rc = UF_OK;
     sb_state *st = NULL;
@@ -53,6 +52,7 @@ static int sb_setup(uf_ctx *ctx)
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
     ctx->state = st;
+    st->schedule = schedule;
     st->tokens = M;
     st->global_tokens = G;
     st->seed = ctx->seed;
@@ -155,7 +155,7 @@ out:
     return rc;
 }
 
-static int sb_end_variant(uf_ctx *ctx, int variant)
+int sb_end_variant(uf_ctx *ctx, int variant)
 {
     sb_state *st = (sb_state *)ctx->state;
     int rc = UF_OK;
@@ -172,7 +172,7 @@ out:
     return rc;
 }
 
-static int sb_begin_variant(uf_ctx *ctx, int variant)
+int sb_begin_variant(uf_ctx *ctx, int variant)
 {
     sb_state *st = (sb_state *)ctx->state;
     int rc = sb_applies(ctx, variant);

@@ -1,81 +1,20 @@
-/* small_batch's workload: the fill kernel, the two kernels that fool nvidia-smi (one block
- * spinning; one warp per SM chasing pointers through HBM), the three cuBLAS GEMMs of a linear
- * layer (forward, input gradient, weight gradient) in PyTorch's row-major convention, and the
- * cublasLt GEMM of the wave report with the tile its heuristic picked. Which GEMMs a step runs,
- * and on how many tokens, is the story's (small_batch.cu). Included by small_batch.cu. */
-#ifndef SB_KERNELS_CUH
-#define SB_KERNELS_CUH
-
+/* small_batch's GEMMs: the three cuBLAS GEMMs of a linear layer (forward, input gradient,
+ * weight gradient) in PyTorch's row-major convention, the cublasLt GEMM of the wave report with
+ * the tile its heuristic picked, and the layer stack built on them. Which GEMMs a step runs, and
+ * on how many tokens, is the story's (small_batch.cu). */
 #include <stdint.h>
+#include <string.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cublas_v2.h>
 #include <cublasLt.h>
+
 #include "underfed.h"
 #include "uf_cublas.h"
 #include "uf_cublaslt.h"
 #include "small_batch_ref.h"
-
-typedef __nv_bfloat16 bf16;
-
-#define SB_FILL_THREADS 256
-#define SB_FILL_MAX_BLOCKS 8192
-#define SB_SPIN_THREADS 128         /* one_block: the block's threads, one chain each */
-
-/* ---- kernels ------------------------------------------------------------------------------- */
-
-/* x[i] = bf16(sb_random(seed, tensor, i, scale)): the inputs the host reference regenerates. */
-__global__ void fill_kernel(bf16 *x, size_t n, uint64_t seed, uint64_t tensor, float scale)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        x[i] = __float2bfloat16_rn(sb_random(seed, tensor, i, scale));
-}
-
-/* one_block: one block whose threads each run a dependent hash chain for the whole step. One
- * SM of the GPU has work; the others have none, and NVML still counts every period busy. */
-__global__ void spin_kernel(uint32_t *out, uint64_t seed, long iters)
-{
-    uint32_t h = sb_spin_start(seed, threadIdx.x);
-    for (long i = 0; i < iters; i++)
-        h = sb_spin_round(h, (uint32_t)i);
-    out[threadIdx.x] = h;
-}
-
-/* The chase table: slot i holds the next slot of the single cycle (sb_chase_next). */
-__global__ void chase_fill_kernel(uint32_t *next, uint32_t mask)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i <= mask;
-         i += (size_t)gridDim.x * blockDim.x)
-        next[i] = sb_chase_next((uint32_t)i, mask);
-}
-
-/* latency_bound: one block per SM (its dynamic shared memory keeps a second one out), whose
- * first thread follows its chain `hops` times: each load waits for the previous one, so every
- * SM holds a warp for the whole step while HBM and the tensor pipes idle. */
-__global__ void chase_kernel(const uint32_t *next, uint32_t mask, uint64_t seed, long hops,
-                             uint32_t *out)
-{
-    if (threadIdx.x != 0)
-        return;
-    uint32_t i = sb_chase_start(seed, blockIdx.x, mask);
-    for (long h = 0; h < hops; h++)
-        i = __ldcg(next + i);
-    out[blockIdx.x] = i;
-}
-
-static int fill_bf16(bf16 *x, size_t n, uint64_t seed, uint64_t tensor, float scale,
-                     cudaStream_t stream)
-{
-    int rc = UF_OK;
-    size_t blocks = (n + SB_FILL_THREADS - 1) / SB_FILL_THREADS;
-    if (blocks > SB_FILL_MAX_BLOCKS)
-        blocks = SB_FILL_MAX_BLOCKS;
-    fill_kernel<<<(unsigned)blocks, SB_FILL_THREADS, 0, stream>>>(x, n, seed, tensor, scale);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-out:
-    return rc;
-}
+#include "small_batch_kernels.h"
+#include "small_batch_stack.h"
 
 /* ---- the GEMMs of a linear layer (row-major, PyTorch's nn.Linear: W is out × in) -------------
  * cuBLAS is column-major: a row-major R × C matrix with row stride ld is its C × R transpose,
@@ -120,15 +59,6 @@ static int linear_wgrad(cublasHandle_t blas, int T, int in, int out_f, const bf1
 
 /* ---- the wave report's GEMM: cublasLt, the heuristic's first algorithm, its tile ------------ */
 
-typedef struct sb_lt_gemm {
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t a, b, c;
-    cublasLtMatmulAlgo_t algo;
-    int tile_rows, tile_cols;       /* the algorithm's tile (cuBLAS's m × n); 0: not known */
-    int splitk;
-    size_t ws_bytes;
-} sb_lt_gemm;
-
 /* cublasLt's tile ids 1..35 (the square-ish tiles of its GEMM kernels); another id (the
  * narrow 8..80-row tiles of later versions) leaves the tile unknown and its columns empty. */
 #define SB_TILE(r, c) {CUBLASLT_MATMUL_TILE_##r##x##c, r, c}
@@ -154,7 +84,7 @@ static void tile_of(int id, int *rows, int *cols)
         }
 }
 
-static void lt_gemm_free(sb_lt_gemm *g)
+void lt_gemm_free(sb_lt_gemm *g)
 {
     if (g->c)
         cublasLtMatrixLayoutDestroy(g->c);
@@ -168,7 +98,7 @@ static void lt_gemm_free(sb_lt_gemm *g)
 }
 
 /* Y (T × N) = X (T × K) · Wᵀ (W N × K), as linear_forward, planned with the heuristic. */
-static int lt_gemm_plan(cublasLtHandle_t lt, int T, int K, int N, size_t ws_bytes, sb_lt_gemm *g)
+int lt_gemm_plan(cublasLtHandle_t lt, int T, int K, int N, size_t ws_bytes, sb_lt_gemm *g)
 {
     int rc = UF_OK, found = 0, tile_id = 0;
     const cublasOperation_t op_t = CUBLAS_OP_T;
@@ -203,8 +133,8 @@ out:
     return rc;
 }
 
-static int lt_gemm_run(cublasLtHandle_t lt, const sb_lt_gemm *g, const bf16 *x, const bf16 *w,
-                       bf16 *y, void *ws, cudaStream_t stream)
+int lt_gemm_run(cublasLtHandle_t lt, const sb_lt_gemm *g, const bf16 *x, const bf16 *w,
+                bf16 *y, void *ws, cudaStream_t stream)
 {
     int rc = UF_OK;
     const float one = 1.0f, zero = 0.0f;
@@ -217,22 +147,6 @@ out:
 
 /* ---- the layer stack: its buffers, one micro-batch's forward and backward ------------------- */
 
-#define SB_MAX_LAYERS 8
-
-/* The weights and gradients of L layers, and activations and gradient scratch for up to t_max
- * tokens (row-major, token-major). h[l] is layer l's input for l >= 1 (layer 0 reads the
- * micro-batch's slice of x0), h[L] the stack's output. dqkv's Q and K columns are zeroed once
- * and never written: only V fed the layer, so only V gets a gradient. */
-typedef struct sb_stack {
-    int d, layers, t_max;
-    cublasHandle_t blas;
-    bf16 *w[SB_MAX_LAYERS][SB_N_LINEARS], *dw[SB_MAX_LAYERS][SB_N_LINEARS];
-    bf16 *x0, *dy;                  /* inputs and upstream gradients of t_max tokens */
-    bf16 *h[SB_MAX_LAYERS + 1], *qkv[SB_MAX_LAYERS], *o[SB_MAX_LAYERS], *u[SB_MAX_LAYERS];
-    bf16 *g, *gu, *go, *dqkv;       /* gradients w.r.t. a layer's output, MLP hidden, O out, QKV */
-    void *weights, *acts;           /* the two allocations */
-} sb_stack;
-
 static size_t stack_weight_elems(int d, int layers)
 {
     return (size_t)(2.0 * layers * sb_layer_params(d));    /* weights and their gradients */
@@ -244,12 +158,12 @@ static size_t stack_act_elems(int d, int layers, int tokens)
     return (size_t)tokens * d * (9 * (size_t)layers + 11);
 }
 
-static size_t stack_bytes(int d, int layers, int tokens)
+size_t stack_bytes(int d, int layers, int tokens)
 {
     return (stack_weight_elems(d, layers) + stack_act_elems(d, layers, tokens)) * sizeof(bf16);
 }
 
-static void stack_free(sb_stack *m)
+void stack_free(sb_stack *m)
 {
     cudaFree(m->acts);
     cudaFree(m->weights);
@@ -257,7 +171,7 @@ static void stack_free(sb_stack *m)
 }
 
 /* Allocate and carve; dqkv zeroed (its Q and K columns stay zero). */
-static int stack_alloc(sb_stack *m, cudaStream_t stream)
+int stack_alloc(sb_stack *m, cudaStream_t stream)
 {
     int rc = UF_OK;
     const size_t td = (size_t)m->t_max * m->d;
@@ -294,7 +208,7 @@ out:
 }
 
 /* Weights, inputs and upstream gradients drawn from seed (as sb_host_reference draws them). */
-static int stack_fill(sb_stack *m, uint64_t seed, cudaStream_t stream)
+int stack_fill(sb_stack *m, uint64_t seed, cudaStream_t stream)
 {
     int rc = UF_OK;
     const size_t td = (size_t)m->t_max * m->d;
@@ -314,7 +228,7 @@ out:
 
 /* Forward of T tokens from x (T × d): per layer QKV, O (reading V, the attention core's
  * stand-in), MLP up, MLP down; every output kept for the backward. */
-static int stack_forward(sb_stack *m, const bf16 *x, int T)
+int stack_forward(sb_stack *m, const bf16 *x, int T)
 {
     int rc = UF_OK;
     const int d = m->d;
@@ -336,7 +250,7 @@ out:
 /* Backward of T tokens from the upstream gradient dy (T × d) and the forward's x: input and
  * weight gradients of every linear, the weight gradients added to the previous ones when beta
  * is 1 (gradient accumulation). Leaves dL/dx in m->g. */
-static int stack_backward(sb_stack *m, const bf16 *x, const bf16 *dy, int T, float beta)
+int stack_backward(sb_stack *m, const bf16 *x, const bf16 *dy, int T, float beta)
 {
     int rc = UF_OK;
     const int d = m->d;
@@ -363,5 +277,3 @@ static int stack_backward(sb_stack *m, const bf16 *x, const bf16 *dy, int T, flo
 out:
     return rc;
 }
-
-#endif

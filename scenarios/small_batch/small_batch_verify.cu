@@ -4,7 +4,21 @@
  * checked to give the same per-token results and the same summed gradients; (2) at the
  * point's size, sampled outputs of three of the step's GEMMs against fp64 dot products of the
  * bf16 operands the device read. one_block and latency_bound: every thread's chain against
- * the host's, exactly. wave: sampled outputs. Included once by small_batch.cu. */
+ * the host's, exactly. wave: sampled outputs. The step is the story's schedule (the state's). */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "random.h"
+#include "underfed.h"
+#include "verify.h"
+#include "small_batch_ref.h"
+#include "small_batch_kernels.h"
+#include "small_batch_stack.h"
+#include "small_batch_state.h"
+#include "small_batch_verify.h"
 
 #define SB_SAMPLES 16               /* sampled outputs per checked GEMM */
 #define SB_TINY_D 64                /* the anchor's stack: the shape the tolerance was tested on */
@@ -127,7 +141,8 @@ static int verify_anchor(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, 
     sb_ref_out ref;
     sb_ref_shape shape = {.d = SB_TINY_D, .layers = SB_TINY_LAYERS, .tokens = 0, .micro = 0};
     int micro = 0, n_micro = 0;
-    step_shape(SB_TINY_MICRO, SB_TINY_MICRO * SB_TINY_N_MICRO, variant, &micro, &n_micro);
+    st->schedule->step_shape(SB_TINY_MICRO, SB_TINY_MICRO * SB_TINY_N_MICRO, variant, &micro,
+                             &n_micro);
     const size_t last = (size_t)(n_micro - 1) * micro * SB_TINY_D;     /* its first value */
     memset(&tiny, 0, sizeof tiny);
     memset(&ref, 0, sizeof ref);
@@ -140,7 +155,7 @@ static int verify_anchor(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, 
     *err = 0.0;
     UF_STATUS_OR_GOTO(rc, stack_alloc(&tiny, ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, stack_fill(&tiny, seed, ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, run_schedule(&tiny, micro, n_micro), out);
+    UF_STATUS_OR_GOTO(rc, st->schedule->run_schedule(&tiny, micro, n_micro), out);
     if (sb_host_reference(&shape, seed, 0, &ref) != 0) {
         rc = uf_fail(ctx, UF_ERR, "out of host memory for the host reference");
         goto out;
@@ -170,10 +185,10 @@ static int verify_stack(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, d
     const char *name = ctx->scenario->variants[variant].name;
     double anchor = NAN, sampled = NAN;
     int micro = 0, n_micro = 0;
-    step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
+    st->schedule->step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
     UF_STATUS_OR_GOTO(rc, verify_anchor(ctx, st, variant, seed, &anchor), out);
     UF_STATUS_OR_GOTO(rc, stack_fill(&st->m, seed, ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, run_schedule(&st->m, micro, n_micro), out);
+    UF_STATUS_OR_GOTO(rc, st->schedule->run_schedule(&st->m, micro, n_micro), out);
     UF_STATUS_OR_GOTO(rc, check_stack(st, micro, (n_micro - 1) * micro, n_micro, seed,
                                       ctx->stream, &sampled), out);
     *err = fmax(anchor, sampled);
@@ -198,7 +213,7 @@ static int verify_chains(uf_ctx *ctx, sb_state *st, int variant, uint64_t seed, 
     uf_err_init(&e);
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->small_out, 0xFF, (size_t)n * sizeof(uint32_t),
                                         ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, enqueue_chains(st, variant, seed, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, st->schedule->enqueue_chains(st, variant, seed, ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(got, st->small_out, (size_t)n * sizeof(uint32_t),
                                         cudaMemcpyDeviceToHost, ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
@@ -253,7 +268,7 @@ out:
     return rc;
 }
 
-static int sb_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int sb_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     sb_state *st = (sb_state *)ctx->state;
     switch (variant) {

@@ -1,6 +1,14 @@
 /* small_batch: what a step counts (describe): FLOPs, the bytes its GEMMs must move, tokens per
  * second, the activations a micro-batch keeps, and the wave GEMM's tiles against the SMs.
- * Included once by small_batch.cu, at this point of its text (before the claims). */
+ * A GEMM variant's tokens are the story's step_shape (the state's schedule). */
+
+#include <math.h>
+
+#include "underfed.h"
+#include "small_batch_ref.h"
+#include "small_batch_stack.h"
+#include "small_batch_state.h"
+#include "small_batch_describe.h"
 
 /* wave: one GEMM's FLOPs and operands (its memory on top of the stack's, which stays), and its
  * tiles against the SMs. Tiles are cuBLAS's m × n: m runs over the N = 8192 output features, n
@@ -24,7 +32,7 @@ static void describe_wave(const sb_state *st, uf_row *row)
     row->extra[X_TILE_FILL] = w.tile_fill_pct;
 }
 
-static int sb_describe(uf_ctx *ctx, int variant, uf_row *row)
+int sb_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const sb_state *st = (const sb_state *)ctx->state;
     const int d = st->m.d, L = st->m.layers;
@@ -41,7 +49,7 @@ static int sb_describe(uf_ctx *ctx, int variant, uf_row *row)
     }
     if (variant == SB_ONE_BLOCK || variant == SB_LATENCY_BOUND)
         return UF_OK;
-    step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
+    st->schedule->step_shape(st->tokens, st->global_tokens, variant, &micro, &n_micro);
     row->useful_flops = row->executed_flops = sb_step_flops(d, L, (double)micro * n_micro);
     row->min_bytes = sb_step_bytes(d, L, micro, n_micro);
     row->extra[X_TOKENS_PER_STEP] = (double)micro * n_micro;
