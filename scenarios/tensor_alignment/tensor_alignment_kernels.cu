@@ -1,10 +1,13 @@
 /* tensor_alignment's own kernels (the GEMMs are cuBLAS's): the fill of a padded matrix with
  * the random inputs, the gather of sampled output elements, and the comparison of two outputs
- * over their real part. Included once by tensor_alignment.cu. */
+ * over their real part. */
+#include <math.h>
+#include <stddef.h>
+#include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
-#define TA_BLOCK 256
-#define TA_GRID 1024
+#include "tensor_alignment_ref.h"
+#include "tensor_alignment_kernels.h"
 
 /* A rows_alloc × ld row-major matrix whose real part is rows × cols: element (r, c) of the real
  * part gets ta_uniform(key, r·cols + c) (rounded to bf16 for TA_BF16), the pads zero. The
@@ -41,13 +44,6 @@ __global__ void ta_gather_kernel(const void *y, int precision, int ld, const int
     if (s < count)
         out[s] = ta_load(y, precision, (size_t)rows[s] * ld + cols[s]);
 }
-
-/* What ta_compare_kernel reduces: max |a − b| and max |b| as float bits (non-negative floats
- * order like their bits), and the count of elements where a or b is not finite. */
-typedef struct ta_diff {
-    unsigned long long nonfinite;
-    unsigned int max_diff_bits, max_ref_bits;
-} ta_diff;
 
 /* a and b over the real rows × cols of two row-major matrices with their own leading
  * dimensions: the aligned and the misaligned GEMM's outputs on the same inputs. */

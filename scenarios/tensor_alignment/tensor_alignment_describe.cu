@@ -1,6 +1,14 @@
 /* tensor_alignment: what describe counts for a variant (FLOPs, bytes, shares of the measured
- * ceilings), what cuBLAS chose for its GEMM, and the kernels that GEMM launches, by name.
- * Included once by tensor_alignment.cu, at this point of its text. */
+ * ceilings), what cuBLAS chose for its GEMM, and the kernels that GEMM launches, by name. */
+
+#include <math.h>
+#include <stdio.h>
+
+#include "underfed.h"
+#include "tensor_alignment_ref.h"
+#include "tensor_alignment_state.h"
+#include "tensor_alignment_setup.h"
+#include "tensor_alignment_describe.h"
 
 /* The measured ceiling of the variant's own precision (NaN where not measured). */
 static double ta_own_ceiling_tflops(const uf_ctx *ctx, int precision)
@@ -19,7 +27,7 @@ static const char *ta_precision_name(int precision)
 
 /* What the GEMM counts, what cuBLAS chose for it, and the kernels it launches (on stderr too:
  * the names are strings, the results' columns numbers). */
-static int ta_describe(uf_ctx *ctx, int variant, uf_row *row)
+int ta_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     int rc = UF_OK;
     ta_state *st = (ta_state *)ctx->state;

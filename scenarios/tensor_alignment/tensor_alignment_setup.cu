@@ -1,40 +1,23 @@
-/* tensor_alignment: the state, one cublasLt GEMM (buffers, layouts, cuBLAS's algorithm and
- * what it says about it), the names of the kernels it launches, setup/teardown and each
- * variant's GEMM (begin/end_variant). Included once by tensor_alignment.cu, at this point of
- * its text (after the variants' plans and ta_variant_shape). */
+/* tensor_alignment: one cublasLt GEMM (buffers, layouts, cuBLAS's algorithm and what it says
+ * about it), the names of the kernels it launches, setup/teardown and each variant's GEMM
+ * (begin/end_variant). */
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
 #include <cudaTypedefs.h>   /* the driver's function types, fetched at run time (no libcuda link) */
 
-#define TA_WS_BYTES ((size_t)32 << 20)  /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
-#define TA_NAMES_LEN 512
-
-/* One GEMM Y = X·Wᵀ as cublasLt runs it. Column-major, cuBLAS sees the row-major tensors
- * transposed: A = W (k_run × n_run, ld k_run, op T), B = X (k_run × m, ld k_run), D = Y
- * (n_run × m, ld n_run): the "TN" GEMM of every nn.Linear forward. With W k × n (x @ w), A is
- * n_run × k_run, ld n_run, op N: the "NN" GEMM. */
-typedef struct ta_gemm {
-    ta_shape shape;
-    void *x, *w, *y;                        /* device, pads included */
-    cublasLtMatmulDesc_t op;
-    cublasLtMatrixLayout_t a_layout, b_layout, d_layout;
-    cublasLtMatmulAlgo_t algo;              /* cuBLAS's first heuristic choice */
-    int algo_id;
-    unsigned int tile_id, stages_id, splitk;
-    unsigned int align_bytes;               /* the least of the alignments the algorithm needs
-                                             * of A, B, C and D (CUBLASLT_ALGO_CAP_MIN_ALIGNMENT) */
-    int facts;                              /* 1 when cuBLAS told all of the above */
-} ta_gemm;
-
-typedef struct ta_state {
-    cublasLtHandle_t lt;
-    void *ws;
-    ta_gemm gemm;                   /* this variant's (begin_variant .. end_variant); all
-                                     * zero outside, which ta_gemm_free takes */
-    double pair_rel_err;            /* verify: against the partner GEMM's real part; NaN: none */
-    char kernels[TA_NAMES_LEN];     /* describe: the kernels one GEMM launches, " + " between */
-    int n_kernels;
-    uint32_t kernel_id;             /* ta_name_id of the first of them; 0 unknown */
-} ta_state;
+#include "underfed.h"
+#include "uf_cublas.h"
+#include "uf_cublaslt.h"
+#include "tensor_alignment_ref.h"
+#include "tensor_alignment_kernels.h"
+#include "tensor_alignment_state.h"
+#include "tensor_alignment_setup.h"
 
 static cudaDataType_t ta_data_type(int precision)
 {
@@ -113,7 +96,7 @@ out:
     return rc;
 }
 
-static void ta_gemm_free(ta_gemm *g)
+void ta_gemm_free(ta_gemm *g)
 {
     if (g->d_layout)
         cublasLtMatrixLayoutDestroy(g->d_layout);
@@ -130,7 +113,7 @@ static void ta_gemm_free(ta_gemm *g)
 }
 
 /* Allocate the shape's tensors and plan its GEMM; on failure g is freed. */
-static int ta_gemm_create(uf_ctx *ctx, ta_state *st, const ta_shape *s, ta_gemm *g)
+int ta_gemm_create(uf_ctx *ctx, ta_state *st, const ta_shape *s, ta_gemm *g)
 {
     int rc = UF_OK;
     const size_t eb = ta_elem_bytes(s->precision);
@@ -147,7 +130,7 @@ fail:
 }
 
 /* X and W from seed: the real part random (the same values whatever the padding), pads zero. */
-static int ta_gemm_fill(const ta_gemm *g, uint64_t seed, cudaStream_t stream)
+int ta_gemm_fill(const ta_gemm *g, uint64_t seed, cudaStream_t stream)
 {
     int rc = UF_OK;
     const ta_shape *s = &g->shape;
@@ -165,7 +148,7 @@ out:
 }
 
 /* Y = X·Wᵀ on stream: one cublasLtMatmul with the algorithm cuBLAS chose (beta 0, C = D). */
-static int ta_gemm_enqueue(const ta_state *st, const ta_gemm *g, cudaStream_t stream)
+int ta_gemm_enqueue(const ta_state *st, const ta_gemm *g, cudaStream_t stream)
 {
     int rc = UF_OK;
     const float alpha = 1.0f, beta = 0.0f;
@@ -233,7 +216,7 @@ static void ta_name_node(ta_state *st, const ta_driver *d, cudaGraphNode_t node)
 
 /* Capture one GEMM on a stream of its own and name its kernel nodes into st. Never fails the
  * run: where the names cannot be had, st->kernels says why and the counts stay unknown. */
-static int ta_name_kernels(ta_state *st, const ta_gemm *g)
+int ta_name_kernels(ta_state *st, const ta_gemm *g)
 {
     int rc = UF_OK;
     cudaStream_t cap = NULL;
@@ -291,7 +274,7 @@ out:
 static const char *ta_ignored_axis_moved(const uf_ctx *ctx, int variant)
 {
     const uf_scenario *s = ctx->scenario;
-    const int layer = ta_plans[variant].layer;
+    const int layer = ((const ta_state *)ctx->state)->plans[variant].layer;
     for (int a = 0; a < s->n_axes; a++) {
         const char *name = s->axes[a].name;
         const int used = strcmp(name, "tokens") == 0 || strcmp(name, "layout") == 0 ||
@@ -305,7 +288,7 @@ static const char *ta_ignored_axis_moved(const uf_ctx *ctx, int variant)
 
 /* ---- callbacks --------------------------------------------------------------------------- */
 
-static void ta_teardown(uf_ctx *ctx)
+void ta_teardown(uf_ctx *ctx)
 {
     ta_state *st = (ta_state *)ctx->state;
     if (!st)
@@ -318,7 +301,8 @@ static void ta_teardown(uf_ctx *ctx)
     ctx->state = NULL;
 }
 
-static int ta_setup(uf_ctx *ctx)
+/* The plans and ta_variant_shape are the story's. */
+int ta_setup_plans(uf_ctx *ctx, const ta_plan *plans, ta_shape_fn variant_shape)
 {
     int rc = UF_OK;
     ta_state *st = (ta_state *)calloc(1, sizeof *st);
@@ -326,6 +310,8 @@ static int ta_setup(uf_ctx *ctx)
         return uf_fail(ctx, UF_ERR, "out of host memory");
     ctx->state = st;
     st->pair_rel_err = NAN;
+    st->plans = plans;
+    st->variant_shape = variant_shape;
     UF_CUBLAS_OR_GOTO(rc, cublasLtCreate(&st->lt), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->ws, TA_WS_BYTES), out);
 out:
@@ -334,7 +320,7 @@ out:
 
 /* The variant's GEMM at this point, its inputs drawn from the run's seed. A variant measured
  * at one point of an axis it does not use is skipped at the others. */
-static int ta_begin_variant(uf_ctx *ctx, int variant)
+int ta_begin_variant(uf_ctx *ctx, int variant)
 {
     int rc = UF_OK;
     ta_state *st = (ta_state *)ctx->state;
@@ -344,10 +330,10 @@ static int ta_begin_variant(uf_ctx *ctx, int variant)
                  "default only", ctx->scenario->variants[variant].name, ignored);
         return UF_SKIP;
     }
-    const ta_shape s = ta_variant_shape(ctx, variant);
+    const ta_shape s = st->variant_shape(ctx, variant);
     size_t need = ta_device_bytes(&s);
-    if (ta_plans[variant].partner >= 0) {   /* verify runs the partner beside it */
-        const ta_shape p = ta_variant_shape(ctx, ta_plans[variant].partner);
+    if (st->plans[variant].partner >= 0) {   /* verify runs the partner beside it */
+        const ta_shape p = st->variant_shape(ctx, st->plans[variant].partner);
         need += ta_device_bytes(&p);
     }
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "the GEMM's tensors and its partner's"), out);
@@ -359,7 +345,7 @@ out:
     return rc;
 }
 
-static int ta_end_variant(uf_ctx *ctx, int variant)
+int ta_end_variant(uf_ctx *ctx, int variant)
 {
     ta_state *st = (ta_state *)ctx->state;
     (void)variant;

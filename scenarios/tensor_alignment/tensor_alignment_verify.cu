@@ -1,8 +1,21 @@
 /* tensor_alignment: verification. On fresh inputs from the verify seed, the variant's GEMM is
  * checked at sampled elements against the fp64 host reference (max_rel_err), and, for the
  * vocabulary and hidden pairs, its whole real part against its partner's (the aligned and the
- * misaligned GEMM give the same product on the real part: pair_rel_err). Included once by
- * tensor_alignment.cu, at this point of its text. */
+ * misaligned GEMM give the same product on the real part: pair_rel_err). The partner and its
+ * shape are the story's (the state's plans and variant_shape). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "verify.h"
+#include "tensor_alignment_ref.h"
+#include "tensor_alignment_kernels.h"
+#include "tensor_alignment_state.h"
+#include "tensor_alignment_setup.h"
+#include "tensor_alignment_verify.h"
+
 #define TA_SAMPLES 1024
 #define TA_POISON 0xFF      /* outputs before the GEMM: NaN in bf16 and fp32, never a result */
 
@@ -107,13 +120,13 @@ static int ta_check_partner(uf_ctx *ctx, ta_state *st, int variant, uint64_t see
 {
     int rc = UF_OK;
     ta_gemm partner;
-    const ta_shape s = ta_variant_shape(ctx, ta_plans[variant].partner);
+    const ta_shape s = st->variant_shape(ctx, st->plans[variant].partner);
     UF_STATUS_OR_GOTO(rc, ta_gemm_create(ctx, st, &s, &partner), out);
     UF_STATUS_OR_GOTO(rc, ta_run_fresh(ctx, st, &partner, seed), out_free);
     UF_STATUS_OR_GOTO(rc, ta_compare_real(ctx, &st->gemm, &partner, &st->pair_rel_err), out_free);
     if (!(st->pair_rel_err <= ta_tolerance(s.precision)))
         rc = uf_fail(ctx, UF_ERR, "real part differs from %s's on the same inputs: "
-                     "max_rel_err %.3g > %.3g", ctx->scenario->variants[ta_plans[variant].partner].name,
+                     "max_rel_err %.3g > %.3g", ctx->scenario->variants[st->plans[variant].partner].name,
                      st->pair_rel_err, ta_tolerance(s.precision));
 out_free:
     ta_gemm_free(&partner);
@@ -121,14 +134,14 @@ out:
     return rc;
 }
 
-static int ta_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int ta_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     int rc = UF_OK;
     ta_state *st = (ta_state *)ctx->state;
     st->pair_rel_err = NAN;
     UF_STATUS_OR_GOTO(rc, ta_run_fresh(ctx, st, &st->gemm, seed), out);
     UF_STATUS_OR_GOTO(rc, ta_check_samples(ctx, &st->gemm, seed, max_rel_err), out);
-    if (ta_plans[variant].partner >= 0)
+    if (st->plans[variant].partner >= 0)
         UF_STATUS_OR_GOTO(rc, ta_check_partner(ctx, st, variant, seed), out);
 out:
     return rc;
