@@ -34,22 +34,13 @@
 #include "underfed.h"
 #include "verify.h"
 #include "uf_cublas.h"
+#include "allreduce_overlap_state.h"    /* the shape, the jobs, the ranks, the state */
+#include "allreduce_overlap_rank.h"     /* one rank's fill, wait and layer GEMM */
+#include "allreduce_overlap_runner.h"   /* jobs on every rank, bracketed steps, setup */
+#include "allreduce_overlap_verify.h"   /* verify */
+#include "allreduce_overlap_describe.h" /* describe, teardown */
 
 /* ---- sizes ----------------------------------------------------------------------------- */
-
-enum { VAR_SEQUENTIAL = 0, VAR_BUCKETED = 1 };
-enum {
-    EX_GRAD_BYTES, EX_COMPUTE_MS, EX_COMM_MS, EX_BUSBW_GBS, EX_BUSBW_PCT, EX_BUCKETS, EX_RANKS,
-    EX_COMPUTE_IN_STEP_MS, EX_COMPUTE_SLOWDOWN_PCT, EX_NCCL_CTAS, EX_GEMM_SM_TARGET, EX_COUNT
-};
-
-/* The axes' defaults: the point the issue's claims are checked at, and what --quick runs.
- * NCCL's and cuBLAS's own settings: on two H200s neither a CTA cap nor an SM margin made
- * bucketed faster (README "The clock and the shared GPU": the overlapped GEMMs lose to a lower
- * clock and to NCCL's kernels running beside them, not to a fixed number of SMs). */
-#define AR_DEFAULT_BUCKET_MIB 64
-#define AR_DEFAULT_COMM_CTAS 0      /* 0: NCCL's own number of CTAs for bucketed's all-reduces */
-#define AR_DEFAULT_SM_MARGIN 0      /* 0: no cuBLAS SM count target for bucketed's GEMMs */
 
 /* The SM margin the margin claim compares with none (in the axis's value lists, quick too). */
 #define AR_CLAIM_SM_MARGIN 32
@@ -59,28 +50,8 @@ enum {
 #define AR_MAX_EXPOSED_SHARE 0.25   /* of bucketed's communication, on its worst GPU */
 #define AR_MIN_SAVED_SHARE 0.40     /* of the communication it hides, on its worst GPU */
 
-/* Set to 1 in the environment, bucketed's all-reduces run on the compute stream: overlap
- * broken on purpose, to show that the claims on the fix then fail (README, Try). */
-#define AR_BROKEN_OVERLAP_ENV "UF_AR_BROKEN_OVERLAP"
-
-/* 16 layers of 4096 × 8192 bf16 weights: 16 × 64 MiB = 1 GiB of gradients per GPU (0.5 B
- * parameters). The same in --quick: the expectation is at 64 MiB buckets, and fewer than ~16
- * buckets could not hide 75 % of the communication (README). */
-#define AR_LAYERS 16
-#define AR_ROWS 4096            /* N: output features of a layer, rows of dW */
-#define AR_COLS 8192            /* K: input features of a layer, columns of dW */
 #define AR_MAX_TOKENS (1 << 20)
-#define AR_MAX_BUCKETS 16384    /* all-reduce calls per step we accept (64 KiB buckets of 1 GiB) */
 #define AR_MAX_CTAS 64          /* NCCL's channel limit (MAXCHANNELS): no comm_ctas above it */
-#define AR_TIMED_REPS 20        /* all-reduce alone / backward alone / steps, at setup */
-#define AR_TIMED_REPS_QUICK 5
-#define AR_WARMUP_REPS 2
-#define AR_SPOT_SAMPLES 8       /* dW elements per layer and rank checked against host dYᵀ·X */
-#define AR_TOLERANCE 1e-2       /* max_rel_err of each gradient (README: Verification) */
-#define AR_FILL_BLOCKS 4096
-#define AR_THREADS 256
-
-#include "allreduce_overlap_state.cuh"
 
 /* The communicator of a variant's all-reduces: bucketed has its own, with comm_ctas CTAs, when
  * comm_ctas > 0; everything else uses NCCL's defaults. */
@@ -195,18 +166,19 @@ static int rank_enqueue(ar_rank *rk, const ar_job *job)
 out:
     return rc;
 }
-#include "allreduce_overlap_runner.cuh"
 
 /* ---- the scenario callbacks ------------------------------------------------------------- */
+
+/* Setup runs its jobs through the schedule above (allreduce_overlap_runner.cu). */
+static int ar_setup(uf_ctx *ctx)
+{
+    return ar_setup_schedule(ctx, rank_enqueue);
+}
 
 static int ar_run_step(uf_ctx *ctx, int variant)
 {
     return enqueue_bracketed(ctx, (ar_state *)ctx->state, JOB_STEP, variant, 0, "run_step");
 }
-
-#include "allreduce_overlap_verify.cuh"
-
-#include "allreduce_overlap_describe.cuh"
 
 /* `metric` (per GPU: the trace's comm_exposed_ms) of a row on each of its GPUs: out[k] for rank
  * k, *n of them; the row's own value alone when it keeps no ranks (one GPU in this process).

@@ -31,26 +31,15 @@
 #include "verify.h"
 #include "uf_cublas.h"
 #include "checkpoint_recompute_ref.h"       /* random inputs, fp64 host reference (plain C) */
-#include "checkpoint_recompute_kernels.cuh" /* LN/GELU/residual kernels, the model, one block */
+#include "checkpoint_recompute_kernels.h"   /* LN/GELU/residual kernels */
+#include "checkpoint_recompute_model.h"     /* the arena, the model, one block forward, backward */
+#include "checkpoint_recompute_state.h"     /* the state, the policies' ids */
+#include "checkpoint_recompute_setup.h"     /* setup, teardown, each variant's arena */
+#include "checkpoint_recompute_verify.h"    /* verify */
 
 /* ---- constants ------------------------------------------------------------------------- */
 
-enum { CR_STORE_ALL, CR_FULL, CR_EVERY_K, CR_SELECTIVE, CR_N_POLICIES };
 enum { X_ACT_PEAK, X_MEMGETINFO, X_MFU, X_HFU, X_RECOMPUTE, X_GRAD_MISMATCH, CR_N_EXTRAS };
-
-#define CR_CMP_BLOCKS 1024
-#define CR_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
-/* bf16 tolerance of max_rel_err (verify.h: max|a-b| / max|ref|, per gradient): every activation and gradient is
- * stored in bf16 (8 significant bits), and fp32 accumulation in another order than the fp64
- * reference flips roundings by one ulp (2^-8 = 0.4 %); the flips add up along the backward pass.
- * Measured with a host emulation of the kernels over 160 seeds: median 3.4e-3, max 8.9e-3.
- * 3e-2 is ~8 ulps; wiring faults (a missing GEMM, a stale buffer) give 0.2 to 0.8. */
-#define CR_TOL 3e-2
-#define CR_TINY_D 64                /* the tiny model of the host-reference anchor */
-#define CR_TINY_T 32
-#define CR_TINY_L 5                 /* 5 blocks: k = 2, 4 give uneven segments */
-#define CR_POISON_RUN 0xFF          /* variant's gradients before verify: bf16/f32 NaN */
-#define CR_POISON_REF 0x7F          /* reference's gradients: a different (finite) pattern */
 
 /* ---- the policies ------------------------------------------------------------------------ */
 
@@ -206,20 +195,11 @@ static int run_policy(cr_model *m, int policy, int k)
     return rc;
 }
 
-/* The peak activation bytes of a policy: a dry run of its allocation sequence. */
-static int plan_policy(cr_model *m, int policy, int k, size_t *peak_bytes)
+/* Setup plans each policy by a dry run of run_policy (checkpoint_recompute_setup.cu). */
+static int cr_setup(uf_ctx *ctx)
 {
-    cr_arena plan = {.base = NULL, .capacity = SIZE_MAX, .top = 0, .peak = 0, .planning = 1};
-    cr_arena *saved = m->arena;
-    int rc;
-    m->arena = &plan;
-    rc = run_policy(m, policy, k);
-    m->arena = saved;
-    *peak_bytes = plan.peak;
-    return rc;
+    return cr_setup_policies(ctx, run_policy);
 }
-
-#include "checkpoint_recompute_setup.cuh"
 
 static int cr_run_step(uf_ctx *ctx, int variant)
 {
@@ -232,8 +212,6 @@ static int cr_run_step(uf_ctx *ctx, int variant)
 out:
     return rc;
 }
-
-#include "checkpoint_recompute_verify.cuh"
 
 static int cr_describe(uf_ctx *ctx, int variant, uf_row *row)
 {

@@ -1,7 +1,7 @@
 /* checkpoint_recompute's fp64 host reference: the whole step (forward and backward of the
  * block stack) on a tiny model, inputs regenerated from the seed, storage rounded to bf16 where
  * the device stores bf16. Plain C, no CUDA (the kernels and the model are in
- * checkpoint_recompute_kernels.cuh). */
+ * checkpoint_recompute_kernels.cu and checkpoint_recompute_model.cu). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,7 +5,17 @@
  * Both are memory-bound: fusion wins by moving fewer bytes, and its speed-up follows the ratio
  * of bytes moved. Both variants run the same kernel (ops [first, end) of the table), so the
  * only differences are the bytes moved and where results are rounded to the storage type. */
-#include "elementwise_chain_setup.cuh"    /* includes, state, inputs, setup */
+#include <stdint.h>
+#include <stdio.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "elementwise_chain_ref.h"        /* the op table, the host reference (plain C) */
+#include "elementwise_chain_kernels.h"    /* the chain kernel, fill and check kernels */
+#include "elementwise_chain_state.h"      /* the state, the variant ids */
+#include "elementwise_chain_setup.h"      /* setup, the inputs */
+#include "elementwise_chain_verify.h"     /* bitwise, device and host references */
+#include "elementwise_chain_describe.h"   /* bytes moved, describe, teardown */
 
 /* One launch: ops [first, end) from `in` to the output tensor. */
 static int ew_launch_ops(uf_ctx *ctx, const ew_state *st, const void *in, int first, int end)
@@ -46,8 +56,6 @@ static int ew_run_step(uf_ctx *ctx, int variant)
     }
     return UF_OK;
 }
-#include "elementwise_chain_verify.cuh"   /* bitwise, device and host references */
-#include "elementwise_chain_describe.cuh" /* bytes moved, describe, teardown */
 
 /* The claims. Each names its physical reason. */
 static void ew_expect(const uf_report *rep, uf_expectations *ex)

@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime.h>
-#include "random.h"
 #include "underfed.h"
-#include "verify.h"
 
-#include "launch_storm_ops.cuh"     /* the op kinds, their table, apply_op */
+#include "launch_storm_ops.cuh"     /* apply_op: one op on one value, on the device */
+#include "launch_storm_state.h"     /* the state, the grid size, the axes' limits */
+#include "launch_storm_setup.h"     /* setup, the release of a device buffer */
+#include "launch_storm_verify.h"    /* verify */
 
 /* One op over the tensor (eager and graph). `in` may equal `out`: op 0 reads the input, the
  * later ops work in place on the output, so every step is the same work and never drifts. */
@@ -38,9 +39,6 @@ __global__ void fused_kernel(const float *__restrict__ in, float *__restrict__ o
         x = apply_op(ops[k].kind, x, ops[k].c);
     out[i] = x;
 }
-
-#include "launch_storm_host.cuh"    /* double reference op, inputs, op table */
-#include "launch_storm_state.cuh"   /* the state, the grid size */
 
 /* K launches: op 0 from x_in into x_out, ops 1..K-1 in place on x_out. */
 static int enqueue_eager(const ls_state *st, cudaStream_t stream)
@@ -89,8 +87,6 @@ static int enqueue_variant(uf_ctx *ctx, int variant)
 out:
     return rc;
 }
-
-#include "launch_storm_setup.cuh"   /* the axes read, inputs uploaded, setup */
 
 /* graph: capture the K launches of one eager step once, instantiate, upload. */
 static int capture_graph(uf_ctx *ctx, ls_state *st)
@@ -152,8 +148,6 @@ static int ls_run_step(uf_ctx *ctx, int variant)
     return enqueue_variant(ctx, variant);
 }
 
-#include "launch_storm_verify.cuh"
-
 /* ---- what the scenario counts ------------------------------------------------------------- */
 
 enum { X_LAUNCHES, X_BYTES_MOVED };
@@ -183,9 +177,9 @@ static void ls_teardown(uf_ctx *ctx)
         return;
     uf_teardown_drain(ctx);
     (void)destroy_graph(st); /* reports its own failure */
-    free_device(st->ops_dev, "cudaFree(ops_dev)");
-    free_device(st->x_out, "cudaFree(x_out)");
-    free_device(st->x_in, "cudaFree(x_in)");
+    ls_free_device(st->ops_dev, "cudaFree(ops_dev)");
+    ls_free_device(st->x_out, "cudaFree(x_out)");
+    ls_free_device(st->x_in, "cudaFree(x_in)");
     free(st->ops);
     free(st);
     ctx->state = NULL;

@@ -26,24 +26,12 @@
 #include "underfed.h"
 #include "verify.h"
 #include "small_batch_ref.h"        /* inputs, counts, fp64 reference, chains, wave arithmetic */
-#include "small_batch_kernels.cuh"  /* fill/spin/chase kernels, the linears' GEMMs, the stack */
-
-/* ---- constants ------------------------------------------------------------------------------- */
-
-enum { SB_MICRO1, SB_ACCUMULATE, SB_LARGE_MICRO, SB_ONE_BLOCK, SB_LATENCY_BOUND, SB_WAVE,
-       SB_N_VARIANTS };
-enum { X_TOKENS_PER_S, X_TOKENS_PER_STEP, X_MICRO_BATCHES, X_ACT_BYTES, X_TILE_ROWS, X_TILE_COLS,
-       X_SPLITK, X_TILES, X_WAVES, X_WAVE_EFF, X_TILE_FILL, SB_N_EXTRAS };
-
-#define SB_LAYERS 4                 /* at d = 4096: 1.6 GB of bf16 weights, 27x the L2 */
-#define SB_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
-#define SB_MAX_MICRO 128            /* accumulate: at most this many micro-batches per step */
-#define SB_SPIN_ITERS (1L << 19)    /* one_block: rounds of ~6 dependent integer ops, ~5-10 ms */
-#define SB_CHASE_MASK ((1u << 28) - 1)  /* latency_bound: 2^28 slots, 1 GiB: 17x the L2 */
-#define SB_CHASE_HOPS (1L << 14)    /* dependent HBM loads per chain, ~1 us each */
-#define SB_MAX_CHAINS 1024          /* SMs the chase verifies at most */
-#define SB_WAVE_N 8192              /* the wave report's GEMM: M × SB_WAVE_K × SB_WAVE_N */
-#define SB_WAVE_K 8192
+#include "small_batch_kernels.h"    /* fill/spin/chase kernels */
+#include "small_batch_stack.h"      /* the linears' GEMMs, the wave GEMM, the stack */
+#include "small_batch_state.h"      /* the variants, the constants, the state */
+#include "small_batch_setup.h"      /* setup, teardown, begin/end_variant */
+#include "small_batch_verify.h"     /* verify */
+#include "small_batch_describe.h"   /* FLOPs, bytes, tokens/s, the wave report */
 
 /* ---- the failure and its fix: one step's schedule --------------------------------------------- */
 
@@ -71,8 +59,6 @@ static int run_schedule(sb_stack *m, int micro, int n_micro)
 out:
     return rc;
 }
-
-#include "small_batch_setup.cuh"    /* state, setup, teardown, begin/end_variant */
 
 /* ---- nvidia-smi's view: two kernels it calls 100 % busy ---------------------------------------- */
 
@@ -108,9 +94,17 @@ static int sb_run_step(uf_ctx *ctx, int variant)
     }
 }
 
-#include "small_batch_verify.cuh"
+/* What verify runs and describe counts: the schedule above. */
+static const sb_schedule sb_story_schedule = {
+    .step_shape = step_shape,
+    .run_schedule = run_schedule,
+    .enqueue_chains = enqueue_chains,
+};
 
-#include "small_batch_describe.cuh"  /* FLOPs, bytes, tokens/s, the wave report */
+static int sb_setup(uf_ctx *ctx)
+{
+    return sb_setup_schedule(ctx, &sb_story_schedule);
+}
 
 /* ---- the claims -------------------------------------------------------------------------------- */
 

@@ -13,18 +13,11 @@
  *   pretokenized  the corpus is tokenized once ahead of time into a memory-mapped file; the
  *                 same prefetching path only copies ids.
  * See README.md (printed by --explain). */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -34,9 +27,16 @@
 #include "underfed.h"
 #include "verify.h"
 #include "uf_cublas.h"
-#include "tokenizer.h"              /* the corpus and the BPE tokenizer (plain C) */
-#include "starved_input_ref.h"      /* host weights, host reference, checksum (plain C) */
-#include "starved_input_kernels.cuh"
+#include "tokenizer.h"                /* the corpus and the BPE tokenizer (plain C) */
+#include "starved_input_ref.h"        /* host weights, host reference, checksum (plain C) */
+#include "starved_input_source.h"     /* clock and core-count helpers, where batches come from */
+#include "starved_input_pipeline.h"   /* the workers' pipeline */
+#include "starved_input_pretok.h"     /* the pretokenized corpus */
+#include "starved_input_state.h"      /* a variant's feed, the scenario's state */
+#include "starved_input_feed.h"       /* a feed opened and closed */
+#include "starved_input_kernels.h"    /* the model step every variant enqueues */
+#include "starved_input_setup.h"      /* setup, teardown */
+#include "starved_input_verify.h"     /* verify */
 
 static_assert((int)SI_TOK_OK == (int)UF_OK && (int)SI_TOK_ERR == (int)UF_ERR,
               "tokenizer.c returns the harness's statuses");
@@ -46,180 +46,14 @@ static_assert((int)SI_TOK_OK == (int)UF_OK && (int)SI_TOK_ERR == (int)UF_ERR,
 /* The step's shape and the corpus size. hidden and ffn are the same in both modes so that the
  * GPU time per token, hence the ratio of CPU to GPU time per batch, is the same: --quick only
  * has fewer rows per batch and a smaller corpus. */
-typedef struct si_shape {
-    int rows;               /* documents (sequences) per batch */
-    int seq_len;            /* tokens per sequence, after truncation and padding */
-    int hidden;             /* model width d */
-    int ffn;                /* feed-forward width f */
-    int corpus_batches;     /* batches in the corpus; steps cycle over them (epochs) */
-} si_shape;
-
 static const si_shape SI_FULL = {.rows = 256, .seq_len = 512, .hidden = 1280, .ffn = 5120,
                                  .corpus_batches = 16};
 static const si_shape SI_QUICK = {.rows = 64, .seq_len = 512, .hidden = 1280, .ffn = 5120,
                                   .corpus_batches = 6};
 
-enum {
-    SI_VOCAB_WORDS = 4096,      /* words of the generated language */
-    SI_TRAIN_WORDS = 1500,      /* the most frequent words the merge table is trained on */
-    SI_MERGES = 2000,           /* BPE merges trained (fewer if the training words run out) */
-    SI_VERIFY_BATCHES = 3,      /* verify's corpus */
-    SI_VERIFY_STEPS = 5,        /* verify's steps: cycles past the end of its corpus */
-    SI_VERIFY_ROWS = 6,         /* output rows checked against the host reference */
-    SI_MAX_WORKERS = 256,
-    SI_MAX_TOK_COST = 64,
-    SI_BLOCK = 256              /* threads per block of the elementwise kernels */
-};
-#define SI_TOLERANCE 1e-2       /* verify: max_rel_err (verify.h) per checked row */
-
-/* The variants, in table order. */
-enum { SI_SYNC = 0, SI_WORKERS = 1, SI_PRETOKENIZED = 2 };
-
-#include "starved_input_source.cuh"
-
-#include "starved_input_pipeline.cuh"
-
-/* ---- the pretokenized corpus ---------------------------------------------------------- */
-
-typedef struct si_pretok_job {
-    const si_source *src;       /* the text */
-    int32_t *out;               /* the file, mapped writable */
-    int first, stride;          /* batches first, first + stride, ... */
-    si_scratch scratch;
-    pthread_t thread;
-    int started, rc;
-    char err[UF_REASON_LEN];
-} si_pretok_job;
-
-static void *pretok_main(void *arg)
-{
-    si_pretok_job *job = (si_pretok_job *)arg;
-    size_t batch_elems = (size_t)job->src->rows * (size_t)job->src->seq_len;
-    for (int b = job->first; b < job->src->n_batches && job->rc == UF_OK; b += job->stride)
-        job->rc = produce_batch(job->src, b, job->out + (size_t)b * batch_elems, &job->scratch,
-                                job->err, sizeof job->err);
-    return NULL;
-}
-
-/* Tokenize every document of text once (threads over batches) into the mapped file. */
-static int pretok_fill(const si_source *text, int32_t *out, char *err, size_t errlen)
-{
-    int rc = UF_OK;
-    long cores = online_cores();
-    int n_jobs = (int)(cores < 16 ? cores : 16);
-    if (n_jobs > text->n_batches)
-        n_jobs = text->n_batches;
-    si_pretok_job *jobs = (si_pretok_job *)calloc((size_t)n_jobs, sizeof *jobs);
-    if (!jobs) {
-        snprintf(err, errlen, "out of host memory for pretokenizing");
-        return UF_ERR;
-    }
-    for (int j = 0; j < n_jobs && rc == UF_OK; j++) {
-        jobs[j].src = text;
-        jobs[j].out = out;
-        jobs[j].first = j;
-        jobs[j].stride = n_jobs;
-        if (scratch_alloc(&jobs[j].scratch) != UF_OK) {
-            snprintf(err, errlen, "out of host memory for pretokenizing");
-            rc = UF_ERR;
-        } else if (pthread_create(&jobs[j].thread, NULL, pretok_main, &jobs[j]) != 0) {
-            snprintf(err, errlen, "cannot start a pretokenizing thread");
-            rc = UF_ERR;
-        } else {
-            jobs[j].started = 1;
-        }
-    }
-    for (int j = 0; j < n_jobs; j++) {
-        if (jobs[j].started)
-            pthread_join(jobs[j].thread, NULL);
-        if (jobs[j].rc != UF_OK && rc == UF_OK) {
-            snprintf(err, errlen, "%s", jobs[j].err);
-            rc = UF_ERR;
-        }
-        scratch_free(&jobs[j].scratch);
-    }
-    free(jobs);
-    return rc;
-}
-
-/* The offline preprocessing step: tokenize the corpus once into a file in /tmp, then map the
- * file read-only, as a training job maps a preprocessed dataset. The file is unlinked as soon
- * as it is mapped, so nothing is left behind even if the program is killed; munmap frees it. */
-static int pretok_build(const si_source *text, int32_t **map_out, size_t *bytes_out, char *err,
-                        size_t errlen)
-{
-    int rc = UF_ERR;
-    char path[] = "/tmp/underfed_starved_input_XXXXXX";
-    size_t bytes = (size_t)text->n_batches * (size_t)text->rows * (size_t)text->seq_len *
-                   sizeof(int32_t);
-    void *writable = MAP_FAILED, *readable = MAP_FAILED;
-    *map_out = NULL;
-    *bytes_out = 0;
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-        return UF_ERR;
-    }
-    if (ftruncate(fd, (off_t)bytes) != 0) {
-        snprintf(err, errlen, "cannot size %s to %zu bytes: %s", path, bytes, strerror(errno));
-        goto out_close;
-    }
-    writable = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (writable == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map %s: %s", path, strerror(errno));
-        goto out_close;
-    }
-    rc = pretok_fill(text, (int32_t *)writable, err, errlen);
-    munmap(writable, bytes);
-    if (rc != UF_OK)
-        goto out_close;
-    readable = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
-    if (readable == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map %s read-only: %s", path, strerror(errno));
-        rc = UF_ERR;
-        goto out_close;
-    }
-    *map_out = (int32_t *)readable;
-    *bytes_out = bytes;
-out_close:
-    close(fd);
-    unlink(path);
-    return rc;
-}
-
-#include "starved_input_state.cuh"
+enum { SI_MAX_WORKERS = 256, SI_MAX_TOK_COST = 64 };   /* the axes' limits */
 
 /* ---- feeding steps -------------------------------------------------------------------- */
-
-static void feed_close(si_state *st, si_feed *f)
-{
-    if (f->pipe)
-        cudaStreamSynchronize(st->copy_stream);   /* no copy out of a staging buffer in flight */
-    pipeline_destroy(f->pipe);
-    free(f->pageable_ids);
-    scratch_free(&f->scratch);
-    memset(f, 0, sizeof *f);
-}
-
-static int feed_open(si_state *st, si_feed *f, int variant, const si_source *src, char *err,
-                     size_t errlen)
-{
-    memset(f, 0, sizeof *f);
-    f->variant = variant;
-    f->src = *src;
-    if (variant == SI_SYNC) {
-        f->pageable_ids = (int32_t *)malloc(st->batch_bytes);
-        if (!f->pageable_ids || scratch_alloc(&f->scratch) != UF_OK) {
-            snprintf(err, errlen, "out of host memory for the batch");
-            feed_close(st, f);
-            return UF_ERR;
-        }
-    } else if (pipeline_create(src, st->device, st->workers, &f->pipe, err, errlen) != UF_OK) {
-        return UF_ERR;
-    }
-    f->open = 1;
-    return UF_OK;
-}
 
 /* sync: tokenize the batch on this thread, copy it from pageable memory on the step's stream
  * and wait for the copy (what tensor.to("cuda") does without pinned memory), then enqueue the
@@ -286,20 +120,13 @@ static int feed_step(si_state *st, si_feed *f, cudaStream_t stream,
     return feed_step_prefetch(st, f, stream, d_checksum, err, errlen);
 }
 
-#include "starved_input_setup.cuh"
+/* Setup at the mode's shape; verify feeds its steps with feed_step. */
+static int si_setup(uf_ctx *ctx)
+{
+    return si_setup_shape(ctx, ctx->quick ? &SI_QUICK : &SI_FULL, feed_step);
+}
 
 /* ---- the variant's life --------------------------------------------------------------- */
-
-static void text_source(const si_state *st, const si_corpus *corpus, int n_batches,
-                        si_source *src)
-{
-    src->tok = &st->tok;
-    src->corpus = corpus;
-    src->pretok = NULL;
-    src->n_batches = n_batches;
-    src->rows = st->shape.rows;
-    src->seq_len = st->shape.seq_len;
-}
 
 /* Open the variant's feed: for workers, start the workers; for pretokenized, tokenize the
  * corpus into its file first (once per point: the offline step, not measured). */
@@ -353,8 +180,6 @@ static int si_run_step(uf_ctx *ctx, int variant)
                                                          "(reported above)");
     return UF_OK;
 }
-
-#include "starved_input_verify.cuh"
 
 /* ---- what is counted ------------------------------------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* starved_input's host side of the step: the weights drawn on the host, the host reference of
  * one output row, the batch checksum. Plain C, no CUDA (the kernels are in
- * starved_input_kernels.cuh, the corpus and tokenizer in tokenizer.c). */
+ * starved_input_kernels.cu, the corpus and tokenizer in tokenizer.c). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

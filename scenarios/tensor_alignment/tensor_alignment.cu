@@ -34,28 +34,20 @@
 #include "uf_cublas.h"
 #include "uf_cublaslt.h"
 #include "tensor_alignment_ref.h"       /* shapes, random inputs, fp64 reference (plain C) */
-#include "tensor_alignment_kernels.cuh" /* fill, gather and real-part comparison kernels */
+#include "tensor_alignment_state.h"     /* a variant's plan, one GEMM, the state */
+#include "tensor_alignment_setup.h"     /* the GEMM, setup, teardown, begin/end_variant */
+#include "tensor_alignment_verify.h"    /* verify */
+#include "tensor_alignment_describe.h"  /* FLOPs, bytes, cuBLAS's choice, the kernels */
 
 /* ---- the variants: one layer each, in the layout that breaks it or the one that fixes it -- */
 
 enum { TA_ODD_VOCAB, TA_PADDED_VOCAB, TA_ODD_HIDDEN, TA_ALIGNED_HIDDEN, TA_FP32_MATH,
        TA_TF32_MATH, TA_BF16_MATH, TA_N_VARIANTS };
-enum { TA_LOGITS, TA_HIDDEN, TA_SQUARE };   /* which layer's GEMM */
-enum { X_TFLOPS_EXEC, X_PCT_OWN, X_LD_ALIGNED, X_PAD_PCT, X_ALGO_ID, X_TILE_ID, X_STAGES_ID,
-       X_SPLITK, X_ALIGN_BYTES, X_KERNEL_ID, X_KERNELS, X_PAIR_ERR, TA_N_EXTRAS };
 
 enum { TA_LAYOUT_LINEAR, TA_LAYOUT_MATMUL };   /* W n × k (nn.Linear) or k × n (x @ w) */
 
 #define TA_LOGITS_K 768     /* GPT-2 small's width: the logits GEMM's reduction */
 #define TA_HIDDEN_N 4096    /* the hidden layer's outputs, and the ladder's square size */
-
-typedef struct ta_plan {
-    int layer;          /* TA_LOGITS: n = vocab, k = 768; TA_HIDDEN: n = 4096, k = dim;
-                         * TA_SQUARE: n = k = 4096 */
-    int pad;            /* the fix: n and k padded up to a multiple of TA_PAD, pads zero */
-    int precision;      /* TA_BF16, TA_TF32 or TA_FP32 */
-    int partner;        /* the variant computing the same product in the other layout; -1 */
-} ta_plan;
 
 static const ta_plan ta_plans[TA_N_VARIANTS] = {
     /* broken: 50,257 outputs, Y's rows misaligned */
@@ -89,8 +81,6 @@ static ta_shape ta_variant_shape(const uf_ctx *ctx, int variant)
     return s;
 }
 
-#include "tensor_alignment_setup.cuh"
-
 /* One step: the variant's GEMM, nothing else. The layout is the whole difference. */
 static int ta_run_step(uf_ctx *ctx, int variant)
 {
@@ -99,9 +89,11 @@ static int ta_run_step(uf_ctx *ctx, int variant)
     return ta_gemm_enqueue(st, &st->gemm, ctx->stream);
 }
 
-#include "tensor_alignment_verify.cuh"
-
-#include "tensor_alignment_describe.cuh"
+/* setup keeps the plans and ta_variant_shape for begin_variant and verify. */
+static int ta_setup(uf_ctx *ctx)
+{
+    return ta_setup_plans(ctx, ta_plans, ta_variant_shape);
+}
 
 /* ---- the expectation ----------------------------------------------------------------------
  * Floors measured on the lent H200 through cuBLAS (PyTorch), issue #18: logits 124 TFLOP/s

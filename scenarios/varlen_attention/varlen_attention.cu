@@ -3,7 +3,7 @@
  * (varlen). One fused attention kernel serves all four: a sequence is (offset, computed_len,
  * real_len), so the variants differ only in how much padding they hand the kernel.
  *
- * The kernel (varlen_attention_kernels.cuh) is FlashAttention-2 style: tiles of queries per
+ * The kernel (varlen_attention_kernels.cu) is FlashAttention-2 style: tiles of queries per
  * block, keys and values through shared memory, the softmax online in registers, scores never
  * in memory; its head comment says how.
  *
@@ -21,50 +21,19 @@
 #include "underfed.h"
 #include "verify.h"
 #include "varlen_attention_ref.h"       /* lengths, input generator, fp64 host row (plain C) */
-#include "varlen_attention_kernels.cuh" /* the attention kernel, the fp32 reference kernel */
+#include "varlen_attention_kernels.h"   /* the attention kernel, the fp32 reference kernel */
+#include "varlen_attention_state.h"     /* the state, each variant's plan */
+#include "varlen_attention_batch.h"     /* axes, lengths, reference buffers, teardown */
+#include "varlen_attention_setup.h"     /* the kernel build, input fill, begin/end_variant */
+#include "varlen_attention_verify.h"    /* verify */
+#include "varlen_attention_describe.h"  /* FLOPs, bytes, padding extras */
 
 /* ---- constants ----------------------------------------------------------------------------- */
 
 #define VA_BUCKET_SIZE 8            /* sequences per length bucket */
-#define VA_VERIFY_TOL 1e-2          /* tiled vs fp32 reference, ‖out−ref‖/‖ref‖ on real tokens */
-#define VA_ANCHOR_TOL 1e-3          /* fp32 reference vs host fp64, sampled rows */
 #define VA_LOG2E 1.44269504088896340736
 
-enum { VA_PAD_GLOBAL = 0, VA_PAD_BATCH = 1, VA_BUCKETED = 2, VA_VARLEN = 3, VA_N_VARIANTS = 4 };
-
 /* ---- host side: layouts, counts --------------------------------------------------------------- */
-
-/* The layout of one variant: its sequences as the kernel sees them and its blocks' work list. */
-typedef struct va_plan {
-    int n_seqs;
-    va_seq *seqs;
-    int n_items;
-    va_item *items;
-    long long stored_tokens;    /* rows of Q/K/V/O the variant allocates */
-    double executed_flops;      /* tensor FLOPs the kernel issues, counted tile by tile */
-} va_plan;
-
-typedef struct va_state {
-    int dist, n_seqs, heads, causal;
-    int *len;                   /* [n_seqs] real lengths, in the order drawn (logical) */
-    int *cu_real;               /* [n_seqs+1] packed offsets by logical sequence */
-    long long real_tokens;
-    int max_len;
-    double useful_flops;
-    float scale_log2;
-    int rows;                   /* query rows per warp of the kernel in use: 16 or 32 */
-    va_plan plan[VA_N_VARIANTS];
-    /* the variant whose buffers are allocated (begin_variant .. end_variant), -1 none */
-    int active;
-    __nv_bfloat16 *d_q, *d_k, *d_v, *d_o;
-    va_seq *d_seqs;
-    va_item *d_items;
-    double variant_bytes;
-    /* reference, shared by the variants */
-    int *d_cu_real;
-    float *d_ref_out;           /* [real_tokens, heads, VA_HEAD_DIM] fp32 */
-    double *d_sums;             /* Σ(out−ref)², Σref², non-finite count */
-} va_state;
 
 typedef struct va_item_cost {
     va_item item;
@@ -220,9 +189,6 @@ static const uf_variant_desc va_variants[VA_N_VARIANTS] = {
      .summary = "packed tokens with cumulative offsets: no padding computed"},
 };
 
-enum { VA_X_PADDING, VA_X_TOKEN_PADDING, VA_X_EXEC_RATIO, VA_X_TFLOPS_EXEC, VA_X_SEQS,
-       VA_X_REAL_TOKENS, VA_X_STORED_TOKENS, VA_X_WARP_ROWS, VA_N_EXTRAS };
-
 static const uf_extra_desc va_extras[VA_N_EXTRAS] = {
     {.name = "padding_pct", .unit = "%",
      .summary = "share of executed attention FLOPs that are not useful (padding, tile remainders)"},
@@ -239,8 +205,6 @@ static const uf_extra_desc va_extras[VA_N_EXTRAS] = {
 
 /* ---- callbacks --------------------------------------------------------------------------------- */
 
-#include "varlen_attention_batch.cuh" /* axes, lengths, reference buffers, teardown */
-
 /* The bucketing order: logical ids sorted by length, ascending. */
 static int va_order_by_length(uf_ctx *ctx, const va_state *st, int *by_length)
 {
@@ -256,7 +220,39 @@ static int va_order_by_length(uf_ctx *ctx, const va_state *st, int *by_length)
     return UF_OK;
 }
 
-#include "varlen_attention_setup.cuh" /* setup, input fill, begin/end_variant */
+/* The point's batch, the kernel build, every variant's plan and the reference buffers. */
+static int va_setup(uf_ctx *ctx)
+{
+    int rc = UF_OK;
+    int *by_length = NULL;
+    va_state *st = (va_state *)calloc(1, sizeof *st);
+    if (!st)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the state");
+    st->active = -1;
+    ctx->state = st;
+
+    UF_STATUS_OR_GOTO(rc, va_prepare_kernel(ctx, st), out_teardown);
+    UF_STATUS_OR_GOTO(rc, va_read_axes(ctx, st), out_teardown);
+    UF_STATUS_OR_GOTO(rc, va_make_batch(ctx, st), out_teardown);
+    st->scale_log2 = (float)(1.0 / sqrt((double)VA_HEAD_DIM) * VA_LOG2E);
+
+    by_length = (int *)calloc((size_t)st->n_seqs, sizeof *by_length);
+    if (!by_length) {
+        rc = uf_fail(ctx, UF_ERR, "out of host memory for the bucketing order");
+        goto out_teardown;
+    }
+    UF_STATUS_OR_GOTO(rc, va_order_by_length(ctx, st, by_length), out_free_order);
+    for (int v = 0; v < VA_N_VARIANTS; v++)
+        UF_STATUS_OR_GOTO(rc, va_build_plan(ctx, st, v, by_length), out_free_order);
+    UF_STATUS_OR_GOTO(rc, va_alloc_reference(ctx, st), out_free_order);
+    free(by_length);
+    return UF_OK;
+out_free_order:
+    free(by_length);
+out_teardown:
+    va_teardown(ctx); /* frees whatever was made; a second teardown by the harness is a no-op */
+    return rc;
+}
 
 /* One step: the attention forward of the whole batch, one launch. */
 static int va_run_step(uf_ctx *ctx, int variant)
@@ -268,20 +264,12 @@ static int va_run_step(uf_ctx *ctx, int variant)
         return uf_fail(ctx, UF_ERR, "run_step of %s before its begin_variant",
                        va_variants[variant].name);
     const unsigned blocks = (unsigned)p->n_items * (unsigned)st->heads;
-    if (st->rows == 32)
-        va_attention_kernel<32><<<blocks, VA_THREADS, VA_SMEM_BYTES(32), ctx->stream>>>(
-            st->d_q, st->d_k, st->d_v, st->d_o, st->d_seqs, st->d_items, st->heads, st->causal,
-            st->scale_log2);
-    else
-        va_attention_kernel<16><<<blocks, VA_THREADS, VA_SMEM_BYTES(16), ctx->stream>>>(
-            st->d_q, st->d_k, st->d_v, st->d_o, st->d_seqs, st->d_items, st->heads, st->causal,
-            st->scale_log2);
+    va_launch_attention(st->rows, blocks, ctx->stream, st->d_q, st->d_k, st->d_v, st->d_o,
+                        st->d_seqs, st->d_items, st->heads, st->causal, st->scale_log2);
     UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
 out:
     return rc;
 }
-#include "varlen_attention_verify.cuh"
-#include "varlen_attention_describe.cuh" /* FLOPs, bytes, padding extras */
 
 /* ---- the expectation ------------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* varlen_attention's host side: the data set's lengths and the fp64 attention of one row, the
  * anchor of the fp32 reference kernel. Plain C, no CUDA (the kernels are in
- * varlen_attention_kernels.cuh). */
+ * varlen_attention_kernels.cu). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

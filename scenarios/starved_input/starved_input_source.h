@@ -1,0 +1,52 @@
+/* starved_input: the clock and core-count helpers, and where batches come from (text tokenized
+ * on the fly, or the pretokenized map; starved_input_source.cu). */
+#ifndef SI_SOURCE_H
+#define SI_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tokenizer.h"
+
+/* ---- small helpers -------------------------------------------------------------------- */
+
+static inline int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: what tokenizing a batch really cost, not wall time. */
+static inline int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline long online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+/* ---- batch sources -------------------------------------------------------------------- */
+
+/* Where batches come from: text tokenized on the fly, or a pretokenized map. Batch k is
+ * corpus batch k mod n_batches (steps cycle over the corpus, epoch after epoch). */
+typedef struct si_source {
+    const si_tokenizer *tok;
+    const si_corpus *corpus;    /* text; NULL when pretokenized */
+    const int32_t *pretok;      /* n_batches * rows * seq_len ids; NULL when text */
+    int n_batches, rows, seq_len;
+} si_source;
+
+/* Batch `batch` of src (corpus batch batch mod n_batches) into out (rows * seq_len ids):
+ * tokenized with scratch s, or copied from the pretokenized map. */
+int produce_batch(const si_source *src, int64_t batch, int32_t *out, si_scratch *s, char *err,
+                  size_t errlen);
+
+#endif
