@@ -14,10 +14,17 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
+/* An H record's state: one ASCII letter (the kernel's), or '?' where unknown. */
+static int is_state_letter(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
 /* The records of every kind: what the end line counts. */
 static size_t n_records(const uf_dtrace *t)
 {
-    return t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm + t->n_util + t->n_clocks;
+    return t->n_acts + t->n_apis + t->n_syncs + t->n_ranges + t->n_pm + t->n_util + t->n_clocks +
+           t->n_host;
 }
 
 /* Text as the rest of a line: control characters become spaces. */
@@ -82,9 +89,60 @@ static void put_samples(uf_strbuf *b, const uf_dtrace *t)
         put_pct(b, t->clocks[i].power_w);
         uf_sb_puts(b, "\n");
     }
+    for (size_t i = 0; i < t->n_host; i++) {
+        const uf_host_sample *h = &t->host[i];
+        char state = is_state_letter(h->state) ? h->state : '?';
+        uf_sb_printf(b, "H %" PRIu64 " %" PRIu64 " %" PRIu32 " %c\n", h->t_ns, h->run_ns, h->tid,
+                     state);
+    }
+}
+
+/* The first start and last end over an array of records with start_ns and end_ns (or t_ns). */
+#define SPAN_OF(arr, n, lo, hi)                                       \
+    for (size_t i_ = 0; i_ < (n); i_++) {                             \
+        if ((arr)[i_].lo < first) first = (arr)[i_].lo;               \
+        if ((arr)[i_].hi > last) last = (arr)[i_].hi;                 \
+    }
+
+void uf_trace_records_span(const uf_dtrace *t, uint64_t *first_ns, uint64_t *last_ns)
+{
+    uint64_t first = UINT64_MAX, last = 0;
+    SPAN_OF(t->acts, t->n_acts, start_ns, end_ns)
+    SPAN_OF(t->apis, t->n_apis, start_ns, end_ns)
+    SPAN_OF(t->syncs, t->n_syncs, start_ns, end_ns)
+    SPAN_OF(t->ranges, t->n_ranges, start_ns, end_ns)
+    SPAN_OF(t->pm, t->n_pm, start_ns, end_ns)
+    SPAN_OF(t->util, t->n_util, t_ns, t_ns)
+    SPAN_OF(t->clocks, t->n_clocks, t_ns, t_ns)
+    SPAN_OF(t->host, t->n_host, t_ns, t_ns)
+    *first_ns = first <= last ? first : 0;
+    *last_ns = first <= last ? last : 0;
+}
+
+/* Format 4's header lines after counters_note. */
+static void put_info(uf_strbuf *b, const uf_dtrace *t, const uf_trace_info *info)
+{
+    uf_trace_info none = {0};
+    if (info == NULL) {
+        info = &none;
+        uf_trace_records_span(t, &none.span_start_ns, &none.span_end_ns);
+    }
+    uf_sb_printf(b, "span %" PRIu64 " %" PRIu64 "\n", info->span_start_ns, info->span_end_ns);
+    uf_sb_printf(b, "api_filter %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", info->api_min_ns,
+                 info->api_left_out, info->api_left_out_ns);
+    uf_sb_printf(b, "host_sampler %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu64 "\n",
+                 info->host_period_us, info->host_threads, info->host_threads_over_cap,
+                 info->host_left_out);
+    uf_sb_printf(b, "record_cap %" PRIu64 " %" PRIu64 "\n", info->record_cap,
+                 info->records_left_out);
 }
 
 void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
+{
+    uf_trace_format_info(b, t, NULL);
+}
+
+void uf_trace_format_info(uf_strbuf *b, const uf_dtrace *t, const uf_trace_info *info)
 {
     uf_sb_printf(b, "%s\npid %d\nsm_count %d\ncounters", UF_TRACE_MAGIC, t->pid, t->sm_count);
     put_pct(b, t->sm_active_pct);
@@ -95,12 +153,13 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
     put_line_text(b, t->note);
     uf_sb_puts(b, "counters_note ");
     put_line_text(b, t->counters_note);
+    put_info(b, t, info);
     for (size_t i = 0; i < t->n_acts; i++)
         put_activity(b, &t->acts[i]);
     for (size_t i = 0; i < t->n_apis; i++) {
         const uf_api_call *a = &t->apis[i];
-        uf_sb_printf(b, "A %" PRIu64 " %" PRIu64 " %" PRIu32 " %d ", a->start_ns, a->end_ns,
-                     a->correlation_id, a->is_runtime ? 1 : 0);
+        uf_sb_printf(b, "A %" PRIu64 " %" PRIu64 " %" PRIu32 " %d %" PRIu32 " ", a->start_ns,
+                     a->end_ns, a->correlation_id, a->is_runtime ? 1 : 0, a->thread_id);
         put_name(b, a->name);
     }
     for (size_t i = 0; i < t->n_syncs; i++) {
@@ -118,12 +177,18 @@ void uf_trace_format(uf_strbuf *b, const uf_dtrace *t)
 
 int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen)
 {
+    return uf_trace_write_info(dir, t, NULL, err, errlen);
+}
+
+int uf_trace_write_info(const char *dir, const uf_dtrace *t, const uf_trace_info *info,
+                        char *err, size_t errlen)
+{
     char path[1024];
     int n = snprintf(path, sizeof path, "%s/%s%d%s", dir, UF_TRACE_PREFIX, t->pid, UF_TRACE_SUFFIX);
     if (n < 0 || (size_t)n >= sizeof path)
         return uf_set_err(err, errlen, "%s: path too long", dir);
     uf_strbuf b = {0};
-    uf_trace_format(&b, t);
+    uf_trace_format_info(&b, t, info);
     return uf_sb_commit(&b, path, err, errlen);
 }
 
@@ -131,7 +196,7 @@ int uf_trace_write(const char *dir, const uf_dtrace *t, char *err, size_t errlen
 
 typedef struct cursor {
     char *p;                    /* the rest of the current line */
-    int version;                /* the file's format version (1, 2 or UF_TRACE_VERSION) */
+    int version;                /* the file's format version (1..UF_TRACE_VERSION) */
     const char *path;
     int line;
     char *err;
@@ -312,16 +377,43 @@ static int parse_pm(cursor *c, uf_pm_sample *p)
                ? -1 : 0;
 }
 
-/* The header lines, in order; counters_note from format 3. */
+/* The header lines, in order; counters_note from format 3, the last four from format 4. */
 static const char *const header_keys[] = {"pid", "sm_count", "counters", "dropped", "note",
-                                          "counters_note"};
+                                          "counters_note", "span", "api_filter",
+                                          "host_sampler", "record_cap"};
 
 static int n_header(int version)
 {
-    return version >= 3 ? 6 : 5;
+    return version >= 4 ? 10 : version >= 3 ? 6 : 5;
 }
 
-static int parse_header(cursor *c, int k, uf_dtrace *t)
+/* Format 4's header lines (k 6..9) into info. */
+static int parse_info(cursor *c, int k, uf_trace_info *info)
+{
+    switch (k) {
+    case 6:
+        info->has_span = 1;
+        return field_times(c, &info->span_start_ns, &info->span_end_ns, 1);
+    case 7:
+        return field_u64(c, &info->api_min_ns, 0, "api_filter: threshold") != 0 ||
+                       field_u64(c, &info->api_left_out, 0, "api_filter: calls left out") != 0 ||
+                       field_u64(c, &info->api_left_out_ns, 1, "api_filter: their time") != 0
+                   ? -1 : 0;
+    case 8:
+        return field_u32(c, &info->host_period_us, 0, "host_sampler: period") != 0 ||
+                       field_u32(c, &info->host_threads, 0, "host_sampler: threads") != 0 ||
+                       field_u32(c, &info->host_threads_over_cap, 0,
+                                 "host_sampler: threads over its cap") != 0 ||
+                       field_u64(c, &info->host_left_out, 1, "host_sampler: samples left out")
+                   ? -1 : 0;
+    default:
+        return field_u64(c, &info->record_cap, 0, "record_cap: the cap") != 0 ||
+                       field_u64(c, &info->records_left_out, 1, "record_cap: records left out")
+                   ? -1 : 0;
+    }
+}
+
+static int parse_header(cursor *c, int k, uf_dtrace *t, uf_trace_info *info)
 {
     uint64_t v;
     switch (k) {
@@ -346,15 +438,17 @@ static int parse_header(cursor *c, int k, uf_dtrace *t)
     case 4:
         uf_copy_str(t->note, sizeof t->note, c->p);
         return 0;
-    default:
+    case 5:
         uf_copy_str(t->counters_note, sizeof t->counters_note, c->p);
         return 0;
+    default:
+        return parse_info(c, k, info);
     }
 }
 
 /* How many records of each kind the text holds (lines starting "K ", "C ", ...). */
 typedef struct record_counts {
-    size_t acts, apis, syncs, ranges, pm, util, clocks;
+    size_t acts, apis, syncs, ranges, pm, util, clocks, host;
 } record_counts;
 
 static void count_records(const char *text, record_counts *n)
@@ -370,15 +464,34 @@ static void count_records(const char *text, record_counts *n)
         n->pm += p[0] == 'P';
         n->util += p[0] == 'U';
         n->clocks += p[0] == 'W';
+        n->host += p[0] == 'H';
     }
 }
 
-#define UNKNOWN_RECORD "unknown record (expected K, C, M, A, S, R, P, U, W or end)"
+#define UNKNOWN_RECORD "unknown record (expected K, C, M, A, S, R, P, U, W, H or end)"
 
-/* A counter sample line of format 3 (c->p after "X "). */
+/* "H T RUN_NS TID STATE" (format 4) */
+static int parse_host(cursor *c, uf_host_sample *h)
+{
+    memset(h, 0, sizeof *h);
+    if (field_u64(c, &h->t_ns, 0, "time") != 0 || field_u64(c, &h->run_ns, 0, "run time") != 0 ||
+        field_u32(c, &h->tid, 0, "thread") != 0)
+        return -1;
+    if (!(is_state_letter(c->p[0]) || c->p[0] == '?') || c->p[1] != '\0')
+        return bad(c, "state: expected one letter (R, S, D, ...) or ?");
+    h->state = c->p[0];
+    return 0;
+}
+
+/* A sample line of format 3 or later (c->p after "X "): counters, and from format 4 the host's
+ * threads. */
 static int parse_sample(cursor *c, char kind, uf_dtrace *t)
 {
     switch (kind) {
+    case 'H':
+        if (c->version < 4)
+            return bad(c, UNKNOWN_RECORD);
+        return parse_host(c, &t->host[t->n_host++]);
     case 'P':
         return parse_pm(c, &t->pm[t->n_pm++]);
     case 'U': {
@@ -409,6 +522,7 @@ static int parse_record(cursor *c, char kind, uf_dtrace *t)
         return field_times(c, &a->start_ns, &a->end_ns, 0) != 0 ||
                        field_u32(c, &a->correlation_id, 0, "correlation id") != 0 ||
                        field_small(c, &a->is_runtime, 1, 0, "runtime") != 0 ||
+                       (c->version >= 4 && field_u32(c, &a->thread_id, 0, "thread") != 0) ||
                        field_name(c, &a->name) != 0 ? -1 : 0;
     }
     case 'S': {
@@ -440,11 +554,13 @@ static int alloc_records(uf_dtrace *t, const char *text)
     t->pm = calloc(n.pm + 1, sizeof *t->pm);
     t->util = calloc(n.util + 1, sizeof *t->util);
     t->clocks = calloc(n.clocks + 1, sizeof *t->clocks);
-    return t->acts && t->apis && t->syncs && t->ranges && t->pm && t->util && t->clocks ? 0 : -1;
+    t->host = calloc(n.host + 1, sizeof *t->host);
+    return t->acts && t->apis && t->syncs && t->ranges && t->pm && t->util && t->clocks &&
+                   t->host ? 0 : -1;
 }
 
 /* The lines of text, in place: header, records, "end N", nothing after. */
-static int parse_lines(char *text, cursor *c, uf_dtrace *t)
+static int parse_lines(char *text, cursor *c, uf_dtrace *t, uf_trace_info *info)
 {
     int header = 0, ended = 0;
     for (char *line = text; *line != '\0';) {
@@ -459,6 +575,8 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
         if (c->line == 1) {
             if (strcmp(line, UF_TRACE_MAGIC) == 0)
                 c->version = UF_TRACE_VERSION;
+            else if (strcmp(line, UF_TRACE_MAGIC_V3) == 0)
+                c->version = 3;
             else if (strcmp(line, UF_TRACE_MAGIC_V2) == 0)
                 c->version = 2;
             else if (strcmp(line, UF_TRACE_MAGIC_V1) == 0)
@@ -473,7 +591,7 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
                 return bad(c, msg);
             }
             c->p = line + klen + 1;
-            if (parse_header(c, header++, t) != 0)
+            if (parse_header(c, header++, t, info) != 0)
                 return -1;
         } else if (strncmp(line, "end ", 4) == 0) {
             uint64_t n;
@@ -497,6 +615,15 @@ static int parse_lines(char *text, cursor *c, uf_dtrace *t)
     return 0;
 }
 
+/* H records by time, then thread. */
+static int cmp_host(const void *pa, const void *pb)
+{
+    const uf_host_sample *a = pa, *b = pb;
+    if (a->t_ns != b->t_ns)
+        return a->t_ns < b->t_ns ? -1 : 1;
+    return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
 void uf_trace_free(uf_trace_file *f)
 {
     free(f->t.acts);
@@ -506,6 +633,7 @@ void uf_trace_free(uf_trace_file *f)
     free(f->t.pm);
     free(f->t.util);
     free(f->t.clocks);
+    free(f->t.host);
     free(f->text);
     memset(f, 0, sizeof *f);
 }
@@ -521,10 +649,13 @@ int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, si
         uf_trace_free(f);
         return uf_set_err(err, errlen, "%s: out of memory", path);
     }
-    if (parse_lines(text, &c, &f->t) != 0) {
+    if (parse_lines(text, &c, &f->t, &f->info) != 0) {
         uf_trace_free(f);
         return -1;
     }
+    f->info.version = c.version;
+    if (f->t.n_host > 1)
+        qsort(f->t.host, f->t.n_host, sizeof *f->t.host, cmp_host);
     return 0;
 }
 
@@ -619,4 +750,60 @@ int uf_trace_read_dir(const char *dir, uf_trace_file **files, int *n, char *err,
         *n = 0;
     }
     return rc;
+}
+
+/* ---- the recorder's decisions ------------------------------------------------------------ */
+
+/* Does name start with one of the prefixes? */
+static int has_prefix(const char *name, const char *const *prefixes)
+{
+    for (int i = 0; prefixes[i] != NULL; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+int uf_trace_api_always_kept(const char *name)
+{
+    /* runtime and driver: launches, copies, memsets, event records, streams waiting for an
+     * event; the driver's frees and teardowns (the runtime's are uf_doctor_may_drain's) */
+    static const char *const prefixes[] = {
+        "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaEventRecord",
+        "cudaStreamWaitEvent", "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemsetD",
+        "cuEventRecord", "cuStreamWaitEvent", "cuMemFree", "cuMemHostFree", "cuStreamDestroy",
+        "cuCtxDestroy", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset", NULL};
+    if (name == NULL)
+        return 0;
+    return has_prefix(name, prefixes) || strstr(name, "Synchronize") != NULL ||
+           uf_doctor_is_event_record(name) || uf_doctor_may_drain(name);
+}
+
+int uf_trace_api_kept(int always_kept, uint64_t start_ns, uint64_t end_ns, uint64_t min_ns)
+{
+    if (start_ns == 0 || end_ns < start_ns)
+        return 0;
+    return always_kept || end_ns - start_ns >= min_ns;
+}
+
+int uf_proc_stat_state(const char *text, size_t len, char *state)
+{
+    const char *close = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == ')')
+            close = text + i;
+    if (close == NULL || memchr(text, '(', (size_t)(close - text)) == NULL)
+        return -1;
+    size_t at = (size_t)(close - text) + 2;     /* ") S" */
+    if (at + 1 > len || close[1] != ' ' || !is_state_letter(text[at]) ||
+        (at + 1 < len && text[at + 1] != ' ' && text[at + 1] != '\n'))
+        return -1;
+    *state = text[at];
+    return 0;
+}
+
+clockid_t uf_thread_cpu_clock(uint32_t tid)
+{
+    /* linux/posix-timers.h: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED) =
+     * (~tid << 3) | CPUCLOCK_PERTHREAD_MASK (4) | CPUCLOCK_SCHED (2) */
+    return (clockid_t)((~(unsigned int)tid << 3) | 4u | 2u);
 }
