@@ -85,6 +85,15 @@ extern "C" {
 #define UF_TRACE_MAGIC_V1 "underfed-doctor-trace 1"
 /* A sampled percentage (P records) may read a little above 100: a counter's peak is nominal. */
 #define UF_TRACE_SAMPLE_PCT_MAX 200.0
+/* The longest run a trace may span (format 4's span line; older files: a record's distance
+ * from their median record's start): a week, far beyond what the recorder's record cap holds
+ * of any program, and short of the years by which a damaged timestamp is off. */
+#define UF_TRACE_MAX_SPAN_NS (7ull * 24 * 3600 * 1000000000ull)
+#define UF_TRACE_MAX_SPAN_TEXT "7 days"
+/* The largest file the reader reads: a full recording at the recorder's default cap (5M
+ * records of ~100 bytes) is about half of it. */
+#define UF_TRACE_MAX_BYTES ((size_t)1 << 30)
+#define UF_TRACE_MAX_BYTES_TEXT "1 GiB"
 #define UF_TRACE_PREFIX "underfed-trace."
 #define UF_TRACE_SUFFIX ".txt"
 

@@ -183,14 +183,16 @@ static const char v3_text[] =
     "U 150 99\n"
     "end 3\n";
 
-Test(doctor_trace4, version_3_has_no_threads_nor_span)
+Test(doctor_trace4, version_3_has_no_threads_nor_span_line)
 {
     uf_trace_file f;
     char err[256];
     cr_assert_eq(uf_trace_parse(strdup(v3_text), "v3", &f, err, sizeof err), 0, "%s", err);
     cr_expect_eq(f.info.version, 3);
     cr_expect_eq(f.info.has_span, 0);
-    cr_expect(f.info.span_start_ns == 0 && f.info.span_end_ns == 0);
+    /* no span line: the span is the records' own (the A record's start to the K record's end) */
+    cr_expect(f.info.span_start_ns == 50 && f.info.span_end_ns == 200, "%llu %llu",
+              (unsigned long long)f.info.span_start_ns, (unsigned long long)f.info.span_end_ns);
     cr_assert_eq(f.t.n_apis, 1);
     cr_expect_eq(f.t.apis[0].thread_id, 0);
     cr_expect_str_eq(f.t.apis[0].name, "cudaLaunchKernel_v7000");
@@ -404,4 +406,257 @@ Test(doctor_trace4, thread_cpu_clock_of_another_thread)
     cr_expect(ran_ms > 5.0 && ran_ms < 200.0, "%g ms", ran_ms);
     /* gone: the clock of a thread that has exited cannot be read */
     cr_expect_neq(clock_gettime(uf_thread_cpu_clock(s.tid), &a), 0);
+}
+
+/* ---- hostile files: what no line alone can tell (#32) ------------------------------------------ */
+
+/* Parse text; expect an error that starts "t.txt:LINE: " and holds what. */
+static void expect_refused(const char *text, int line, const char *what)
+{
+    uf_trace_file f;
+    char err[512], where[64];
+    cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), -1, "%s", text);
+    snprintf(where, sizeof where, "t.txt:%d: ", line);
+    cr_expect(strstr(err, where) == err, "%s: expected %s", err, where);
+    cr_expect(strstr(err, what) != NULL, "%s: expected \"%s\"", err, what);
+}
+
+static const char head4[] =
+    "underfed-doctor-trace 4\npid 7\nsm_count 132\ncounters nan nan nan nan\ndropped 0\nnote \n"
+    "counters_note \nspan 1000 9000\napi_filter 1000 0 0\nhost_sampler 1000 1 0 0\n"
+    "record_cap 5000000 0\n";
+
+static void expect_refused4(const char *records, int line, const char *what)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s", head4, records);
+    expect_refused(text, line, what);
+}
+
+Test(doctor_trace4, records_outside_the_span_are_refused)
+{
+    expect_refused4("K 2000 3000 1 0 7 132 0 0 k\nK 500 3000 2 0 7 132 0 0 k\n"
+                    "A 1000 18446744073709551615 2 1 9 cudaLaunchKernel\nend 3\n", 13,
+                    "outside the run's span, 1000..9000 ns (its span line); 2 records");
+    expect_refused4("U 9001 50\nend 1\n", 12, "1 record outside");
+    expect_refused4("H 999 10 9 R\nend 1\n", 12, "outside the run's span");
+    /* at the span's edges: inside */
+    char text[512];
+    snprintf(text, sizeof text, "%sK 1000 9000 1 0 7 132 0 0 k\nH 9000 1 9 S\nend 2\n", head4);
+    uf_trace_file f;
+    char err[256];
+    cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), 0, "%s", err);
+    uf_trace_free(&f);
+}
+
+Test(doctor_trace4, a_span_longer_than_a_week_is_refused)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s", head4);
+    char *span = strstr(text, "span 1000 9000");
+    const char *longer = "span 0 18446744073709551615\napi_filter 1000 0 0\nhost_sampler 1000 1 0 0\n"
+                         "record_cap 5000000 0\nend 0\n";
+    strcpy(span, longer);
+    expect_refused(text, 8, "span: longer than 7 days");
+    snprintf(span, 200, "span 5 %llu\napi_filter 1000 0 0\nhost_sampler 1000 1 0 0\n"
+             "record_cap 5000000 0\nend 0\n", 5ull + UF_TRACE_MAX_SPAN_NS);
+    uf_trace_file f;
+    char err[256];
+    cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), 0, "%s", err);
+    uf_trace_free(&f);
+}
+
+/* Older files have no span: a record more than a week from the median record's start is
+ * refused, and the span is the rest's. */
+Test(doctor_trace4, older_files_are_bound_by_their_median_record)
+{
+    const char *v3 = "underfed-doctor-trace 3\npid 7\nsm_count 132\ncounters nan nan nan nan\n"
+                     "dropped 0\nnote \ncounters_note \n";
+    char text[1024];
+    snprintf(text, sizeof text, "%sK 1796000000000000000 1796000000000500000 1 0 7 132 0 0 k\n"
+             "K 1796000000001000000 1796000000001500000 2 0 7 132 0 0 k\n"
+             "K 2796000000001000000 2796000000001500000 3 0 7 132 0 0 k\nend 3\n", v3);
+    expect_refused(text, 10, "within 7 days of the median record's start); 1 record");
+    snprintf(text, sizeof text, "%sK 1796000000000000000 1796000000000500000 1 0 7 132 0 0 k\n"
+             "K 1796000000001000000 18446744073709551615 2 0 7 132 0 0 k\n"
+             "A 1796000000000000100 1796000000000000200 1 1 cudaLaunchKernel\nend 3\n", v3);
+    expect_refused(text, 9, "1 record outside");
+}
+
+Test(doctor_trace4, duplicated_records_are_refused)
+{
+    expect_refused4("K 2000 3000 1 0 7 132 0 0 k\nK 3000 4000 2 0 7 132 0 0 k\n"
+                    "K 2000 3000 1 0 7 132 0 0 k\nend 3\n", 14, "the same record as line 12");
+    expect_refused4("A 2000 3000 1 1 9 cudaLaunchKernel\nA 2000 3000 1 1 9 cudaLaunchKernel\n"
+                    "end 2\n", 13, "the same record as line 12");
+    expect_refused4("H 2000 10 9 R\nH 3000 20 9 R\nH 3000 20 9 R\nend 3\n", 14,
+                    "the same record as line 13");
+    expect_refused4("U 2000 50\nU 2000 50\nend 2\n", 13, "duplicated");
+    /* the same times, another name or thread: two records */
+    char text[1024];
+    snprintf(text, sizeof text, "%sK 2000 3000 1 0 7 132 0 0 k\nK 2000 3000 1 0 7 132 0 0 j\n"
+             "A 2000 3000 1 1 9 cudaLaunchKernel\nA 2000 3000 1 1 10 cudaLaunchKernel\nend 4\n",
+             head4);
+    uf_trace_file f;
+    char err[256];
+    cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), 0, "%s", err);
+    uf_trace_free(&f);
+}
+
+Test(doctor_trace4, a_threads_samples_go_forward)
+{
+    expect_refused4("H 2000 500 9 R\nH 3000 400 9 R\nend 2\n", 13,
+                    "thread 9's CPU time went back (500 ns at line 12");
+    expect_refused4("H 2000 500 9 R\nH 2000 600 9 S\nend 2\n", 13,
+                    "thread 9 sampled twice at one time");
+    /* another thread's clock is its own */
+    char text[1024];
+    snprintf(text, sizeof text, "%sH 2000 500 9 R\nH 3000 400 10 R\nH 4000 500 9 S\nend 3\n",
+             head4);
+    uf_trace_file f;
+    char err[256];
+    cr_expect_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), 0, "%s", err);
+    uf_trace_free(&f);
+}
+
+/* Names and notes reach a terminal: escape sequences (ESC, CSI as C1 in UTF-8), DEL and bytes
+ * that are not UTF-8 are read as '?'; UTF-8 text stays. */
+Test(doctor_trace4, names_and_notes_are_sanitized)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "underfed-doctor-trace 4\npid 7\nsm_count 132\ncounters nan nan nan nan\n"
+             "dropped 0\nnote \x1b]0;owned\x07 said \xc2\x9b" "31m red\n"
+             "counters_note bad \xff\xfe bytes \xc3\xa9t\xc3\xa9\n"
+             "span 1000 9000\napi_filter 1000 0 0\nhost_sampler 1000 1 0 0\n"
+             "record_cap 5000000 0\n"
+             "K 2000 3000 1 0 7 132 0 0 k\x1b[2J\x7f \xe2\x82\xac \xed\xa0\x80 \xc0\xaf\n"
+             "A 2000 3000 1 1 9 cuda\x1b[1mLaunch\n"
+             "R 2000 3000 step \xf0\x9f\x9a\x80 \xf4\x90\x80\x80\n"
+             "end 3\n");
+    uf_trace_file f;
+    char err[256];
+    cr_assert_eq(uf_trace_parse(strdup(text), "t.txt", &f, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(f.t.note, "?]0;owned? said ?31m red");
+    cr_expect_str_eq(f.t.counters_note, "bad ?? bytes \xc3\xa9t\xc3\xa9");
+    cr_expect_str_eq(f.t.acts[0].name, "k?[2J? \xe2\x82\xac ??? ??");
+    cr_expect_str_eq(f.t.apis[0].name, "cuda?[1mLaunch");
+    cr_expect_str_eq(f.t.ranges[0].name, "step \xf0\x9f\x9a\x80 ????");
+    uf_trace_free(&f);
+}
+
+/* The JSON string writer (common/strbuf.c) writes valid UTF-8 whatever it is given: a byte that
+ * begins no valid sequence is \ufffd; valid sequences stay; controls are escaped. */
+Test(doctor_trace4, json_strings_are_valid_utf8)
+{
+    const char *const cases[][2] = {
+        {"plain", "\"plain\""},
+        {"\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80", "\"\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\""},
+        {"a\xff" "b", "\"a\\ufffdb\""},
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                 /* overlong '/' */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},      /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""},  /* past U+10FFFF */
+        {"cut \xe2\x82", "\"cut \\ufffd\\ufffd\""},
+        {"\x1b[2J\"\\\n", "\"\\u001b[2J\\\"\\\\\\n\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uf_strbuf b = {0};
+        uf_sb_json_string(&b, cases[i][0]);
+        cr_expect_str_eq(b.data, cases[i][1], "case %zu", i);
+        free(b.data);
+    }
+    cr_expect_eq(uf_utf8_len("\xe2\x82\xac"), 3);
+    cr_expect_eq(uf_utf8_len("\xe2\x82"), 0);
+    cr_expect_eq(uf_utf8_len("\x80"), 0);
+    cr_expect_eq(uf_utf8_len("a"), 1);
+}
+
+/* ---- files and folders ------------------------------------------------------------------------- */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+static const char small4[] =
+    "underfed-doctor-trace 4\npid 42\nsm_count 132\ncounters nan nan nan nan\ndropped 0\nnote \n"
+    "counters_note \nspan 1000 9000\napi_filter 1000 0 0\nhost_sampler 0 0 0 0\n"
+    "record_cap 5000000 0\nK 2000 3000 1 0 7 132 0 0 k\nend 1\n";
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The folder's read error, which must hold what. */
+static void expect_dir_refused(const char *dir, const char *what)
+{
+    uf_trace_file *files = NULL;
+    int n = 0;
+    char err[512];
+    cr_expect_eq(uf_trace_read_dir(dir, &files, &n, err, sizeof err), -1, "%s", what);
+    cr_expect(strstr(err, what) != NULL, "%s: expected \"%s\"", err, what);
+}
+
+static void clear_dir(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(doctor_trace4, only_regular_files_are_read, .timeout = 10)
+{
+    char dir[] = "/tmp/uf_trace4_XXXXXX", path[512];
+    cr_assert_not_null(mkdtemp(dir));
+    /* a FIFO: refused at once, not waited on */
+    snprintf(path, sizeof path, "%s/underfed-trace.1.txt", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    expect_dir_refused(dir, "underfed-trace.1.txt: not a regular file (a FIFO)");
+    clear_dir(dir);
+    /* a symlink to a device that never ends */
+    cr_assert_eq(symlink("/dev/zero", path), 0);
+    expect_dir_refused(dir, "underfed-trace.1.txt: not a regular file (a device)");
+    clear_dir(dir);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    expect_dir_refused(dir, "underfed-trace.1.txt: not a regular file (a folder)");
+    clear_dir(dir);
+    /* larger than the cap (a sparse file: nothing read) */
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    cr_assert(fd >= 0);
+    cr_assert_eq(ftruncate(fd, (off_t)UF_TRACE_MAX_BYTES + 1), 0);
+    close(fd);
+    expect_dir_refused(dir, "bytes, more than the reader's cap of 1 GiB");
+    clear_dir(dir);
+    /* a symlink to a regular trace is read */
+    put_file(dir, "real.txt", small4);
+    snprintf(path, sizeof path, "%s/underfed-trace.42.txt", dir);
+    cr_assert_eq(symlink("real.txt", path), 0);
+    uf_trace_file *files;
+    int n;
+    char err[512];
+    cr_expect_eq(uf_trace_read_dir(dir, &files, &n, err, sizeof err), 0, "%s", err);
+    uf_trace_free_all(files, n);
+    clear_dir(dir);
+    rmdir(dir);
+}
+
+Test(doctor_trace4, a_file_is_named_for_its_process)
+{
+    char dir[] = "/tmp/uf_trace4_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    put_file(dir, "underfed-trace.7.txt", small4);     /* says pid 42 */
+    expect_dir_refused(dir, "underfed-trace.7.txt:2: pid 42, but the file is named for pid 7");
+    clear_dir(dir);
+    put_file(dir, "underfed-trace.x42.txt", small4);
+    expect_dir_refused(dir, "underfed-trace.x42.txt: not named for a process");
+    clear_dir(dir);
+    put_file(dir, "underfed-trace.42.txt", small4);
+    put_file(dir, "underfed-trace.042.txt", small4);
+    expect_dir_refused(dir, "two files for pid 42");
+    clear_dir(dir);
+    rmdir(dir);
 }
