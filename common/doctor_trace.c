@@ -1155,6 +1155,72 @@ int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen)
     return 0;
 }
 
+/* ---- what a file says of its recording ----------------------------------------------------- */
+
+static double span_s(const uf_trace_info *info)
+{
+    return (double)(info->span_end_ns - info->span_start_ns) / 1e9;
+}
+
+void uf_trace_describe(uf_strbuf *b, const uf_trace_file *f)
+{
+    const uf_trace_info *i = &f->info;
+    const uf_dtrace *t = &f->t;
+    if (i->has_span)
+        uf_sb_printf(b, "  recording: format %d, span %.3f s; CUPTI dropped %" PRIu64
+                     " records; %zu API calls kept", i->version, span_s(i), t->dropped,
+                     t->n_apis);
+    else
+        uf_sb_printf(b, "  recording: format %d (no span line: its records' span, %.3f s); "
+                     "CUPTI dropped %" PRIu64 " records; %zu API calls kept", i->version,
+                     span_s(i), t->dropped, t->n_apis);
+    if (i->version < 4)
+        uf_sb_puts(b, " (only the launching, event-record and may-drain calls: no calling "
+                      "threads); no host sampler\n");
+    if (i->version < 4)
+        return;
+    if (i->api_min_ns > 0)
+        uf_sb_printf(b, ", %" PRIu64 " shorter than %" PRIu64 " ns of no kept kind left out "
+                     "(%.3f ms in all, read as the host's own work)", i->api_left_out,
+                     i->api_min_ns, (double)i->api_left_out_ns / 1e6);
+    if (i->host_period_us > 0)
+        uf_sb_printf(b, "; host sampler every %" PRIu32 " us: %zu samples of %" PRIu32
+                     " thread%s (%" PRIu32 " more not followed, beyond its cap), %" PRIu64
+                     " samples left out", i->host_period_us, t->n_host, i->host_threads,
+                     i->host_threads == 1 ? "" : "s", i->host_threads_over_cap,
+                     i->host_left_out);
+    else
+        uf_sb_puts(b, "; host sampler off");
+    uf_sb_printf(b, "; record cap %" PRIu64 ", %" PRIu64 " records left out beyond it%s\n",
+                 i->record_cap, i->records_left_out,
+                 i->records_left_out > 0 ? " (the diagnosis covers the run's first part)" : "");
+}
+
+void uf_trace_describe_json(uf_strbuf *b, const uf_trace_file *f, const char *why_not)
+{
+    const uf_trace_info *i = &f->info;
+    const uf_dtrace *t = &f->t;
+    uf_sb_printf(b, "{\"pid\": %d, \"path\": ", t->pid);
+    uf_sb_json_string(b, f->path);
+    uf_sb_printf(b, ", \"format\": %d, \"span_start_ns\": %" PRIu64 ", \"span_end_ns\": %"
+                 PRIu64 ", \"span_ms\": %.6g, \"dropped\": %" PRIu64 ", \"api_calls\": %zu, "
+                 "\"api_min_ns\": %" PRIu64 ", \"api_left_out\": %" PRIu64
+                 ", \"api_left_out_ns\": %" PRIu64 ", \"host_period_us\": %" PRIu32
+                 ", \"host_threads\": %" PRIu32 ", \"host_threads_over_cap\": %" PRIu32
+                 ", \"host_samples\": %zu, \"host_left_out\": %" PRIu64 ", \"record_cap\": %"
+                 PRIu64 ", \"records_left_out\": %" PRIu64 ", \"diagnosed\": %s",
+                 i->version, i->span_start_ns, i->span_end_ns, span_s(i) * 1e3, t->dropped,
+                 t->n_apis, i->api_min_ns, i->api_left_out, i->api_left_out_ns,
+                 i->host_period_us, i->host_threads, i->host_threads_over_cap, t->n_host,
+                 i->host_left_out, i->record_cap, i->records_left_out,
+                 why_not == NULL ? "true" : "false");
+    if (why_not != NULL) {
+        uf_sb_puts(b, ", \"reason\": ");
+        uf_sb_json_string(b, why_not);
+    }
+    uf_sb_puts(b, "}");
+}
+
 /* ---- a folder of traces ------------------------------------------------------------------ */
 
 int uf_trace_is_name(const char *name)

@@ -168,6 +168,16 @@ int uf_proc_stat_state(const char *text, size_t len, char *state);
  * hand (threads seen only in CUPTI's records). */
 clockid_t uf_thread_cpu_clock(uint32_t tid);
 
+/* What a file says of its recording, for the report: one line (indented, ending in a newline)
+ * with the format, the span, CUPTI's dropped records, the API filter, the host sampler and the
+ * record cap. */
+void uf_trace_describe(uf_strbuf *b, const uf_trace_file *f);
+/* The same as a JSON object: pid, path, format, span_start_ns, span_end_ns, span_ms, dropped,
+ * api_calls, api_min_ns, api_left_out, api_left_out_ns, host_period_us, host_threads,
+ * host_threads_over_cap, host_samples, host_left_out, record_cap, records_left_out; then
+ * "diagnosed" and, when not, "reason" (why_not: NULL when diagnosed). */
+void uf_trace_describe_json(uf_strbuf *b, const uf_trace_file *f, const char *why_not);
+
 /* Is a file name a trace's (UF_TRACE_PREFIX, something, UF_TRACE_SUFFIX)? */
 int uf_trace_is_name(const char *name);
 /* Every DIR/underfed-trace.*.txt, sorted by name, into *files (malloc'ed, *n of them).

@@ -9,9 +9,11 @@
  *   with --ceilings (opt-in), each diagnosis is also held against the machine's ceilings file
  *   (benches/ceilings' ceilings.csv): launch cost, pinned host-to-device copy rates, activity;
  *   underfed doctor --rules
- *       the rule table as Markdown (README.md's table is this output).
+ *       the rule table as Markdown (README.md's table is this output);
+ *   underfed doctor --help | --version.
  *
- * The JSON (default DIR/doctor.json) holds one diagnosis per process. */
+ * The JSON (default DIR/doctor.json) holds one diagnosis per process ("processes") and what
+ * each file says of its recording ("recordings": uf_trace_describe_json). */
 #define _XOPEN_SOURCE 700     /* realpath */
 #include "doctor_cmd.h"
 
@@ -25,13 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "doctor.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
 #include "strbuf.h"
 #include "trace_export.h"
 
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2, EXIT_SKIPPED = 77 };
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_SKIPPED = 77 };   /* and cli.h's EXIT_BAD (2) */
 
 #define INJECT_NAME "libunderfed_inject.so"
 
@@ -43,6 +46,7 @@ typedef struct doctor_args {
     const char *trace;          /* --trace FILE.json: the records as a Perfetto trace */
     const char *ceilings;       /* --ceilings FILE: compare with the machine's ceilings */
     int light, rules, counters;
+    int help, version;          /* --help, --version: print it, exit 0 */
     char **command;             /* after "--", NULL-terminated */
 } doctor_args;
 
@@ -54,6 +58,7 @@ static void usage(FILE *f)
             "                       [--counters] [--inject LIB] [--ceilings FILE]\n"
             "                       -- COMMAND [ARGS...]\n"
             "       underfed doctor --rules\n"
+            "       underfed doctor --help | --version\n"
             "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
             "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
             "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
@@ -76,7 +81,8 @@ static void usage(FILE *f)
             "api_filter line); it samples the CPU time and state of each CUDA-calling thread every\n"
             "UNDERFED_DOCTOR_HOST_US (default 1000 us; 0 off); it keeps at most\n"
             "UNDERFED_DOCTOR_MAX_RECORDS records (default 5000000; the rest are counted).\n"
-            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records or ceilings,\n"
+            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage, unreadable records or ceilings, or a\n"
+            "process not diagnosed (a process that only initialized CUDA is left out, said),\n"
             "77 COMMAND skipped (exit 77: no GPU, too few GPUs).\n");
 }
 
@@ -127,6 +133,12 @@ static int parse(int argc, char **argv, doctor_args *a)
             a->counters = 1;
         } else if (strcmp(s, "--rules") == 0) {
             a->rules = 1;
+        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            a->help = 1;
+            return 0;
+        } else if (strcmp(s, "--version") == 0) {
+            a->version = 1;
+            return 0;
         } else {
             return bad_usage("unknown argument", s);
         }
@@ -178,7 +190,42 @@ out_free:
     return rc;
 }
 
-/* DIR's processes diagnosed, printed and written as JSON; each against ceil when given. */
+/* One process: diagnosed, printed, and into the JSON's processes (b); its recording described
+ * in both (rec). 1 diagnosed, 0 left out (it initialized CUDA and ran nothing on the device,
+ * and its recorder saw nothing wrong), -1 not diagnosed: a failure. */
+static int diagnose_file(const uf_trace_file *f, const uf_doctor_ceilings *ceil, uf_strbuf *b,
+                         uf_strbuf *rec)
+{
+    char err[512];
+    uf_diagnosis d;
+    if (f->t.note[0])
+        fprintf(stderr, "underfed doctor: pid %d: %s\n", f->t.pid, f->t.note);
+    uf_sb_item(rec, ",\n");
+    if (uf_doctor_analyze(&f->t, &d, err, sizeof err) != 0) {
+        int idle = f->t.n_acts == 0 && f->t.note[0] == '\0';
+        fprintf(stderr, "underfed doctor: %s: %s%s\n", f->path, err,
+                idle ? " (the process initialized CUDA and ran nothing on the device: left out)"
+                     : "");
+        uf_trace_describe_json(rec, f, err);
+        return idle ? 0 : -1;
+    }
+    if (ceil != NULL)
+        uf_doctor_compare(&d, ceil);
+    uf_doctor_print(stdout, &d);
+    uf_strbuf line = {0};
+    uf_trace_describe(&line, f);
+    if (line.data != NULL)
+        fputs(line.data, stdout);
+    free(line.data);
+    uf_sb_item(b, ",\n");
+    uf_doctor_json(b, &d);
+    uf_trace_describe_json(rec, f, NULL);
+    return 1;
+}
+
+/* DIR's processes diagnosed, printed and written as JSON (their diagnoses, then what each file
+ * says of its recording); each against ceil when given. Exit 2 when a process could not be
+ * diagnosed, even where others were. */
 static int diagnose_dir(const char *dir, const char *json, const char *trace,
                         const uf_doctor_ceilings *ceil)
 {
@@ -189,24 +236,20 @@ static int diagnose_dir(const char *dir, const char *json, const char *trace,
         fprintf(stderr, "underfed doctor: %s\n", err);
         return EXIT_BAD;
     }
-    uf_strbuf b = {0};
-    uf_sb_puts(&b, "{\"processes\": [");
-    int diagnosed = 0;
+    uf_strbuf b = {0}, rec = {0};
+    int diagnosed = 0, failed = 0;
+    uf_sb_puts(&b, "{\"processes\": [\n");
     for (int i = 0; i < n; i++) {
-        uf_diagnosis d;
-        if (files[i].t.note[0])
-            fprintf(stderr, "underfed doctor: pid %d: %s\n", files[i].t.pid, files[i].t.note);
-        if (uf_doctor_analyze(&files[i].t, &d, err, sizeof err) != 0) {
-            fprintf(stderr, "underfed doctor: %s: %s\n", files[i].path, err);
-            continue;
-        }
-        if (ceil != NULL)
-            uf_doctor_compare(&d, ceil);
-        uf_doctor_print(stdout, &d);
-        uf_sb_puts(&b, diagnosed++ ? ",\n" : "\n");
-        uf_doctor_json(&b, &d);
+        int r = diagnose_file(&files[i], ceil, &b, &rec);
+        diagnosed += r > 0;
+        failed += r < 0;
     }
+    uf_sb_puts(&b, "\n], \"recordings\": [\n");
+    if (rec.data != NULL)
+        uf_sb_puts(&b, rec.data);
     uf_sb_puts(&b, "\n]}\n");
+    b.failed |= rec.failed;
+    free(rec.data);
     int trace_rc = trace != NULL ? export_trace(trace, files, n) : EXIT_OK;
     uf_trace_free_all(files, n);
     if (trace_rc != EXIT_OK) {
@@ -222,6 +265,11 @@ static int diagnose_dir(const char *dir, const char *json, const char *trace,
         return EXIT_BAD;
     }
     printf("diagnosis of %d process%s: %s\n", diagnosed, diagnosed == 1 ? "" : "es", json);
+    if (failed > 0) {
+        fprintf(stderr, "underfed doctor: %d of %d process%s not diagnosed (the reasons above)\n",
+                failed, n, n == 1 ? "" : "es");
+        return EXIT_BAD;
+    }
     return diagnosed > 0 ? EXIT_OK : EXIT_BAD;
 }
 
@@ -378,6 +426,14 @@ int uf_cmd_doctor(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc;
+    if (a.help) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (a.version) {
+        uf_print_version(stdout);
+        return EXIT_OK;
+    }
     if (a.rules) {
         uf_strbuf b = {0};
         uf_doctor_rules_markdown(&b);
