@@ -1135,9 +1135,13 @@ int uf_trace_read(const char *path, uf_trace_file *f, char *err, size_t errlen)
     memset(f, 0, sizeof *f);
     long long named = 0;
     int has_name = pid_of_name(path, &named);
-    if (has_name < 0)
+    if (has_name < 0) {
+        char shown[512];    /* a name anyone chose: sanitized before it reaches a terminal */
+        uf_copy_str(shown, sizeof shown, path);
+        sanitize(shown);
         return uf_set_err(err, errlen, "%s: not named for a process (%sPID%s, PID a decimal "
-                          "number)", path, UF_TRACE_PREFIX, UF_TRACE_SUFFIX);
+                          "number)", shown, UF_TRACE_PREFIX, UF_TRACE_SUFFIX);
+    }
     if (read_regular(path, &text, &len, err, errlen) != 0)
         return -1;
     if (strlen(text) != len) {

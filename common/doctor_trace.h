@@ -52,6 +52,19 @@
  * NAME is the rest of the line (kernel names have spaces); the writer turns control
  * characters into spaces and writes "?" for a missing name.
  *
+ * The reader (a file anyone can send: `underfed doctor --from DIR`) also refuses, naming file
+ * and line: a record outside the run's span (format 4: the span line; older files, which have
+ * none: more than UF_TRACE_MAX_SPAN_NS from their median record's start, then their span is
+ * their records'; the message counts the records outside), a span longer than
+ * UF_TRACE_MAX_SPAN_NS, a record twice, a thread sampled twice at one time or its CPU time going
+ * back; and, naming the file: anything but a regular file (a FIFO, a device, a folder), a file
+ * over UF_TRACE_MAX_BYTES, a NUL byte, a file named for another pid than its pid line says (or
+ * not for a decimal pid), two files of one folder for one pid. Names and notes are read with
+ * control characters (C0, DEL, C1) and bytes that are not UTF-8 as '?': nothing raw reaches a
+ * terminal. Two samples of one thread give the share of the time between them that it ran;
+ * the reads of its CPU clock and of the timestamp are not simultaneous, so that share may pass
+ * 100 % by the sampler's skew: clamp it.
+ *
  * Version 3 (before the calling threads) has no span, api_filter, host_sampler and record_cap
  * lines, no H records, and its API records no TID (read as 0: unknown); its recorder kept
  * only the calls that launched a recorded activity or made a sync, event records and the
