@@ -1336,6 +1336,14 @@ int uf_trace_api_always_kept(const char *name)
            uf_doctor_is_event_record(name) || uf_doctor_may_drain(name);
 }
 
+int uf_trace_api_submits(const char *name)
+{
+    static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
+                                           "cudaMemset", "cuLaunch", "cuGraphLaunch",
+                                           "cuMemcpy", "cuMemsetD", NULL};
+    return name != NULL && has_prefix(name, prefixes);
+}
+
 int uf_trace_api_kept(int always_kept, uint64_t start_ns, uint64_t end_ns, uint64_t min_ns)
 {
     if (start_ns == 0 || end_ns < start_ns)

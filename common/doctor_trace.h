@@ -28,9 +28,9 @@
  *                                     (0: off), the threads it followed, the CUDA-calling
  *                                     threads it did not (beyond its cap), samples left out
  *                                     beyond the record cap
- *   record_cap MAX LEFT_OUT           the recorder kept at most MAX records; LEFT_OUT more
- *                                     arrived and were left out (the diagnosis covers the
- *                                     run's first part)
+ *   record_cap MAX LEFT_OUT           the recorder kept at most MAX records (and their lines
+ *                                     within UF_TRACE_RECORD_BYTES); LEFT_OUT more arrived and
+ *                                     were left out (the diagnosis covers the run's first part)
  *   K START END CORR DEVICE STREAM BLOCKS GRAPH COMM NAME   kernel (COMM 1: NCCL)
  *   C START END CORR DEVICE STREAM SRC DST BYTES           memcpy (SRC, DST uf_mem_kind)
  *   M START END CORR DEVICE STREAM BYTES                   memset
@@ -103,10 +103,13 @@ extern "C" {
  * of any program, and short of the years by which a damaged timestamp is off. */
 #define UF_TRACE_MAX_SPAN_NS (7ull * 24 * 3600 * 1000000000ull)
 #define UF_TRACE_MAX_SPAN_TEXT "7 days"
-/* The largest file the reader reads: a full recording at the recorder's default cap (5M
- * records of ~100 bytes) is about half of it. */
-#define UF_TRACE_MAX_BYTES ((size_t)1 << 30)
-#define UF_TRACE_MAX_BYTES_TEXT "1 GiB"
+/* The largest file the reader reads. The recorder keeps its device, API, sync and NVTX records
+ * within half of it (UF_TRACE_RECORD_BYTES, by each line's widest fields and its name) and its
+ * host samples within its record cap (5M of ~50 bytes by default), so that what it writes is
+ * read: a launch storm's records average ~100 bytes, so 5M of them take ~0.5 GB. */
+#define UF_TRACE_MAX_BYTES ((size_t)2 << 30)
+#define UF_TRACE_MAX_BYTES_TEXT "2 GiB"
+#define UF_TRACE_RECORD_BYTES ((uint64_t)UF_TRACE_MAX_BYTES / 2)
 #define UF_TRACE_PREFIX "underfed-trace."
 #define UF_TRACE_SUFFIX ".txt"
 
@@ -166,6 +169,10 @@ void uf_trace_free(uf_trace_file *f);
  * sync record does), an event record (steps of identical kernels are found by them), or a call
  * that may wait for the device (uf_doctor_may_drain's; the driver's frees)? */
 int uf_trace_api_always_kept(const char *name);
+/* Does an API call (runtime or driver name) submit work to the device: a launch (kernels,
+ * graphs), a copy, a memset? A process whose records hold API calls but none of these ran
+ * nothing on the device (it only initialized CUDA: torch.compile's workers, a launcher). */
+int uf_trace_api_submits(const char *name);
 /* Is a call from start_ns to end_ns kept, with threshold min_ns, when always_kept is
  * uf_trace_api_always_kept of its name (the recorder looks that up once per callback id)? A call
  * without timestamps (CUPTI writes 0 and 0) never is: it could lie anywhere. */

@@ -91,6 +91,13 @@ grep -qF "host sampler every 1000 us: 22 samples of 1 thread" "$work/out.txt" ||
 grep -qF '"recordings": [' "$work/v4.json" && grep -qF '"format": 4, "span_start_ns": 600000' \
   "$work/v4.json" || fail "format 4: the JSON's recordings"
 
+# Two H200 recordings (tests/data/doctor-recorded: their README): read and diagnosed as they are.
+for rec in torch_gemm cupy_sim; do
+  expect 0 "recording: format 4, span" "the H200 recording $rec" \
+    "$tool" doctor --from "$src/tests/data/doctor-recorded/$rec" --json "$work/rec.json"
+  grep -qF "host sampler every 1000 us" "$work/out.txt" || fail "$rec: its host samples not said"
+done
+
 # Hostile and careless files (#32): each is exit 2 with a one-line reason naming the file, and
 # the line where there is one; nothing is diagnosed from them.
 # refused FOLDER MESSAGE WHAT: the tool on FOLDER, exit 2, MESSAGE in its one line, no JSON
@@ -135,8 +142,8 @@ hostile
 ln -s /dev/zero "$work/h/underfed-trace.1.txt"
 refused "$work/h" "underfed-trace.1.txt: not a regular file (a device)" "a symlink to /dev/zero"
 hostile
-truncate -s 1073741825 "$work/h/underfed-trace.1.txt"
-refused "$work/h" "underfed-trace.1.txt: 1073741825 bytes, more than the reader's cap of 1 GiB" \
+truncate -s 2147483649 "$work/h/underfed-trace.1.txt"
+refused "$work/h" "underfed-trace.1.txt: 2147483649 bytes, more than the reader's cap of 2 GiB" \
   "a file over the size cap"
 # CUPTI's dropped records are said, even where the recorder's note does not say it
 hostile
@@ -144,8 +151,9 @@ sed 's/^dropped 0$/dropped 5/' "$v4/underfed-trace.42.txt" > "$work/h/underfed-t
 expect 0 "CUPTI dropped 5 records" "dropped N reported" "$tool" doctor --from "$work/h" \
   --json "$work/h.json"
 grep -qF '"dropped": 5' "$work/h.json" || fail "dropped N: not in the JSON"
-# A process that cannot be diagnosed fails the run, even where another one was diagnosed; a
-# process that only initialized CUDA (no device work, nothing noted) is left out, said.
+# A process that cannot be diagnosed fails the run, even where another one was diagnosed (pid
+# 45: nothing recorded at all, CUPTI refused); a process that only initialized CUDA (API calls
+# recorded, none submitting device work: torch.compile's workers) is left out, said.
 hostile
 cp "$v4/underfed-trace.42.txt" "$work/h/"
 printf '%s\n' "underfed-doctor-trace 4" "pid 45" "sm_count 132" "counters nan nan nan nan" \
@@ -158,9 +166,15 @@ grep -qF "underfed-trace.45.txt: pid 45: no device activity recorded" "$work/out
   fail "the process not diagnosed: no reason"
 grep -qF '"pid": 45, "path": ' "$work/h.json" && grep -qF '"diagnosed": false, "reason": ' \
   "$work/h.json" || fail "the process not diagnosed: not in the JSON's recordings"
-sed -i 's/^note CUPTI refused its activity records$/note /' "$work/h/underfed-trace.45.txt"
+sed -i -e 's/^note CUPTI refused its activity records$/note counters: off/' \
+    -e 's/^end 0$/A 12 14 1 0 45 cuModuleGetLoadingMode\nA 15 17 2 1 45 cudaGetDeviceCount_v3020\nend 2/' \
+  "$work/h/underfed-trace.45.txt"
 expect 0 "the process initialized CUDA and ran nothing on the device: left out" \
   "a process that only initialized CUDA" "$tool" doctor --from "$work/h" --json "$work/h.json"
+sed -i 's/^A 15 17 2 1 45 cudaGetDeviceCount_v3020$/A 15 17 2 1 45 cudaLaunchKernel_v7000/' \
+  "$work/h/underfed-trace.45.txt"
+expect 2 "1 of 2 processes not diagnosed" "a process that launched and recorded no device work" \
+  "$tool" doctor --from "$work/h" --json "$work/h.json"
 # Escape sequences in names and notes never reach the terminal; bytes that are not UTF-8 do not
 # reach the JSON (the --trace export included).
 hostile

@@ -5,7 +5,7 @@
  * results below (the default point of the gpu-a fixture), or a doctor trace (reader, analysis,
  * report, held to tests/fuzz_doctor.h's bounds: a broken bound aborts, as a crash). Seed
  * corpus: results/nvidia-h200 and tests/data (a trace seed needs its first byte: 0x04 then the
- * file). */
+ * file); UNDERFED_FUZZ_KNOWN=low_sm_fill as fuzz_reader's --known. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +30,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
+    static int known_set;
+    if (!known_set) {   /* UNDERFED_FUZZ_KNOWN: fuzz_reader's --known (the analysis's known defects) */
+        fuzz_doctor_set_known(getenv("UNDERFED_FUZZ_KNOWN"));
+        known_set = 1;
+    }
     int pick = data[0] % 5;
     fuzz_kind kind = pick == 4 ? FUZZ_DOCTOR : pick == 3 ? FUZZ_RESULTS : (fuzz_kind)pick;
     const char *scenario = pick == 3 ? "launch_storm" : NULL;

@@ -315,6 +315,23 @@ Test(doctor_trace4, calls_kept_whatever_their_duration)
     cr_expect(uf_trace_api_kept(uf_trace_api_always_kept(NULL), 1000, 5000, min));
 }
 
+Test(doctor_trace4, calls_that_submit_device_work)
+{
+    static const char *const submit[] = {"cudaLaunchKernel_v7000", "cudaGraphLaunch_v10000",
+                                         "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020",
+                                         "cuLaunchKernelEx", "cuMemcpyHtoDAsync_v2",
+                                         "cuMemsetD32Async", "cuGraphLaunch", NULL};
+    static const char *const not_submit[] = {"cuModuleGetLoadingMode", "cudaGetDeviceCount_v3020",
+                                             "cudaStreamSynchronize_v3020", "cudaMalloc_v3020",
+                                             "cudaEventRecord_v3020", "cuCtxGetCurrent", "",
+                                             NULL};
+    for (int i = 0; submit[i] != NULL; i++)
+        cr_expect(uf_trace_api_submits(submit[i]), "%s", submit[i]);
+    for (int i = 0; not_submit[i] != NULL; i++)
+        cr_expect(!uf_trace_api_submits(not_submit[i]), "%s", not_submit[i]);
+    cr_expect(!uf_trace_api_submits(NULL));
+}
+
 /* CUPTI writes 0 and 0 where it could not time a call: not kept, whatever it is. */
 Test(doctor_trace4, calls_without_timestamps_are_left_out)
 {
@@ -653,7 +670,7 @@ Test(doctor_trace4, only_regular_files_are_read, .timeout = 10)
     cr_assert(fd >= 0);
     cr_assert_eq(ftruncate(fd, (off_t)UF_TRACE_MAX_BYTES + 1), 0);
     close(fd);
-    expect_dir_refused(dir, "bytes, more than the reader's cap of 1 GiB");
+    expect_dir_refused(dir, "bytes, more than the reader's cap of 2 GiB");
     clear_dir(dir);
     /* a symlink to a regular trace is read */
     put_file(dir, "real.txt", small4);

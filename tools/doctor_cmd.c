@@ -82,7 +82,8 @@ static void usage(FILE *f)
             "UNDERFED_DOCTOR_HOST_US (default 1000 us; 0 off); it keeps at most\n"
             "UNDERFED_DOCTOR_MAX_RECORDS records (default 5000000; the rest are counted).\n"
             "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage, unreadable records or ceilings, or a\n"
-            "process not diagnosed (a process that only initialized CUDA is left out, said),\n"
+            "process not diagnosed (a process that only initialized CUDA, its API calls submitting\n"
+            "nothing, is left out, said),\n"
             "77 COMMAND skipped (exit 77: no GPU, too few GPUs).\n");
 }
 
@@ -190,9 +191,21 @@ out_free:
     return rc;
 }
 
+/* A process that only initialized CUDA: no device work recorded, and API calls recorded (so
+ * CUPTI recorded) of which none submits any (torch.compile's workers, a launcher). */
+static int only_initialized_cuda(const uf_dtrace *t)
+{
+    if (t->n_acts > 0 || t->n_apis == 0)
+        return 0;
+    for (size_t i = 0; i < t->n_apis; i++)
+        if (uf_trace_api_submits(t->apis[i].name))
+            return 0;
+    return 1;
+}
+
 /* One process: diagnosed, printed, and into the JSON's processes (b); its recording described
- * in both (rec). 1 diagnosed, 0 left out (it initialized CUDA and ran nothing on the device,
- * and its recorder saw nothing wrong), -1 not diagnosed: a failure. */
+ * in both (rec). 1 diagnosed, 0 left out (it only initialized CUDA), -1 not diagnosed: a
+ * failure. */
 static int diagnose_file(const uf_trace_file *f, const uf_doctor_ceilings *ceil, uf_strbuf *b,
                          uf_strbuf *rec)
 {
@@ -202,7 +215,7 @@ static int diagnose_file(const uf_trace_file *f, const uf_doctor_ceilings *ceil,
         fprintf(stderr, "underfed doctor: pid %d: %s\n", f->t.pid, f->t.note);
     uf_sb_item(rec, ",\n");
     if (uf_doctor_analyze(&f->t, &d, err, sizeof err) != 0) {
-        int idle = f->t.n_acts == 0 && f->t.note[0] == '\0';
+        int idle = only_initialized_cuda(&f->t);
         fprintf(stderr, "underfed doctor: %s: %s%s\n", f->path, err,
                 idle ? " (the process initialized CUDA and ran nothing on the device: left out)"
                      : "");

@@ -114,6 +114,8 @@ typedef struct recorder {
     int out_of_memory;          /* some records were lost to a failed allocation */
     uint64_t max_records;       /* UNDERFED_DOCTOR_MAX_RECORDS: records kept in memory */
     uint64_t over_cap;          /* records left out beyond it */
+    uint64_t record_bytes;      /* the kept records' lines in the file, about */
+    int stopped_by_bytes;       /* ... reached UF_TRACE_RECORD_BYTES: recording stopped */
     pid_t pid;                  /* the process that initialized: a forked child writes nothing */
     char out_dir[4096];
     char note[UF_DOCTOR_NOTE_LEN];
@@ -323,16 +325,35 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
                   .name = start ? uf_intern(&rec.names, m->name) : NULL};
 }
 
+/* The bytes a record's line takes in the file, at most: its fixed fields at their widest
+ * (under 128 characters) and its name. */
+static uint64_t line_bytes(const CUpti_Activity *r)
+{
+    const char *name = NULL;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        name = ((const CUpti_ActivityKernel10 *)(const void *)r)->name;
+    else if (r->kind == CUPTI_ACTIVITY_KIND_MARKER)
+        name = ((const CUpti_ActivityMarker2 *)(const void *)r)->name;
+    else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+        name = api_name(r->kind == CUPTI_ACTIVITY_KIND_RUNTIME,
+                        ((const CUpti_ActivityAPI *)(const void *)r)->cbid);
+    return 128 + (name != NULL ? strlen(name) : 0);
+}
+
 static void add_record(const CUpti_Activity *r)
 {
     int api = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
     if (api ? api_left_out((const void *)r) : untimed(r))
         return;     /* before the cap: what is left out anyway takes no room */
-    if ((uint64_t)rec.n_acts + (uint64_t)rec.n_apis + (uint64_t)rec.n_syncs +
-            (uint64_t)rec.n_markers >= rec.max_records) {
+    uint64_t bytes = line_bytes(r);
+    if (!rec.stopped_by_bytes && rec.record_bytes + bytes > UF_TRACE_RECORD_BYTES)
+        rec.stopped_by_bytes = 1;   /* the file must stay readable: UF_TRACE_MAX_BYTES */
+    if (rec.stopped_by_bytes || (uint64_t)rec.n_acts + (uint64_t)rec.n_apis +
+            (uint64_t)rec.n_syncs + (uint64_t)rec.n_markers >= rec.max_records) {
         rec.over_cap++;     /* a long run: the first part is enough to diagnose */
         return;
     }
+    rec.record_bytes += bytes;
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel((const void *)r); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy((const void *)r); break;
@@ -550,10 +571,20 @@ static void check_complete(void)
                                        atomic_load(&rec.graph_launches)))
         add_note(text);
     if (rec.over_cap > 0) {
-        char text[160];
-        snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left out; "
-                 "UNDERFED_DOCTOR_MAX_RECORDS): the diagnosis covers the run's first part",
-                 (unsigned long long)rec.max_records, (unsigned long long)rec.over_cap);
+        char text[240];
+        if (rec.stopped_by_bytes)
+            snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left "
+                     "out): their lines reached %llu MB, half the reader's cap of "
+                     UF_TRACE_MAX_BYTES_TEXT ": the diagnosis covers the run's first part",
+                     (unsigned long long)((uint64_t)rec.n_acts + (uint64_t)rec.n_apis +
+                                          (uint64_t)rec.n_syncs + (uint64_t)rec.n_markers),
+                     (unsigned long long)rec.over_cap,
+                     (unsigned long long)(rec.record_bytes >> 20));
+        else
+            snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left "
+                     "out; UNDERFED_DOCTOR_MAX_RECORDS): the diagnosis covers the run's first "
+                     "part", (unsigned long long)rec.max_records,
+                     (unsigned long long)rec.over_cap);
         add_note(text);
     }
     if (rec.untimed > 0) {
