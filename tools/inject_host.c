@@ -54,6 +54,7 @@ typedef struct host_sampler {
     uf_host_sample *samples;
     int n_samples, cap_samples;
     uint64_t left_out;          /* beyond max_samples, or lost to a failed allocation */
+    uint64_t cpu_ns;            /* the sampler thread's own CPU time, read as it stops */
 } host_sampler;
 
 static host_sampler hs = {.reg_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -163,6 +164,9 @@ static void *sampler_main(void *arg)
         pthread_mutex_lock(&hs.wait_lock);
     }
     pthread_mutex_unlock(&hs.wait_lock);
+    struct timespec own;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &own) == 0)
+        hs.cpu_ns = (uint64_t)own.tv_sec * 1000000000ull + (uint64_t)own.tv_nsec;
     return NULL;
 }
 
@@ -205,6 +209,11 @@ void inj_host_stop(void)
     for (int i = 0; i < INJ_HOST_MAX_THREADS; i++)
         if (hs.stat_fd[i] >= 0)
             close(hs.stat_fd[i]);
+}
+
+uint64_t inj_host_cpu_ns(void)
+{
+    return hs.cpu_ns;
 }
 
 void inj_host_take(uf_dtrace *t, uf_trace_info *info)

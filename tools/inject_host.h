@@ -25,6 +25,8 @@ int inj_host_start(uint32_t period_us, uint64_t max_samples);
 void inj_host_register(uint32_t tid);
 /* Stop and join the sampler (once; later calls, and calls in a forked child, do nothing). */
 void inj_host_stop(void);
+/* The CPU time the sampler thread used, in ns (its cost to the program; 0 before it stops). */
+uint64_t inj_host_cpu_ns(void);
 /* The samples into t (pointers into the sampler's array, valid until exit) and the sampler's
  * header figures into info. Call after inj_host_stop. */
 void inj_host_take(uf_dtrace *t, uf_trace_info *info);

@@ -660,6 +660,12 @@ static void write_records(void)
                 rec.n_acts, rec.n_apis, (unsigned long long)rec.api_left_out,
                 (unsigned long long)rec.api_min_ns, rec.n_syncs, n_ranges, t.n_host,
                 info.host_threads, rec.out_dir, (int)rec.pid);
+    if (info.host_period_us > 0)    /* its cost: CPU time of its own (another core's, mostly) */
+        fprintf(stderr, TAG "pid %d: the host sampler used %.1f ms of CPU in %.1f s (%.3f %% of "
+                        "one core)\n", (int)rec.pid, (double)inj_host_cpu_ns() / 1e6,
+                (double)(info.span_end_ns - info.span_start_ns) / 1e9,
+                100.0 * (double)inj_host_cpu_ns() /
+                    (double)(info.span_end_ns - info.span_start_ns + 1));
     free(ranges);
     pthread_mutex_unlock(&rec.lock);
 }
