@@ -489,10 +489,14 @@ typedef struct record_counts {
     size_t acts, apis, syncs, ranges, pm, util, clocks, host;
 } record_counts;
 
-static void count_records(const char *text, record_counts *n)
+/* (The lines are found with memchr over the known length: strchr would look for the end of
+ * the whole text at each line, under a sanitizer's strict string checks.) */
+static void count_records(const char *text, size_t len, record_counts *n)
 {
     memset(n, 0, sizeof *n);
-    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+    const char *end = text + len;
+    for (const char *p = text; p != NULL && p < end;
+         p = memchr(p, '\n', (size_t)(end - p)), p = p ? p + 1 : NULL) {
         if (p[0] == '\0' || p[1] != ' ')
             continue;
         n->acts += p[0] == 'K' || p[0] == 'C' || p[0] == 'M';
@@ -594,10 +598,10 @@ static void free_lines(record_lines *L)
 }
 
 /* Room for the records the text holds, and for their lines. */
-static int alloc_records(uf_dtrace *t, record_lines *L, const char *text)
+static int alloc_records(uf_dtrace *t, record_lines *L, const char *text, size_t len)
 {
     record_counts n;
-    count_records(text, &n);
+    count_records(text, len, &n);
     L->acts = malloc((n.acts + 1) * sizeof *L->acts);
     L->apis = malloc((n.apis + 1) * sizeof *L->apis);
     L->syncs = malloc((n.syncs + 1) * sizeof *L->syncs);
@@ -638,11 +642,12 @@ static void store_line(cursor *c, char kind, const uf_dtrace *t)
 }
 
 /* The lines of text, in place: header, records, "end N", nothing after. */
-static int parse_lines(char *text, cursor *c, uf_dtrace *t, uf_trace_info *info)
+static int parse_lines(char *text, size_t len, cursor *c, uf_dtrace *t, uf_trace_info *info)
 {
     int header = 0, ended = 0;
-    for (char *line = text; *line != '\0';) {
-        char *nl = strchr(line, '\n');
+    char *end = text + len;
+    for (char *line = text; line < end && *line != '\0';) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
         if (nl == NULL)
             return bad(c, "last line not terminated (a truncated file?)");
         *nl = '\0';
@@ -1037,10 +1042,11 @@ int uf_trace_parse(char *text, const char *path, uf_trace_file *f, char *err, si
     cursor c = {.p = text, .version = UF_TRACE_VERSION, .path = path, .err = err,
                 .errlen = errlen};
     int rc = 0;
-    if (alloc_records(&f->t, &c.lines, text) != 0)
+    size_t len = strlen(text);
+    if (alloc_records(&f->t, &c.lines, text, len) != 0)
         rc = uf_set_err(err, errlen, "%s: out of memory", path);
     if (rc == 0)
-        rc = parse_lines(text, &c, &f->t, &f->info);
+        rc = parse_lines(text, len, &c, &f->t, &f->info);
     if (rc == 0)
         rc = check_records(&c, &f->t, &f->info);
     free_lines(&c.lines);

@@ -164,9 +164,10 @@ static int check_text(const char *text, const uf_dtrace *t, char *why, size_t le
         }
         p += n;
     }
-    for (const char *line = text; *line != '\0';) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line);
+    const char *end = text + strlen(text);
+    for (const char *line = text; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = nl != NULL ? (size_t)(nl - line) : (size_t)(end - line);
         char *copy = malloc(n + 1);
         if (copy == NULL)
             return 0;
