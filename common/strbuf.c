@@ -75,10 +75,43 @@ void uf_sb_printf(uf_strbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+size_t uf_utf8_len(const char *s)
+{
+    const unsigned char *c = (const unsigned char *)s;
+    if (c[0] < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xbf;      /* the second byte's range */
+    if (c[0] >= 0xc2 && c[0] <= 0xdf) {
+        n = 2;
+    } else if (c[0] >= 0xe0 && c[0] <= 0xef) {
+        n = 3;
+        if (c[0] == 0xe0)
+            lo = 0xa0;                  /* not overlong */
+        else if (c[0] == 0xed)
+            hi = 0x9f;                  /* not a surrogate */
+    } else if (c[0] >= 0xf0 && c[0] <= 0xf4) {
+        n = 4;
+        if (c[0] == 0xf0)
+            lo = 0x90;                  /* not overlong */
+        else if (c[0] == 0xf4)
+            hi = 0x8f;                  /* not past U+10FFFF */
+    } else {
+        return 0;                       /* a continuation byte, 0xc0, 0xc1, 0xf5.. */
+    }
+    if (c[1] < lo || c[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (c[i] < 0x80 || c[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 void uf_sb_json_string(uf_strbuf *b, const char *s)
 {
     uf_sb_putn(b, "\"", 1);
-    for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+    for (const char *c = s; *c != '\0';) {
+        size_t n = uf_utf8_len(c);
         switch (*c) {
         case '"': uf_sb_puts(b, "\\\""); break;
         case '\\': uf_sb_puts(b, "\\\\"); break;
@@ -86,11 +119,14 @@ void uf_sb_json_string(uf_strbuf *b, const char *s)
         case '\r': uf_sb_puts(b, "\\r"); break;
         case '\t': uf_sb_puts(b, "\\t"); break;
         default:
-            if (*c < 0x20)
-                uf_sb_printf(b, "\\u%04x", *c);
+            if (n == 0)
+                uf_sb_puts(b, "\\ufffd");
+            else if ((unsigned char)*c < 0x20)
+                uf_sb_printf(b, "\\u%04x", (unsigned char)*c);
             else
-                uf_sb_putn(b, (const char *)c, 1);
+                uf_sb_putn(b, c, n);
         }
+        c += n ? n : 1;
     }
     uf_sb_putn(b, "\"", 1);
 }

@@ -21,8 +21,14 @@ typedef struct uf_strbuf {
 void uf_sb_putn(uf_strbuf *b, const char *s, size_t n);
 void uf_sb_puts(uf_strbuf *b, const char *s);
 void uf_sb_printf(uf_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A JSON string literal, quotes included, with the escapes JSON requires. */
+/* A JSON string literal, quotes included, with the escapes JSON requires; a byte that does
+ * not begin a valid UTF-8 sequence becomes \ufffd (U+FFFD), so the literal is valid UTF-8
+ * whatever s holds. */
 void uf_sb_json_string(uf_strbuf *b, const char *s);
+/* The length (1-4) of the valid UTF-8 sequence at s (NUL-terminated), 0 when the byte at s
+ * does not begin one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
+ * cut short). */
+size_t uf_utf8_len(const char *s);
 /* Start a list item: writes `sep` before every item but the first. */
 void uf_sb_item(uf_strbuf *b, const char *sep);
 /* Write the buffer to path atomically (uf_write_file_atomic), then free it. 0 or -1 with err. */

@@ -78,6 +78,120 @@ expect 2 "underfed-trace.42.txt:7: start: expected a decimal number" "a damaged 
   "$tool" doctor --from "$work/damaged"
 head -c 3000 "$data/underfed-trace.42.txt" > "$work/damaged/underfed-trace.42.txt"
 expect 2 "underfed-trace.42.txt:" "a truncated file" "$tool" doctor --from "$work/damaged"
+
+# A format 4 recording (tests/data/doctor-v4: pid 42's fixture with its calls' thread, the host
+# sampler's reads and the span): the same diagnosis, and what the file says of its recording.
+v4=$src/tests/data/doctor-v4
+expect 0 "pid 42: host synchronization inside the step" "a format 4 recording" \
+  "$tool" doctor --from "$v4" --json "$work/v4.json"
+grep -qF "recording: format 4, span 0.022 s; CUPTI dropped 0 records; 60 API calls kept" \
+  "$work/out.txt" || fail "format 4: the recording line"
+grep -qF "host sampler every 1000 us: 22 samples of 1 thread" "$work/out.txt" ||
+  fail "format 4: the host sampler's samples not said"
+grep -qF '"recordings": [' "$work/v4.json" && grep -qF '"format": 4, "span_start_ns": 600000' \
+  "$work/v4.json" || fail "format 4: the JSON's recordings"
+
+# Two H200 recordings (tests/data/doctor-recorded: their README): read and diagnosed as they are.
+for rec in torch_gemm cupy_sim; do
+  expect 0 "recording: format 4, span" "the H200 recording $rec" \
+    "$tool" doctor --from "$src/tests/data/doctor-recorded/$rec" --json "$work/rec.json"
+  grep -qF "host sampler every 1000 us" "$work/out.txt" || fail "$rec: its host samples not said"
+done
+
+# Hostile and careless files (#32): each is exit 2 with a one-line reason naming the file, and
+# the line where there is one; nothing is diagnosed from them.
+# refused FOLDER MESSAGE WHAT: the tool on FOLDER, exit 2, MESSAGE in its one line, no JSON
+refused() {
+  rm -f "$work/refused.json"
+  expect 2 "$2" "$3" timeout 20 "$tool" doctor --from "$1" --json "$work/refused.json"
+  [ "$(grep -c . "$work/out.txt")" = 1 ] || fail "$3: not a one-line reason"
+  [ -e "$work/refused.json" ] && fail "$3: a diagnosis was written"
+}
+hostile() { rm -rf "$work/h"; mkdir -p "$work/h"; }
+hostile
+sed 's/^K 1004000 1404000 /K 1004000 18446744073709551615 /' "$v4/underfed-trace.42.txt" \
+  > "$work/h/underfed-trace.42.txt"
+refused "$work/h" "underfed-trace.42.txt:12: a record outside the run's span, 600000..22996000 ns (its span line); 1 record outside it in all" \
+  "a kernel ending at 2^64-1"
+hostile
+sed 's/^K 1404000 2204000 /K 1000000000001404000 1000000000002204000 /' \
+  "$data/underfed-trace.42.txt" > "$work/h/underfed-trace.42.txt"
+refused "$work/h" "underfed-trace.42.txt:8: a record outside the run's span" \
+  "a format 1 record shifted by 10^18 ns (7 days from its median record)"
+hostile
+sed 's/^span 600000 22996000$/span 0 18446744073709551615/' "$v4/underfed-trace.42.txt" \
+  > "$work/h/underfed-trace.42.txt"
+refused "$work/h" "underfed-trace.42.txt:8: span: longer than 7 days" "a span of 2^64-1 ns"
+hostile
+awk 'NR == 13 { print } /^end / { $2 += 1 } { print }' "$v4/underfed-trace.42.txt" \
+  > "$work/h/underfed-trace.42.txt"
+refused "$work/h" "underfed-trace.42.txt:14: the same record as line 13 (a duplicated record)" \
+  "a duplicated kernel record"
+hostile
+cp "$v4/underfed-trace.42.txt" "$work/h/underfed-trace.7.txt"
+refused "$work/h" "underfed-trace.7.txt:2: pid 42, but the file is named for pid 7" \
+  "a file named for pid 7 that says pid 42"
+hostile
+cp "$v4/underfed-trace.42.txt" "$work/h/underfed-trace.42.txt"
+cp "$v4/underfed-trace.42.txt" "$work/h/underfed-trace.042.txt"
+refused "$work/h" "two files for pid 42" "two files for one pid"
+hostile
+mkfifo "$work/h/underfed-trace.1.txt"
+refused "$work/h" "underfed-trace.1.txt: not a regular file (a FIFO)" "a FIFO (not waited on)"
+hostile
+ln -s /dev/zero "$work/h/underfed-trace.1.txt"
+refused "$work/h" "underfed-trace.1.txt: not a regular file (a device)" "a symlink to /dev/zero"
+hostile
+truncate -s 2147483649 "$work/h/underfed-trace.1.txt"
+refused "$work/h" "underfed-trace.1.txt: 2147483649 bytes, more than the reader's cap of 2 GiB" \
+  "a file over the size cap"
+# CUPTI's dropped records are said, even where the recorder's note does not say it
+hostile
+sed 's/^dropped 0$/dropped 5/' "$v4/underfed-trace.42.txt" > "$work/h/underfed-trace.42.txt"
+expect 0 "CUPTI dropped 5 records" "dropped N reported" "$tool" doctor --from "$work/h" \
+  --json "$work/h.json"
+grep -qF '"dropped": 5' "$work/h.json" || fail "dropped N: not in the JSON"
+# A process that cannot be diagnosed fails the run, even where another one was diagnosed (pid
+# 45: nothing recorded at all, CUPTI refused); a process that only initialized CUDA (API calls
+# recorded, none submitting device work: torch.compile's workers) is left out, said.
+hostile
+cp "$v4/underfed-trace.42.txt" "$work/h/"
+printf '%s\n' "underfed-doctor-trace 4" "pid 45" "sm_count 132" "counters nan nan nan nan" \
+  "dropped 0" "note CUPTI refused its activity records" "counters_note " "span 10 20" \
+  "api_filter 1000 0 0" "host_sampler 0 0 0 0" "record_cap 5000000 0" "end 0" \
+  > "$work/h/underfed-trace.45.txt"
+expect 2 "1 of 2 processes not diagnosed" "a process not diagnosed beside one that is" \
+  "$tool" doctor --from "$work/h" --json "$work/h.json"
+grep -qF "underfed-trace.45.txt: pid 45: no device activity recorded" "$work/out.txt" ||
+  fail "the process not diagnosed: no reason"
+grep -qF '"pid": 45, "path": ' "$work/h.json" && grep -qF '"diagnosed": false, "reason": ' \
+  "$work/h.json" || fail "the process not diagnosed: not in the JSON's recordings"
+sed -i -e 's/^note CUPTI refused its activity records$/note counters: off/' \
+    -e 's/^end 0$/A 12 14 1 0 45 cuModuleGetLoadingMode\nA 15 17 2 1 45 cudaGetDeviceCount_v3020\nend 2/' \
+  "$work/h/underfed-trace.45.txt"
+expect 0 "the process initialized CUDA and ran nothing on the device: left out" \
+  "a process that only initialized CUDA" "$tool" doctor --from "$work/h" --json "$work/h.json"
+sed -i 's/^A 15 17 2 1 45 cudaGetDeviceCount_v3020$/A 15 17 2 1 45 cudaLaunchKernel_v7000/' \
+  "$work/h/underfed-trace.45.txt"
+expect 2 "1 of 2 processes not diagnosed" "a process that launched and recorded no device work" \
+  "$tool" doctor --from "$work/h" --json "$work/h.json"
+# Escape sequences in names and notes never reach the terminal; bytes that are not UTF-8 do not
+# reach the JSON (the --trace export included).
+hostile
+sed -e 's/^note $/note \x1b]0;owned\x07 \xc2\x9b2J/' \
+    -e 's/^K \(1004000 1404000 .*\) sm90_xmma_gemm_fwd$/K \1 sm90_xmma\x1b[31m_gemm\xff_fwd/' \
+  "$v4/underfed-trace.42.txt" > "$work/h/underfed-trace.42.txt"
+expect 0 "pid 42: ?]0;owned? ?2J" "escape sequences in a note" \
+  "$tool" doctor --from "$work/h" --json "$work/h.json" --trace "$work/h-trace.json"
+LC_ALL=C grep -q "$(printf '\033')" "$work/out.txt" && fail "an escape sequence reached the terminal"
+LC_ALL=C grep -q "$(printf '\302\233')" "$work/out.txt" && fail "a C1 control reached the terminal"
+grep -qF 'sm90_xmma?[31m_gemm?_fwd' "$work/h-trace.json" || fail "the kernel's name not sanitized in --trace"
+if command -v python3 > /dev/null; then
+  for j in "$work/h.json" "$work/h-trace.json"; do
+    python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$j" ||
+      fail "$j is not UTF-8 JSON"
+  done
+fi
 mkdir -p "$work/empty"
 expect 2 "no underfed-trace.PID.txt files" "a folder without traces" \
   "$tool" doctor --from "$work/empty"
@@ -92,7 +206,12 @@ expect 2 "apply to a run" "--counters without a run" "$tool" doctor --from "$dat
 expect 2 "not with --counters" "--light with --counters" \
   "$tool" doctor --light --counters -- true
 expect 0 "| \`launch_bound\` |" "--rules" "$tool" doctor --rules
-expect 0 "usage: underfed doctor" "--help" "$tool" doctor --help
+expect 0 "Exit: 0 diagnosed" "--help: the full usage" "$tool" doctor --help
+[ "$("$tool" doctor --help 2> /dev/null | head -1 | cut -c1-22)" = "usage: underfed doctor" ] ||
+  fail "--help: the usage is not on stdout"
+expect 0 "Exit: 0 diagnosed" "underfed help doctor: the same" "$tool" help doctor
+expect 0 "(doctor trace format 4)" "--version" "$tool" doctor --version
+[ "$("$tool" doctor --version)" = "$("$tool" --version)" ] || fail "two versions"
 
 expect 2 "the recorder $work/none.so" "a missing recorder" \
   "$tool" doctor --inject "$work/none.so" --out "$work/run" -- true

@@ -1,8 +1,11 @@
-/* libFuzzer target of the result reader: the reading path of fuzz_read.c, driven by coverage.
- * Built with clang only (CMake option UNDERFED_FUZZ=ON, see CMakeLists.txt). The first byte
- * of an input picks what the rest is: a results file read alone or as a result folder's
- * launch_storm.csv, a ceilings file, or a series file over the results below (the default
- * point of the gpu-a fixture). Seed corpus: results/nvidia-h200 and tests/data. */
+/* libFuzzer target of the result reader and the doctor's trace reader: the reading path of
+ * fuzz_read.c, driven by coverage. Built with clang only (CMake option UNDERFED_FUZZ=ON, see
+ * CMakeLists.txt). The first byte of an input picks what the rest is: a results file read
+ * alone or as a result folder's launch_storm.csv, a ceilings file, a series file over the
+ * results below (the default point of the gpu-a fixture), or a doctor trace (reader, analysis,
+ * report, held to tests/fuzz_doctor.h's bounds: a broken bound aborts, as a crash). Seed
+ * corpus: results/nvidia-h200 and tests/data (a trace seed needs its first byte: 0x04 then the
+ * file); UNDERFED_FUZZ_KNOWN=low_sm_fill as fuzz_reader's --known. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,11 +30,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    fuzz_kind kind = (fuzz_kind)(data[0] % 4 == 3 ? FUZZ_RESULTS : data[0] % 4);
-    const char *scenario = data[0] % 4 == 3 ? "launch_storm" : NULL;
+    static int known_set;
+    if (!known_set) {   /* UNDERFED_FUZZ_KNOWN: fuzz_reader's --known (the analysis's known defects) */
+        fuzz_doctor_set_known(getenv("UNDERFED_FUZZ_KNOWN"));
+        known_set = 1;
+    }
+    int pick = data[0] % 5;
+    fuzz_kind kind = pick == 4 ? FUZZ_DOCTOR : pick == 3 ? FUZZ_RESULTS : (fuzz_kind)pick;
+    const char *scenario = pick == 3 ? "launch_storm" : NULL;
     char err[512];
-    if (fuzz_read_one(kind, "fuzz.csv", scenario, text, len, series_results,
-                      sizeof series_results - 1, err, sizeof err) < 0) {
+    int rc = fuzz_read_one(kind, pick == 4 ? "underfed-trace.1.txt" : "fuzz.csv", scenario, text,
+                           len, series_results, sizeof series_results - 1, err, sizeof err);
+    if (rc == -2) {
+        fprintf(stderr, "an accepted trace's diagnosis breaks a bound: %s\n", err);
+        abort();
+    }
+    if (rc < 0) {
         fprintf(stderr, "refused without FILE:LINE: %s\n", err);
         abort();
     }

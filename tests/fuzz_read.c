@@ -13,7 +13,8 @@ fuzz_kind fuzz_kind_of(const char *data, size_t len)
     static const struct {
         const char *magic;
         fuzz_kind kind;
-    } kinds[] = {{"# underfed-ceilings", FUZZ_CEILINGS}, {"# underfed-series", FUZZ_SERIES}};
+    } kinds[] = {{"# underfed-ceilings", FUZZ_CEILINGS}, {"# underfed-series", FUZZ_SERIES},
+                 {"underfed-doctor-trace", FUZZ_DOCTOR}};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         size_t n = strlen(kinds[k].magic);
         if (len >= n && memcmp(data, kinds[k].magic, n) == 0)
@@ -51,6 +52,8 @@ int fuzz_read_one(fuzz_kind kind, const char *path, const char *scenario, const 
 {
     int rc = 0;
     err[0] = '\0';
+    if (kind == FUZZ_DOCTOR)
+        return fuzz_doctor_one(path, data, len, err, errlen);
     if (kind == FUZZ_CEILINGS) {
         uf_ceilings c;
         uf_meta *meta = calloc(1, sizeof *meta);

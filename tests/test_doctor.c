@@ -1010,14 +1010,16 @@ static void expect_bad(const char *from, const char *to, int line, const char *w
 
 Test(doctor_trace, strict_errors_name_file_and_line)
 {
-    expect_bad("underfed-doctor-trace 3", "underfed-doctor-trace 4", 1, "not an underfed");
+    /* format 4: the first record on line 12, after the span, api_filter, host_sampler and
+     * record_cap lines (tests/test_doctor_trace.c tests those) */
+    expect_bad("underfed-doctor-trace 4", "underfed-doctor-trace 5", 1, "not an underfed");
     expect_bad("pid 42\n", "pid x\n", 2, "pid: expected a decimal");
     expect_bad("sm_count", "sm_cnt", 3, "expected the header line \"sm_count");
     expect_bad("counters 12.5", "counters 120", 4, "0..100 or nan");
     expect_bad("counters_note", "counters_nope", 7, "expected the header line \"counters_note");
-    expect_bad("\nK ", "\nK -", 8, "start: expected a decimal");
-    expect_bad("\nK ", "\nQ ", 8, "unknown record");
-    expect_bad(" 132 0 0 sm90", " 132 0 2 sm90", 8, "comm: 2 is not 0..1");
+    expect_bad("\nK ", "\nK -", 12, "start: expected a decimal");
+    expect_bad("\nK ", "\nQ ", 12, "unknown record");
+    expect_bad(" 132 0 0 sm90", " 132 0 2 sm90", 12, "comm: 2 is not 0..1");
 }
 
 Test(doctor_trace, truncated_and_damaged_files)

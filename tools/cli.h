@@ -6,6 +6,7 @@
 #define UF_TOOLS_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "results.h"
 
@@ -15,7 +16,7 @@ enum { EXIT_REGRESSED = 1, EXIT_OUTPUT = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
 
 /* The version of this build of the tool: `git describe` of its sources when it was built (the
  * results' `# git:` line says the same of a run), "unknown (no git)" without it. What
- * `underfed --version` prints after "underfed " (version.c). */
+ * `underfed --version` prints after "underfed " (version.c), through uf_print_version. */
 const char *uf_tool_version(void);
 
 /* A command's options and operands, as underfed.c's parse_args fills them (tool_options). */
@@ -46,5 +47,8 @@ int list_results(const char *dir, char (**names)[UF_NAME_LEN]);
 /* DIR/ceilings.csv into *c (and its metadata into *meta, NULL: not kept): 1 read, 0 the folder
  * has none (why in err), -1 with a message when it is there but malformed. */
 int folder_ceilings(const char *dir, uf_ceilings *c, uf_meta *meta, char *err, size_t errlen);
+/* "underfed VERSION (doctor trace format N)": `underfed --version` and `underfed doctor
+ * --version` print this one line; VERSION is the build's git describe (uf_version.c). */
+void uf_print_version(FILE *f);
 
 #endif

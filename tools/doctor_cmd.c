@@ -9,9 +9,11 @@
  *   with --ceilings (opt-in), each diagnosis is also held against the machine's ceilings file
  *   (benches/ceilings' ceilings.csv): launch cost, pinned host-to-device copy rates, activity;
  *   underfed doctor --rules
- *       the rule table as Markdown (README.md's table is this output).
+ *       the rule table as Markdown (README.md's table is this output);
+ *   underfed doctor --help | --version.
  *
- * The JSON (default DIR/doctor.json) holds one diagnosis per process. */
+ * The JSON (default DIR/doctor.json) holds one diagnosis per process ("processes") and what
+ * each file says of its recording ("recordings": uf_trace_describe_json). */
 #define _XOPEN_SOURCE 700     /* realpath */
 #include "doctor_cmd.h"
 
@@ -25,13 +27,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "doctor.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
 #include "strbuf.h"
 #include "trace_export.h"
 
-enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_BAD = 2, EXIT_SKIPPED = 77 };
+enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_SKIPPED = 77 };   /* and cli.h's EXIT_BAD (2) */
 
 #define INJECT_NAME "libunderfed_inject.so"
 
@@ -43,6 +46,7 @@ typedef struct doctor_args {
     const char *trace;          /* --trace FILE.json: the records as a Perfetto trace */
     const char *ceilings;       /* --ceilings FILE: compare with the machine's ceilings */
     int light, rules, counters;
+    int help, version;          /* --help, --version: print it, exit 0 */
     char **command;             /* after "--", NULL-terminated */
 } doctor_args;
 
@@ -54,14 +58,15 @@ static void usage(FILE *f)
             "                       [--counters] [--inject LIB] [--ceilings FILE]\n"
             "                       -- COMMAND [ARGS...]\n"
             "       underfed doctor --rules\n"
+            "       underfed doctor --help | --version\n"
             "Diagnoses why the GPU idles: runs COMMAND with the suite's CUPTI injection library\n"
             "(or reads DIR's underfed-trace.PID.txt files), finds the steady-state steps, and rates\n"
             "each failure mode (launch storm, host sync, starved input, exposed all-reduce, ...)\n"
             "none / moderate / high with the share of each step at stake, the fix and the scenario\n"
             "that reproduces it. --out: where the records go (default ./underfed-doctor);\n"
-            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls and\n"
-            "no NVTX ranges (less overhead; kernels, copies, syncs and the runtime calls that\n"
-            "launch them stay); --counters: also PM sampling and NVML in the traced process\n"
+            "--json: the diagnosis as JSON (default DIR/doctor.json); --light: no driver calls,\n"
+            "no NVTX ranges and no host sampler (less overhead; kernels, copies, syncs and the\n"
+            "runtime calls stay); --counters: also PM sampling and NVML in the traced process\n"
             "(not with --light); --inject: the recorder (default:\n"
             "next to underfed); --trace: the records as a Perfetto/Chrome trace\n"
             "(ui.perfetto.dev), one process per pid; --ceilings: also hold each process against\n"
@@ -70,7 +75,15 @@ static void usage(FILE *f)
             "(pageable copies are counted, not compared: their records time only the DMA),\n"
             "DRAM and tensor activity against copy_dram_pct and gemm_bf16_tensor_pct where the\n"
             "file has them.\n"
-            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage or unreadable records or ceilings,\n"
+            "The recorder keeps every runtime and driver call with its thread, but calls shorter\n"
+            "than UNDERFED_DOCTOR_API_MIN_NS (default 1000 ns) that neither launch, copy,\n"
+            "synchronize, record an event nor may wait for the device (counted, in the file's\n"
+            "api_filter line); it samples the CPU time and state of each CUDA-calling thread every\n"
+            "UNDERFED_DOCTOR_HOST_US (default 1000 us; 0 off); it keeps at most\n"
+            "UNDERFED_DOCTOR_MAX_RECORDS records (default 5000000; the rest are counted).\n"
+            "Exit: 0 diagnosed, 1 COMMAND failed, 2 usage, unreadable records or ceilings, or a\n"
+            "process not diagnosed (a process that only initialized CUDA, its API calls submitting\n"
+            "nothing, is left out, said),\n"
             "77 COMMAND skipped (exit 77: no GPU, too few GPUs).\n");
 }
 
@@ -121,6 +134,12 @@ static int parse(int argc, char **argv, doctor_args *a)
             a->counters = 1;
         } else if (strcmp(s, "--rules") == 0) {
             a->rules = 1;
+        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
+            a->help = 1;
+            return 0;
+        } else if (strcmp(s, "--version") == 0) {
+            a->version = 1;
+            return 0;
         } else {
             return bad_usage("unknown argument", s);
         }
@@ -172,7 +191,54 @@ out_free:
     return rc;
 }
 
-/* DIR's processes diagnosed, printed and written as JSON; each against ceil when given. */
+/* A process that only initialized CUDA: no device work recorded, and API calls recorded (so
+ * CUPTI recorded) of which none submits any (torch.compile's workers, a launcher). */
+static int only_initialized_cuda(const uf_dtrace *t)
+{
+    if (t->n_acts > 0 || t->n_apis == 0)
+        return 0;
+    for (size_t i = 0; i < t->n_apis; i++)
+        if (uf_trace_api_submits(t->apis[i].name))
+            return 0;
+    return 1;
+}
+
+/* One process: diagnosed, printed, and into the JSON's processes (b); its recording described
+ * in both (rec). 1 diagnosed, 0 left out (it only initialized CUDA), -1 not diagnosed: a
+ * failure. */
+static int diagnose_file(const uf_trace_file *f, const uf_doctor_ceilings *ceil, uf_strbuf *b,
+                         uf_strbuf *rec)
+{
+    char err[512];
+    uf_diagnosis d;
+    if (f->t.note[0])
+        fprintf(stderr, "underfed doctor: pid %d: %s\n", f->t.pid, f->t.note);
+    uf_sb_item(rec, ",\n");
+    if (uf_doctor_analyze(&f->t, &d, err, sizeof err) != 0) {
+        int idle = only_initialized_cuda(&f->t);
+        fprintf(stderr, "underfed doctor: %s: %s%s\n", f->path, err,
+                idle ? " (the process initialized CUDA and ran nothing on the device: left out)"
+                     : "");
+        uf_trace_describe_json(rec, f, err);
+        return idle ? 0 : -1;
+    }
+    if (ceil != NULL)
+        uf_doctor_compare(&d, ceil);
+    uf_doctor_print(stdout, &d);
+    uf_strbuf line = {0};
+    uf_trace_describe(&line, f);
+    if (line.data != NULL)
+        fputs(line.data, stdout);
+    free(line.data);
+    uf_sb_item(b, ",\n");
+    uf_doctor_json(b, &d);
+    uf_trace_describe_json(rec, f, NULL);
+    return 1;
+}
+
+/* DIR's processes diagnosed, printed and written as JSON (their diagnoses, then what each file
+ * says of its recording); each against ceil when given. Exit 2 when a process could not be
+ * diagnosed, even where others were. */
 static int diagnose_dir(const char *dir, const char *json, const char *trace,
                         const uf_doctor_ceilings *ceil)
 {
@@ -183,24 +249,20 @@ static int diagnose_dir(const char *dir, const char *json, const char *trace,
         fprintf(stderr, "underfed doctor: %s\n", err);
         return EXIT_BAD;
     }
-    uf_strbuf b = {0};
-    uf_sb_puts(&b, "{\"processes\": [");
-    int diagnosed = 0;
+    uf_strbuf b = {0}, rec = {0};
+    int diagnosed = 0, failed = 0;
+    uf_sb_puts(&b, "{\"processes\": [\n");
     for (int i = 0; i < n; i++) {
-        uf_diagnosis d;
-        if (files[i].t.note[0])
-            fprintf(stderr, "underfed doctor: pid %d: %s\n", files[i].t.pid, files[i].t.note);
-        if (uf_doctor_analyze(&files[i].t, &d, err, sizeof err) != 0) {
-            fprintf(stderr, "underfed doctor: %s: %s\n", files[i].path, err);
-            continue;
-        }
-        if (ceil != NULL)
-            uf_doctor_compare(&d, ceil);
-        uf_doctor_print(stdout, &d);
-        uf_sb_puts(&b, diagnosed++ ? ",\n" : "\n");
-        uf_doctor_json(&b, &d);
+        int r = diagnose_file(&files[i], ceil, &b, &rec);
+        diagnosed += r > 0;
+        failed += r < 0;
     }
+    uf_sb_puts(&b, "\n], \"recordings\": [\n");
+    if (rec.data != NULL)
+        uf_sb_puts(&b, rec.data);
     uf_sb_puts(&b, "\n]}\n");
+    b.failed |= rec.failed;
+    free(rec.data);
     int trace_rc = trace != NULL ? export_trace(trace, files, n) : EXIT_OK;
     uf_trace_free_all(files, n);
     if (trace_rc != EXIT_OK) {
@@ -216,6 +278,11 @@ static int diagnose_dir(const char *dir, const char *json, const char *trace,
         return EXIT_BAD;
     }
     printf("diagnosis of %d process%s: %s\n", diagnosed, diagnosed == 1 ? "" : "es", json);
+    if (failed > 0) {
+        fprintf(stderr, "underfed doctor: %d of %d process%s not diagnosed (the reasons above)\n",
+                failed, n, n == 1 ? "" : "es");
+        return EXIT_BAD;
+    }
     return diagnosed > 0 ? EXIT_OK : EXIT_BAD;
 }
 
@@ -372,6 +439,14 @@ int uf_cmd_doctor(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc != 0)
         return rc;
+    if (a.help) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (a.version) {
+        uf_print_version(stdout);
+        return EXIT_OK;
+    }
     if (a.rules) {
         uf_strbuf b = {0};
         uf_doctor_rules_markdown(&b);

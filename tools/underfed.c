@@ -647,6 +647,12 @@ static int parse_args(const command *c, int argc, char **argv, args *a)
     return 0;
 }
 
+/* The doctor prints its own --help (its usage is its own text, not the common options'). */
+static int own_help(const command *c)
+{
+    return c->run_own == uf_cmd_doctor;
+}
+
 static int is_help(const char *arg)
 {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
@@ -666,11 +672,14 @@ static int run_command(int argc, char **argv)
         return EXIT_BAD;
     }
     if (is_version(argv[1])) {
-        printf("underfed %s\n", uf_tool_version());
+        uf_print_version(stdout);
         return 0;
     }
     if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         const command *c = argc > 2 ? find_command(argv[2]) : NULL;
+        char *own[] = {"--help", NULL};
+        if (c && own_help(c))
+            return c->run_own(1, own);
         if (c)
             print_command_help(stdout, c);
         else
@@ -685,8 +694,8 @@ static int run_command(int argc, char **argv)
         fprintf(stderr, "; underfed --help)\n");
         return EXIT_BAD;
     }
-    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)   /* not COMMAND's own */
-        if (is_help(argv[i])) {
+    for (int i = 2; !own_help(c) && i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (is_help(argv[i])) {     /* not COMMAND's own (after --) */
             print_command_help(stdout, c);
             return 0;
         }

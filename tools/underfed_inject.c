@@ -11,9 +11,22 @@
  * later client's buffer registration does not take away).
  *
  * UNDERFED_DOCTOR_MAX_RECORDS (default 5M) bounds the records kept in memory; beyond it they
- * are counted and left out, and the note says so (diagnose a short run: a few hundred steps).
- * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records and the counters (less
- * overhead; NCCL's driver launches then have no launch call to correlate).
+ * are counted and left out, and the note and the record_cap line say so (diagnose a short run:
+ * a few hundred steps). Host samples have a cap of their own, the same number.
+ * UNDERFED_DOCTOR_LIGHT=1 leaves out the driver API and NVTX records, the counters and the host
+ * sampler (less overhead; NCCL's driver launches then have no launch call to correlate).
+ *
+ * API calls (trace format 4): every runtime and driver call is kept, with the OS id of its
+ * thread (cuptiSetThreadIdType SYSTEM: gettid(), the id of /proc/self/task/TID), except calls
+ * shorter than UNDERFED_DOCTOR_API_MIN_NS (default UF_TRACE_API_MIN_NS, 1 us) of no kind that
+ * uf_trace_api_always_kept keeps (launches, copies, memsets, syncs, event records, calls that
+ * may drain): counted, their time summed, in the api_filter line. They are left out as they
+ * arrive, before the record cap counts them: PyTorch makes several such calls per launch.
+ *
+ * The host sampler (inject_host.h): every UNDERFED_DOCTOR_HOST_US (default 1000; 0 off; off
+ * under --light unless the variable is set), the CPU time and state of each thread that made
+ * a CUDA call (registered at its first call that the callback sees, or from its API records),
+ * at most INJ_HOST_MAX_THREADS of them. It stops before the records are written.
  *
  * Counters (inject_counters.h), only with UNDERFED_DOCTOR_COUNTERS=1 (`underfed doctor
  * --counters`; they cost a 256 MiB buffer on the GPU and a poller thread). Their first H200 run
@@ -33,12 +46,15 @@
  *
  * The callbacks have no user context (InitializeInjection takes none), so the records live in
  * one static recorder, guarded by its lock: CUPTI may complete buffers on its own thread. */
+#define _GNU_SOURCE     /* syscall(SYS_gettid) */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cupti_activity.h>
@@ -51,6 +67,7 @@
 #include "doctor_trace.h"
 #include "errors.h"
 #include "inject_counters.h"
+#include "inject_host.h"
 #include "names.h"
 #include "strbuf.h"
 
@@ -79,11 +96,26 @@ typedef struct recorder {
     /* API names by callback id, so each id is looked up and interned once */
     const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    /* uf_trace_api_always_kept of each id's name: 0 not looked up, 1 no, 2 yes */
+    uint8_t runtime_kept[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+    uint8_t driver_kept[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    /* the callback ids that launch (the launch counter's), by domain */
+    uint8_t runtime_launch[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+    uint8_t driver_launch[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    uint64_t start_ns;          /* cuptiGetTimestamp() at InitializeInjection: the span's start */
+    uint64_t api_min_ns;        /* UNDERFED_DOCTOR_API_MIN_NS */
+    uint64_t api_left_out, api_left_out_ns;  /* short calls of no kept kind, left out */
+    uint64_t untimed;           /* device and sync records without timestamps, left out */
+    int os_thread_ids;          /* CUPTI's thread ids are gettid()'s (else written as 0) */
+    int host_sampler;           /* the host sampler runs (its threads register) */
+    uint32_t last_tid;          /* the last thread registered from a record (skip repeats) */
     uint64_t dropped;
     int sm_count;
     int out_of_memory;          /* some records were lost to a failed allocation */
     uint64_t max_records;       /* UNDERFED_DOCTOR_MAX_RECORDS: records kept in memory */
     uint64_t over_cap;          /* records left out beyond it */
+    uint64_t record_bytes;      /* the kept records' lines in the file, about */
+    int stopped_by_bytes;       /* ... reached UF_TRACE_RECORD_BYTES: recording stopped */
     pid_t pid;                  /* the process that initialized: a forked child writes nothing */
     char out_dir[4096];
     char note[UF_DOCTOR_NOTE_LEN];
@@ -192,6 +224,36 @@ static const char *api_name(int runtime, CUpti_CallbackId cbid)
     return name;
 }
 
+/* uf_trace_api_always_kept of a callback id's name, looked up once per id. */
+static int always_kept(int runtime, CUpti_CallbackId cbid, const char *name)
+{
+    uint8_t *cache = runtime ? rec.runtime_kept : rec.driver_kept;
+    size_t n = runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
+    if (cbid >= n)
+        return uf_trace_api_always_kept(name);
+    if (cache[cbid] == 0)
+        cache[cbid] = uf_trace_api_always_kept(name) ? 2 : 1;
+    return cache[cbid] == 2;
+}
+
+/* The API filter (format 4's api_filter): 1 when the call is left out (counted, its time
+ * summed). Every call's thread is registered with the host sampler, kept or not. */
+static int api_left_out(const CUpti_ActivityAPI *r)
+{
+    int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+    if (rec.os_thread_ids && r->threadId != rec.last_tid) {
+        inj_host_register(r->threadId);
+        rec.last_tid = r->threadId;
+    }
+    if (uf_trace_api_kept(always_kept(runtime, r->cbid, api_name(runtime, r->cbid)), r->start,
+                          r->end, rec.api_min_ns))
+        return 0;
+    rec.api_left_out++;
+    if (r->start != 0 && r->end >= r->start)
+        rec.api_left_out_ns += r->end - r->start;
+    return 1;
+}
+
 static void add_api(const CUpti_ActivityAPI *r)
 {
     int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
@@ -200,7 +262,39 @@ static void add_api(const CUpti_ActivityAPI *r)
     if (a == NULL)
         return;
     *a = (uf_api_call){.start_ns = r->start, .end_ns = r->end, .correlation_id = r->correlationId,
-                       .is_runtime = (uint8_t)runtime, .name = name};
+                       .is_runtime = (uint8_t)runtime,
+                       .thread_id = rec.os_thread_ids ? r->threadId : 0, .name = name};
+}
+
+/* A device or sync record without timestamps (CUPTI writes 0 where it could not time one):
+ * it could lie anywhere, so it is left out and counted. */
+static int untimed(const CUpti_Activity *r)
+{
+    uint64_t start, end;
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        start = ((const CUpti_ActivityKernel10 *)(const void *)r)->start;
+        end = ((const CUpti_ActivityKernel10 *)(const void *)r)->end;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        start = ((const CUpti_ActivityMemcpy6 *)(const void *)r)->start;
+        end = ((const CUpti_ActivityMemcpy6 *)(const void *)r)->end;
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        start = ((const CUpti_ActivityMemset4 *)(const void *)r)->start;
+        end = ((const CUpti_ActivityMemset4 *)(const void *)r)->end;
+        break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        start = ((const CUpti_ActivitySynchronization2 *)(const void *)r)->start;
+        end = ((const CUpti_ActivitySynchronization2 *)(const void *)r)->end;
+        break;
+    default:
+        return 0;
+    }
+    if (start != 0 && end >= start)
+        return 0;
+    rec.untimed++;
+    return 1;
 }
 
 static void add_sync(const CUpti_ActivitySynchronization2 *s)
@@ -231,13 +325,35 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
                   .name = start ? uf_intern(&rec.names, m->name) : NULL};
 }
 
+/* The bytes a record's line takes in the file, at most: its fixed fields at their widest
+ * (under 128 characters) and its name. */
+static uint64_t line_bytes(const CUpti_Activity *r)
+{
+    const char *name = NULL;
+    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        name = ((const CUpti_ActivityKernel10 *)(const void *)r)->name;
+    else if (r->kind == CUPTI_ACTIVITY_KIND_MARKER)
+        name = ((const CUpti_ActivityMarker2 *)(const void *)r)->name;
+    else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+        name = api_name(r->kind == CUPTI_ACTIVITY_KIND_RUNTIME,
+                        ((const CUpti_ActivityAPI *)(const void *)r)->cbid);
+    return 128 + (name != NULL ? strlen(name) : 0);
+}
+
 static void add_record(const CUpti_Activity *r)
 {
-    if ((uint64_t)rec.n_acts + (uint64_t)rec.n_apis + (uint64_t)rec.n_syncs +
-            (uint64_t)rec.n_markers >= rec.max_records) {
+    int api = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    if (api ? api_left_out((const void *)r) : untimed(r))
+        return;     /* before the cap: what is left out anyway takes no room */
+    uint64_t bytes = line_bytes(r);
+    if (!rec.stopped_by_bytes && rec.record_bytes + bytes > UF_TRACE_RECORD_BYTES)
+        rec.stopped_by_bytes = 1;   /* the file must stay readable: UF_TRACE_MAX_BYTES */
+    if (rec.stopped_by_bytes || (uint64_t)rec.n_acts + (uint64_t)rec.n_apis +
+            (uint64_t)rec.n_syncs + (uint64_t)rec.n_markers >= rec.max_records) {
         rec.over_cap++;     /* a long run: the first part is enough to diagnose */
         return;
     }
+    rec.record_bytes += bytes;
     switch (r->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel((const void *)r); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy((const void *)r); break;
@@ -306,8 +422,12 @@ static void stop_counters_at_exit(void)
         inj_counters_stop(NULL);
 }
 
-/* Counts kernel and graph launches on entry, to tell later whether the records are complete;
- * passes the resource callbacks on. */
+/* Set once a thread has registered with the host sampler. */
+static _Thread_local int thread_registered;
+
+/* Registers the calling thread with the host sampler at its first call seen here; counts
+ * kernel and graph launches on entry, to tell later whether the records are complete; passes
+ * the resource callbacks on. */
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *data)
 {
@@ -319,6 +439,14 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
     const CUpti_CallbackData *cb = data;
     if (cb->callbackSite != CUPTI_API_ENTER)
         return;
+    if (!thread_registered) {
+        thread_registered = 1;
+        inj_host_register((uint32_t)syscall(SYS_gettid));
+    }
+    int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (runtime ? cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE || !rec.runtime_launch[cbid]
+                : cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE || !rec.driver_launch[cbid])
+        return;     /* not a launch: the thread's registration was all */
     if (rec.counters && atomic_exchange(&rec.counters_exit_set, 1) == 0 &&
         atexit(stop_counters_at_exit) != 0)
         fprintf(stderr, TAG "cannot register the counters' exit handler: they stop with the "
@@ -330,7 +458,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
     if (graph)
         atomic_fetch_add(&rec.graph_launches, 1);
-    else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+    else if (runtime)
         atomic_fetch_add(&rec.launches_rt, 1);
     else
         atomic_fetch_add(&rec.launches_drv, 1);
@@ -346,8 +474,26 @@ static const CUpti_CallbackId driver_launches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz};
 
-/* The launch counter, and the context callbacks that start and stop the counters (when asked
- * for and not light): a subscription refused means another CUPTI client is attached. */
+/* The callbacks of one API domain: the launches (the launch counter) and, with the host
+ * sampler on, every call that uf_trace_api_always_kept keeps (copies, syncs, event records...:
+ * a thread that submits work makes one of them, and registers with the sampler at the first).
+ * Calls of other kinds get no callback: PyTorch makes several per launch, and a callback costs
+ * on each. */
+static void enable_thread_callbacks(CUpti_CallbackDomain domain, size_t n, const uint8_t *launch)
+{
+    for (size_t cbid = 1; cbid < n; cbid++) {
+        const char *name = NULL;
+        if (!launch[cbid] &&
+            (!rec.host_sampler || cuptiGetCallbackName(domain, (CUpti_CallbackId)cbid, &name) != CUPTI_SUCCESS ||
+             !uf_trace_api_always_kept(name)))
+            continue;
+        INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, domain, (CUpti_CallbackId)cbid));
+    }
+}
+
+/* The launch counter and the host sampler's thread registration, and the context callbacks
+ * that start and stop the counters (when asked for and not light): a subscription refused
+ * means another CUPTI client is attached. */
 static void subscribe(int light, int counters)
 {
     CUptiResult r = cuptiSubscribe(&rec.subscriber, on_callback, NULL);
@@ -375,14 +521,16 @@ static void subscribe(int light, int counters)
         inj_counters_off("off: CUPTI refused the context callbacks");
     }
     for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
-        INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                      runtime_launches[i]));
+        rec.runtime_launch[runtime_launches[i]] = 1;
     for (size_t i = 0; i < sizeof driver_launches / sizeof driver_launches[0]; i++)
-        INJ_CUPTI(cuptiEnableCallback(1, rec.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                      driver_launches[i]));
+        rec.driver_launch[driver_launches[i]] = 1;
+    enable_thread_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                            rec.runtime_launch);
+    enable_thread_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                            rec.driver_launch);
 }
 
-/* ---- at exit: pair the markers, keep the API calls that launched something, write ---------- */
+/* ---- at exit: stop the sampler, pair the markers, write ----------------------------------- */
 
 static int cmp_marker(const void *pa, const void *pb)
 {
@@ -410,39 +558,6 @@ static uf_range *pair_markers(size_t *n_ranges)
     return ranges;
 }
 
-static int cmp_u32(const void *pa, const void *pb)
-{
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return (a > b) - (a < b);
-}
-
-/* Only the API calls that launched a recorded activity or made a sync, event records (they
- * mark steps made of identical kernels), and the calls that may wait for the device
- * (uf_doctor_may_drain: cudaFree has neither an activity nor, always, a sync record, and the
- * timeline finds drains among the API calls): PyTorch makes about eight runtime calls per
- * launch, and the doctor needs the launching one. In place. */
-static void keep_launching_calls(void)
-{
-    size_t n = (size_t)rec.n_acts + (size_t)rec.n_syncs;
-    uint32_t *ids = malloc((n + 1) * sizeof *ids);
-    if (ids == NULL)
-        return;     /* keep them all: a bigger file, the same diagnosis */
-    size_t k = 0;
-    for (int i = 0; i < rec.n_acts; i++)
-        ids[k++] = rec.acts[i].correlation_id;
-    for (int i = 0; i < rec.n_syncs; i++)
-        ids[k++] = rec.syncs[i].correlation_id;
-    qsort(ids, k, sizeof *ids, cmp_u32);
-    int kept = 0;
-    for (int i = 0; i < rec.n_apis; i++)
-        if (bsearch(&rec.apis[i].correlation_id, ids, k, sizeof *ids, cmp_u32) != NULL ||
-            uf_doctor_is_event_record(rec.apis[i].name) ||   /* they mark steps */
-            (rec.apis[i].is_runtime && uf_doctor_may_drain(rec.apis[i].name)))
-            rec.apis[kept++] = rec.apis[i];
-    rec.n_apis = kept;
-    free(ids);
-}
-
 /* Fewer kernels than launches: another client took them (torch.profiler registers its own
  * buffers, and the last registration wins). Graph launches make an unknown number. */
 static void check_complete(void)
@@ -456,10 +571,26 @@ static void check_complete(void)
                                        atomic_load(&rec.graph_launches)))
         add_note(text);
     if (rec.over_cap > 0) {
+        char text[240];
+        if (rec.stopped_by_bytes)
+            snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left "
+                     "out): their lines reached %llu MB, half the reader's cap of "
+                     UF_TRACE_MAX_BYTES_TEXT ": the diagnosis covers the run's first part",
+                     (unsigned long long)((uint64_t)rec.n_acts + (uint64_t)rec.n_apis +
+                                          (uint64_t)rec.n_syncs + (uint64_t)rec.n_markers),
+                     (unsigned long long)rec.over_cap,
+                     (unsigned long long)(rec.record_bytes >> 20));
+        else
+            snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left "
+                     "out; UNDERFED_DOCTOR_MAX_RECORDS): the diagnosis covers the run's first "
+                     "part", (unsigned long long)rec.max_records,
+                     (unsigned long long)rec.over_cap);
+        add_note(text);
+    }
+    if (rec.untimed > 0) {
         char text[160];
-        snprintf(text, sizeof text, "recording stopped at %llu records (%llu more left out; "
-                 "UNDERFED_DOCTOR_MAX_RECORDS): the diagnosis covers the run's first part",
-                 (unsigned long long)rec.max_records, (unsigned long long)rec.over_cap);
+        snprintf(text, sizeof text, "%llu device or sync records without timestamps left out",
+                 (unsigned long long)rec.untimed);
         add_note(text);
     }
     if (rec.dropped > 0 || rec.out_of_memory) {
@@ -470,15 +601,37 @@ static void check_complete(void)
     }
 }
 
+/* Format 4's header figures: the span (from the recorder's start, or its earliest record, to
+ * now, or its latest record's end: every record lies within), the API filter, the cap. */
+static void fill_info(const uf_dtrace *t, uf_trace_info *info)
+{
+    uint64_t first, last, now = 0;
+    uf_trace_records_span(t, &first, &last);
+    cuptiGetTimestamp(&now);
+    int any = first != 0 || last != 0;
+    info->span_start_ns = any && first < rec.start_ns ? first : rec.start_ns;
+    if (info->span_start_ns < rec.start_ns)     /* NVML's buffered samples, say */
+        fprintf(stderr, TAG "a record began %.3f ms before the recorder started: the span "
+                        "starts there\n", (double)(rec.start_ns - info->span_start_ns) / 1e6);
+    info->span_end_ns = last > now ? last : now;
+    if (info->span_end_ns < info->span_start_ns)
+        info->span_end_ns = info->span_start_ns;
+    info->api_min_ns = rec.api_min_ns;
+    info->api_left_out = rec.api_left_out;
+    info->api_left_out_ns = rec.api_left_out_ns;
+    info->record_cap = rec.max_records;
+    info->records_left_out = rec.over_cap;
+}
+
 static void write_records(void)
 {
     if (getpid() != rec.pid)
         return;     /* a forked child (a DataLoader worker): the parent writes its records */
+    inj_host_stop();
     inj_counters_stop(NULL);
     INJ_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     pthread_mutex_lock(&rec.lock);
     check_complete();
-    keep_launching_calls();
     size_t n_ranges;
     uf_range *ranges = pair_markers(&n_ranges);
     uf_dtrace t = {.acts = rec.acts, .n_acts = (size_t)rec.n_acts, .apis = rec.apis,
@@ -487,20 +640,32 @@ static void write_records(void)
                    .pid = (int)rec.pid, .sm_count = rec.sm_count, .sm_active_pct = NAN,
                    .tensor_active_pct = NAN, .dram_pct = NAN, .nvml_util_pct = NAN,
                    .dropped = rec.dropped};
+    uf_trace_info info = {0};
     inj_counters_take(&t);
+    inj_host_take(&t, &info);
     if (t.counters_note[0]) {
         char text[300];
         snprintf(text, sizeof text, "counters: %s", t.counters_note);
         add_note(text);
     }
     uf_copy_str(t.note, sizeof t.note, rec.note);
+    fill_info(&t, &info);
     char err[512];
-    if (uf_trace_write(rec.out_dir, &t, err, sizeof err) != 0)
+    if (uf_trace_write_info(rec.out_dir, &t, &info, err, sizeof err) != 0)
         fprintf(stderr, TAG "cannot write the records: %s\n", err);
     else
-        fprintf(stderr, TAG "pid %d: %d device records, %d launch calls, %d syncs, %zu NVTX "
-                        "ranges -> %s/" UF_TRACE_PREFIX "%d" UF_TRACE_SUFFIX "\n", (int)rec.pid,
-                rec.n_acts, rec.n_apis, rec.n_syncs, n_ranges, rec.out_dir, (int)rec.pid);
+        fprintf(stderr, TAG "pid %d: %d device records, %d API calls (%llu shorter than %llu ns "
+                        "left out), %d syncs, %zu NVTX ranges, %zu host samples of %u threads "
+                        "-> %s/" UF_TRACE_PREFIX "%d" UF_TRACE_SUFFIX "\n", (int)rec.pid,
+                rec.n_acts, rec.n_apis, (unsigned long long)rec.api_left_out,
+                (unsigned long long)rec.api_min_ns, rec.n_syncs, n_ranges, t.n_host,
+                info.host_threads, rec.out_dir, (int)rec.pid);
+    if (info.host_period_us > 0)    /* its cost: CPU time of its own (another core's, mostly) */
+        fprintf(stderr, TAG "pid %d: the host sampler used %.1f ms of CPU in %.1f s (%.3f %% of "
+                        "one core)\n", (int)rec.pid, (double)inj_host_cpu_ns() / 1e6,
+                (double)(info.span_end_ns - info.span_start_ns) / 1e9,
+                100.0 * (double)inj_host_cpu_ns() /
+                    (double)(info.span_end_ns - info.span_start_ns + 1));
     free(ranges);
     pthread_mutex_unlock(&rec.lock);
 }
@@ -536,8 +701,44 @@ static void note_refusals(const refusals *no)
 
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
+/* An unsigned decimal environment variable: *value, or def when unset or empty; a malformed
+ * value is said (the note) and def used. */
+static void env_u64(const char *var, uint64_t def, uint64_t *value)
+{
+    const char *s = getenv(var);
+    *value = def;
+    if (s == NULL || s[0] == '\0')
+        return;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (s[0] < '0' || s[0] > '9' || end == NULL || *end != '\0' || errno != 0) {
+        char text[200];
+        snprintf(text, sizeof text, "%s=%.40s is not a decimal number: %llu used", var, s,
+                 (unsigned long long)def);
+        add_note(text);
+        return;
+    }
+    *value = v;
+}
+
+/* CUPTI's thread ids as the OS's (gettid), which the host sampler's records carry; refused,
+ * the API records' threads are written 0 (unknown) and the sampler stays off. */
+static void os_thread_ids(void)
+{
+    CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    rec.os_thread_ids = r == CUPTI_SUCCESS;
+    if (!rec.os_thread_ids) {
+        char text[200];
+        snprintf(text, sizeof text, "CUPTI refused OS thread ids (%s): the API calls' threads "
+                 "are unknown and the host threads not sampled", result_name(r));
+        add_note(text);
+    }
+}
+
 int InitializeInjection(void)
 {
+    cuptiGetTimestamp(&rec.start_ns);
     const char *out = getenv("UNDERFED_DOCTOR_OUT");
     const char *light = getenv("UNDERFED_DOCTOR_LIGHT");
     int is_light = light != NULL && strcmp(light, "1") == 0;
@@ -550,6 +751,18 @@ int InitializeInjection(void)
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
     rec.counters = with_counters && !is_light;
+    env_u64("UNDERFED_DOCTOR_API_MIN_NS", UF_TRACE_API_MIN_NS, &rec.api_min_ns);
+    uint64_t host_us;
+    const char *host_env = getenv("UNDERFED_DOCTOR_HOST_US");
+    env_u64("UNDERFED_DOCTOR_HOST_US", is_light && (host_env == NULL || host_env[0] == '\0')
+                                           ? 0 : INJ_HOST_DEFAULT_US, &host_us);
+    if (host_us > UINT32_MAX)
+        host_us = UINT32_MAX;
+    os_thread_ids();
+    rec.host_sampler = inj_host_start(rec.os_thread_ids ? (uint32_t)host_us : 0,
+                                      rec.max_records);
+    if (rec.os_thread_ids && host_us > 0 && !rec.host_sampler)
+        add_note("cannot start the host sampler's thread: no H records");
     subscribe(is_light, with_counters);
     if (INJ_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
         CUPTI_SUCCESS)
