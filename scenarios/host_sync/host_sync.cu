@@ -17,6 +17,7 @@
  * under the GPU's; after a sync the queue is empty, the GPU waits for all of it and for the
  * next step's first launches. See README.md. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,7 @@ static int hs_run_step(uf_ctx *ctx, int variant)
     const int own_temporaries = variant == V_MALLOC_FREE || variant == V_POOL;
     bf16 *tmp[2] = {own_temporaries ? NULL : st->tmp[0], own_temporaries ? NULL : st->tmp[1]};
     const double t0_us = hs_now_us();
+    double queued_us;
     if (variant < 0 || variant >= HS_N_VARIANTS)
         return uf_fail(ctx, UF_ERR, "unknown variant %d", variant);
     if (variant == V_MALLOC_FREE)
@@ -174,9 +176,16 @@ static int hs_run_step(uf_ctx *ctx, int variant)
     if (variant == V_POOL)
         UF_STATUS_OR_GOTO(rc, pool_temporaries(st, tmp, ctx->stream), out_free);
     UF_STATUS_OR_GOTO(rc, enqueue_compute(st, tmp, ctx->stream), out_free);
+    queued_us = hs_now_us();
     UF_STATUS_OR_GOTO(rc, finish_step(st, variant, tmp, t0_us, ctx->stream), out);
-    if (st->spin)
+    if (st->spin) {
+        const double finished_us = hs_now_us();
         hs_host_work(st->host_us);
+        if (st->n_host_log < HS_LOG_STEPS)
+            st->host_log[st->n_host_log++] = (hs_host_step){
+                .begin_us = t0_us, .queue_us = queued_us - t0_us,
+                .finish_us = finished_us - queued_us, .work_us = hs_now_us() - finished_us};
+    }
     st->step++;
     return UF_OK;
 out_free:   /* a step that failed half-way still gives its temporaries back */
@@ -323,6 +332,15 @@ static const uf_extra_desc hs_extras[HS_N_EXTRAS] = {
      .summary = "how many steps late the host reads each loss (verify; empty: not read)"},
     {.name = "loss_mismatch", .unit = "steps",
      .summary = "losses (device history, host reports) differing bitwise from item's (verify)"},
+    {.name = "queue_us", .unit = "us",
+     .summary = "host time to queue a step's kernels (median over the timing pass's steps)"},
+    {.name = "finish_us", .unit = "us",
+     .summary = "host time in the variant's call after the kernels: its sync, or its late read "
+                "(median, timing pass)"},
+    {.name = "host_work_us", .unit = "us",
+     .summary = "the host's own work as the host clock measured it (median, timing pass)"},
+    {.name = "host_period_us", .unit = "us",
+     .summary = "host time from one step's start to the next's (median, timing pass)"},
 };
 
 static const uf_scenario hs_scenario = {

@@ -1,10 +1,53 @@
 /* host_sync: what the scenario counts for a row (describe). Included once by host_sync.cu, at
  * this point of its text. */
 
-enum { X_HOST_US, X_GPU_STEP_MS, X_SLOWDOWN, X_LOSS_LAG, X_LOSS_MISMATCH, HS_N_EXTRAS };
+enum { X_HOST_US, X_GPU_STEP_MS, X_SLOWDOWN, X_LOSS_LAG, X_LOSS_MISMATCH, X_QUEUE_US,
+       X_FINISH_US, X_HOST_WORK_US, X_HOST_PERIOD_US, HS_N_EXTRAS };
 
 /* The syncs, pageable copies, drains and the gap after a sync are the harness's trace
  * columns (syncs_per_step ... sync_gap_us): nothing to count here. */
+
+/* The median of one part of the logged steps (part: offset of a field of hs_host_step), or of
+ * the host period between consecutive steps (part < 0). NaN with fewer than 2 steps. */
+static double host_log_median(const hs_state *st, ptrdiff_t part)
+{
+    const int n = part < 0 ? st->n_host_log - 1 : st->n_host_log;
+    if (n < 1 || st->n_host_log < 2)
+        return NAN;
+    double *v = (double *)malloc((size_t)n * sizeof *v);
+    if (!v)
+        return NAN;
+    for (int i = 0; i < n; i++) {
+        const hs_host_step *h = &st->host_log[i];
+        v[i] = part < 0 ? st->host_log[i + 1].begin_us - h->begin_us
+                        : *(const double *)((const char *)h + part);
+    }
+    const double m = uf_median(v, n);
+    free(v);
+    return m;
+}
+
+/* Diagnosis (issue #29): with UF_HOST_SYNC_STEP_LOG=FILE each variant's logged steps are
+ * appended to FILE, after a line naming the point, the variant and the calibration's steps. */
+static void dump_host_log(const uf_ctx *ctx, const hs_state *st, int variant)
+{
+    const char *path = getenv("UF_HOST_SYNC_STEP_LOG");
+    FILE *f = path && *path ? fopen(path, "a") : NULL;
+    if (!f)
+        return;
+    fprintf(f, "# host_pct=%g launches=%d variant=%s host_us=%.3f gpu_step_ms=%.6f cal_ms=",
+            uf_axis(ctx, "host_pct"), st->launches, ctx->scenario->variants[variant].name, st->host_us,
+            st->gpu_step_ms);
+    for (int i = 0; i < HS_CAL_STEPS; i++)
+        fprintf(f, "%s%.6f", i ? "," : "", st->cal_ms[i]);
+    fprintf(f, "\n");
+    for (int i = 0; i < st->n_host_log; i++) {
+        const hs_host_step *h = &st->host_log[i];
+        fprintf(f, "%d %.3f %.3f %.3f %.3f\n", i, h->begin_us - st->host_log[0].begin_us,
+                h->queue_us, h->finish_us, h->work_us);
+    }
+    fclose(f);
+}
 
 static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
@@ -18,6 +61,11 @@ static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
     row->extra[X_SLOWDOWN] = 100.0 * (uf_step_ms(ctx, row) / st->gpu_step_ms - 1.0);
     row->extra[X_LOSS_LAG] = st->loss_lag;
     row->extra[X_LOSS_MISMATCH] = st->loss_mismatch;
+    row->extra[X_QUEUE_US] = host_log_median(st, offsetof(hs_host_step, queue_us));
+    row->extra[X_FINISH_US] = host_log_median(st, offsetof(hs_host_step, finish_us));
+    row->extra[X_HOST_WORK_US] = host_log_median(st, offsetof(hs_host_step, work_us));
+    row->extra[X_HOST_PERIOD_US] = host_log_median(st, -1);
+    dump_host_log(ctx, st, variant);
     return UF_OK;
 }
 

@@ -5,6 +5,16 @@
 #define HS_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
 #define HS_CAL_WARMUP 3                     /* calibration: steps before the measured ones */
 #define HS_CAL_STEPS 10
+#define HS_LOG_STEPS 8192   /* host-side times kept per variant: a full timing pass (~2000) */
+
+/* The host's side of one step with host work (warm-up and timed steps; verify runs none):
+ * when it began, and how long its parts took on the host clock. */
+typedef struct hs_host_step {
+    double begin_us;    /* hs_now_us() at the start of run_step */
+    double queue_us;    /* to the step's kernels queued (malloc_free: its cudaMallocs too) */
+    double finish_us;   /* the variant's own call after them: its sync, or its late read */
+    double work_us;     /* the host's own work, as it measured (host_us asked) */
+} hs_host_step;
 
 typedef struct hs_state {
     int tokens, d, launches;
@@ -28,6 +38,9 @@ typedef struct hs_state {
     float reported[HS_HISTORY];             /* reported[s % HS_HISTORY]: the loss the host read at
                                              * step s (NaN: none) */
     double step_wall_us[HS_HISTORY];        /* sync_timing's log of host-timed steps */
+    hs_host_step *host_log;                 /* HS_LOG_STEPS, since begin_variant */
+    int n_host_log;
+    double cal_ms[HS_CAL_STEPS];            /* the calibration's steps */
     /* verify's findings, for describe */
     double loss_mismatch, loss_lag;
     uint64_t anchor_seed;                   /* the seed whose host reference is cached */
@@ -89,7 +102,7 @@ static int calibrate(uf_ctx *ctx, hs_state *st)
     for (int i = 0; i < HS_CAL_STEPS; i++) {
         float step_ms = 0;
         UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out_free);
-        ms[i] = step_ms;
+        ms[i] = st->cal_ms[i] = step_ms;
     }
     st->gpu_step_ms = uf_median(ms, HS_CAL_STEPS);
     st->host_us = uf_axis(ctx, "host_pct") / 100.0 * st->gpu_step_ms * 1e3;
@@ -124,6 +137,7 @@ static void hs_teardown(uf_ctx *ctx)
     cudaFree(st->blas_ws);
     if (st->blas)
         cublasDestroy(st->blas);
+    free(st->host_log);
     free(st);
     ctx->state = NULL;
 }
@@ -183,7 +197,8 @@ static int alloc_host(hs_state *st)
     UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&st->loss_pinned, sizeof(float)), out);
     UF_CUDA_OR_GOTO(rc, cudaMallocHost((void **)&st->ring_pinned, HS_LAG * sizeof(float)), out);
     st->ring_pageable = (float *)malloc(HS_LAG * sizeof(float));
-    if (!st->ring_pageable) {
+    st->host_log = (hs_host_step *)malloc(HS_LOG_STEPS * sizeof *st->host_log);
+    if (!st->ring_pageable || !st->host_log) {
         fprintf(stderr, "host_sync: out of host memory\n");
         rc = UF_ERR;
         goto out;
@@ -245,6 +260,7 @@ static int hs_begin_variant(uf_ctx *ctx, int variant)
     (void)variant;
     hs_state *st = (hs_state *)ctx->state;
     st->loss_mismatch = st->loss_lag = NAN;
+    st->n_host_log = 0;     /* verify's reset keeps it: describe reads it after verify */
     reset_steps(st);
     return UF_OK;
 }
