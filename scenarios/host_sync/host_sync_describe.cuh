@@ -2,7 +2,7 @@
  * this point of its text. */
 
 enum { X_HOST_US, X_GPU_STEP_MS, X_SLOWDOWN, X_LOSS_LAG, X_LOSS_MISMATCH, X_QUEUE_US,
-       X_FINISH_US, X_HOST_WORK_US, X_HOST_PERIOD_US, HS_N_EXTRAS };
+       X_FINISH_US, X_HOST_PERIOD_US, HS_N_EXTRAS };
 
 /* The syncs, pageable copies, drains and the gap after a sync are the harness's trace
  * columns (syncs_per_step ... sync_gap_us): nothing to count here. */
@@ -27,28 +27,6 @@ static double host_log_median(const hs_state *st, ptrdiff_t part)
     return m;
 }
 
-/* Diagnosis (issue #29): with UF_HOST_SYNC_STEP_LOG=FILE each variant's logged steps are
- * appended to FILE, after a line naming the point, the variant and the calibration's steps. */
-static void dump_host_log(const uf_ctx *ctx, const hs_state *st, int variant)
-{
-    const char *path = getenv("UF_HOST_SYNC_STEP_LOG");
-    FILE *f = path && *path ? fopen(path, "a") : NULL;
-    if (!f)
-        return;
-    fprintf(f, "# host_pct=%g launches=%d variant=%s host_us=%.3f gpu_step_ms=%.6f cal_ms=",
-            uf_axis(ctx, "host_pct"), st->launches, ctx->scenario->variants[variant].name, st->host_us,
-            st->gpu_step_ms);
-    for (int i = 0; i < HS_CAL_STEPS; i++)
-        fprintf(f, "%s%.6f", i ? "," : "", st->cal_ms[i]);
-    fprintf(f, "\n");
-    for (int i = 0; i < st->n_host_log; i++) {
-        const hs_host_step *h = &st->host_log[i];
-        fprintf(f, "%d %.3f %.3f %.3f %.3f\n", i, h->begin_us - st->host_log[0].begin_us,
-                h->queue_us, h->finish_us, h->work_us);
-    }
-    fclose(f);
-}
-
 static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const hs_state *st = (const hs_state *)ctx->state;
@@ -63,9 +41,7 @@ static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
     row->extra[X_LOSS_MISMATCH] = st->loss_mismatch;
     row->extra[X_QUEUE_US] = host_log_median(st, offsetof(hs_host_step, queue_us));
     row->extra[X_FINISH_US] = host_log_median(st, offsetof(hs_host_step, finish_us));
-    row->extra[X_HOST_WORK_US] = host_log_median(st, offsetof(hs_host_step, work_us));
     row->extra[X_HOST_PERIOD_US] = host_log_median(st, -1);
-    dump_host_log(ctx, st, variant);
     return UF_OK;
 }
 
