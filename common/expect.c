@@ -671,8 +671,101 @@ void uf_claim_line(const uf_claim *c, char *out, size_t len)
         snprintf(out, len, "[n/a] (%.240s; %s) %s", c->reason,
                  c->legit ? "legitimate" : "not legitimate", c->text);
     else
-        snprintf(out, len, "[%s] (measured %.4g) %s", verdict_text(c->verdict), c->value,
-                 c->text);
+        snprintf(out, len, "[%s] (measured %.6g, bound %s %.6g) %s", verdict_text(c->verdict),
+                 c->value, cmp_text(c->cmp), c->bound, c->text);
+}
+
+/* " CMP B" (after the value) into *cmp and *bound; the characters read, 0 when s does not
+ * start so. */
+static int parse_bound(const char *s, uf_cmp *cmp, double *bound)
+{
+    static const struct { const char *text; uf_cmp cmp; } cmps[] = {
+        {"<= ", UF_LE}, {">= ", UF_GE}, {"< ", UF_LT}, {"> ", UF_GT}};
+    for (size_t i = 0; i < sizeof cmps / sizeof cmps[0]; i++) {
+        size_t n = strlen(cmps[i].text);
+        if (strncmp(s, cmps[i].text, n) != 0)
+            continue;
+        char *end;
+        double b = strtod(s + n, &end);
+        if (end == s + n || isnan(b))
+            return 0;
+        *cmp = cmps[i].cmp;
+        *bound = b;
+        return (int)(end - s);
+    }
+    return 0;
+}
+
+/* An older line's bound: TEXT up to its first ": " ends in " CMP B" (uf_expect_metric's and
+ * uf_expect_ratio's wording). */
+static void bound_from_text(const char *text, uf_claim_read *out)
+{
+    const char *colon = strstr(text, ": ");
+    if (!colon)
+        return;
+    for (const char *p = text; p < colon; p++) {
+        uf_cmp cmp;
+        double bound;
+        int n = *p == ' ' ? parse_bound(p + 1, &cmp, &bound) : 0;
+        if (n > 0 && p + 1 + n == colon) {
+            out->cmp = cmp;
+            out->bound = bound;
+            return;
+        }
+    }
+}
+
+int uf_claim_parse(const char *line, uf_claim_read *out, char *err, size_t errlen)
+{
+    static const char *const verdicts[] = {"[held] (measured ", "[FAILED] (measured ", "[n/a] ("};
+    memset(out, 0, sizeof *out);
+    out->value = out->bound = NAN;
+    int v = 0;
+    while (v < 3 && strncmp(line, verdicts[v], strlen(verdicts[v])) != 0)
+        v++;
+    if (v == 3) {
+        snprintf(err, errlen, "not a claim line (it starts neither \"[held] (measured \", "
+                 "\"[FAILED] (measured \" nor \"[n/a] (\")");
+        return -1;
+    }
+    const char *p = line + strlen(verdicts[v]);
+    if (v == 2) {   /* the reason may hold parentheses: it ends at its legitimacy */
+        const char *yes = strstr(p, "; legitimate) "), *no = strstr(p, "; not legitimate) ");
+        if (!yes && !no) {
+            snprintf(err, errlen, "n/a claim line without \"; legitimate) \" or \"; not "
+                     "legitimate) \" after its reason");
+            return -1;
+        }
+        out->verdict = UF_NA;
+        out->legit = yes && (!no || yes < no);
+        out->text = out->legit ? yes + strlen("; legitimate) ") : no + strlen("; not legitimate) ");
+        return 0;
+    }
+    char *end;
+    out->verdict = v == 0 ? UF_HELD : UF_FAILED;
+    out->value = strtod(p, &end);
+    if (end == p) {
+        snprintf(err, errlen, "claim line without a number after \"measured \"");
+        return -1;
+    }
+    p = end;
+    if (strncmp(p, ", bound ", 8) == 0) {
+        int n = parse_bound(p + 8, &out->cmp, &out->bound);
+        if (n == 0) {
+            snprintf(err, errlen, "claim line: \", bound \" not followed by <=, >=, < or > "
+                     "and a number");
+            return -1;
+        }
+        p += 8 + n;
+    }
+    if (strncmp(p, ") ", 2) != 0) {
+        snprintf(err, errlen, "claim line: the measured value is not followed by \") \"");
+        return -1;
+    }
+    out->text = p + 2;
+    if (isnan(out->bound))
+        bound_from_text(out->text, out);
+    return 0;
 }
 
 void uf_claims_print(FILE *f, const uf_expectations *ex, int require_gpu)

@@ -149,9 +149,28 @@ int uf_claims_exit_code(uf_claims_tally t, int require_gpu);
 /* The "## Expectation" section: one line per claim (n/a with its reason), the counts, and
  * what they make of the exit code. */
 void uf_claims_print(FILE *f, const uf_expectations *ex, int require_gpu);
-/* One claim for the results' metadata: "[held] (measured V) TEXT", "[FAILED] (measured V)
- * TEXT" or "[n/a] (REASON; legitimate|not legitimate) TEXT". */
+/* One claim for the results' metadata: "[held] (measured V, bound CMP B) TEXT", "[FAILED]
+ * (measured V, bound CMP B) TEXT" or "[n/a] (REASON; legitimate|not legitimate) TEXT"; V and B
+ * with 6 significant digits, CMP one of <= >= < >, so that a reader of several runs
+ * (uf_claim_parse) has the value and the bound each claim was judged against. */
 void uf_claim_line(const uf_claim *c, char *out, size_t len);
+
+/* A claim line read back (uf_claim_parse). */
+typedef struct uf_claim_read {
+    uf_claim_verdict verdict;
+    double value;               /* NaN for n/a */
+    double bound;               /* NaN for n/a, and where the line does not say it (below) */
+    uf_cmp cmp;                 /* meaningful where bound is not NaN */
+    int legit;                  /* n/a only */
+    const char *text;           /* into the line: what is claimed and why */
+} uf_claim_read;
+
+/* Parse what uf_claim_line wrote. Lines written before the bound was recorded ("[held]
+ * (measured V) TEXT") give the bound where TEXT has uf_expect_metric's or uf_expect_ratio's
+ * shape ("... CMP B: why", B the last word before the first ": "), NaN where it has not (a
+ * claim of free wording, whose number need not be its bound: "by >= 40 % of" judged 0.4).
+ * 0, or -1 when the line is not a claim line (the reason in err). */
+int uf_claim_parse(const char *line, uf_claim_read *out, char *err, size_t errlen);
 
 /* ---- what a scenario's expect() calls ------------------------------------------------- */
 

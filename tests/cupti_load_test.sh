@@ -5,11 +5,14 @@
 #   1. --no-trace --no-counters: libcupti never opened; cupti_loaded "no (...)"; cupti_api empty.
 #   2. the default passes: libcupti opened after the last timing pass and before the first trace
 #      pass; cupti_loaded "yes, after the timing passes (...)"; cupti_api a number.
-# Skipped (77) where the scenario skips (no GPU).
-#   tests/cupti_load_test.sh PROGRAM OUT_DIR
+# Skipped (77) where the scenario skips (no GPU). ARGS go to both runs (ctest passes one sweep
+# point: the loading order needs several timing passes, not the whole quick sweep).
+#   tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/cupti_load_test.sh PROGRAM OUT_DIR" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]" >&2; exit 2; }
 program=$1 out=$2 name=$(basename "$1")
+shift 2
+extra=("$@")
 rm -rf "$out" && mkdir -p "$out" || exit 2
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
@@ -19,7 +22,7 @@ cupti_file='file=[^ ]*libcupti'    # the loader's line for libcupti, by soname o
 run() {
   local label=$1 rc
   shift
-  LD_DEBUG=files "$program" --quick --no-expect --out "$out/$label" "$@" \
+  LD_DEBUG=files "$program" --quick --no-expect --out "$out/$label" ${extra[@]+"${extra[@]}"} "$@" \
     >"$out/$label.out" 2>"$out/$label.log"
   rc=$?
   if [ $rc = 77 ]; then

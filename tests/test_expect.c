@@ -476,9 +476,9 @@ Test(verdict, summary_and_metadata_lines_say_each_verdict)
     uf_expect_metric(f.ex, f.rep, "eager", "elems=64K", "step_ms", UF_LE, 30.0, "not run");
     char line[UF_META_VALUE_LEN];
     uf_claim_line(uf_claims_at(f.ex, 0), line, sizeof line);
-    cr_assert_str_eq(line, "[held] (measured 1) holds");
+    cr_assert_str_eq(line, "[held] (measured 1, bound <= 2) holds");
     uf_claim_line(uf_claims_at(f.ex, 1), line, sizeof line);
-    cr_assert_str_eq(line, "[FAILED] (measured 3) fails");
+    cr_assert_str_eq(line, "[FAILED] (measured 3, bound <= 2) fails");
     uf_claim_line(uf_claims_at(f.ex, 2), line, sizeof line);
     cr_assert(strncmp(line, "[n/a] (trace pass off (--no-trace); legitimate) eager busy_pct",
                       62) == 0, "%s", line);
@@ -494,6 +494,81 @@ Test(verdict, summary_and_metadata_lines_say_each_verdict)
     cr_assert(strstr(buf, "not judged: trace pass off (--no-trace) (a legitimate reason)"));
     cr_assert(strstr(buf, "exit 3"));
     finish(&f);
+}
+
+/* ---- claim lines read back ---------------------------------------------------------------- */
+
+/* What uf_claim_line writes, uf_claim_parse reads: verdict, value, bound and text. */
+Test(claim_parse, reads_back_every_verdict)
+{
+    uf_run_facts facts = facts_with(UF_SRC_TRACE, UF_PASS_OFF, "trace pass off (--no-trace)");
+    fixture f;
+    start(&f, &facts);
+    f.table.rows[0].busy_pct = NAN;
+    uf_expect(f.ex, "a ratio (of two) >= 1.6: why", 1.661234567, UF_GE, 1.6);
+    uf_expect(f.ex, "fails: why", -0.25, UF_GT, 1e-3);
+    uf_expect_metric(f.ex, f.rep, "eager", "elems=4K", "busy_pct", UF_LE, 30.0, "off");
+    char line[UF_META_VALUE_LEN], err[200];
+    uf_claim_read r;
+    uf_claim_line(uf_claims_at(f.ex, 0), line, sizeof line);
+    cr_assert_str_eq(line, "[held] (measured 1.66123, bound >= 1.6) a ratio (of two) >= 1.6: why");
+    cr_assert_eq(uf_claim_parse(line, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.verdict, UF_HELD);
+    cr_assert_float_eq(r.value, 1.66123, 1e-12);
+    cr_assert_eq(r.cmp, UF_GE);
+    cr_assert_float_eq(r.bound, 1.6, 1e-12);
+    cr_assert_str_eq(r.text, "a ratio (of two) >= 1.6: why");
+    uf_claim_line(uf_claims_at(f.ex, 1), line, sizeof line);
+    cr_assert_eq(uf_claim_parse(line, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.verdict, UF_FAILED);
+    cr_assert_float_eq(r.value, -0.25, 1e-12);
+    cr_assert_eq(r.cmp, UF_GT);
+    cr_assert_float_eq(r.bound, 1e-3, 1e-15);
+    uf_claim_line(uf_claims_at(f.ex, 2), line, sizeof line);
+    cr_assert_eq(uf_claim_parse(line, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.verdict, UF_NA);
+    cr_assert(r.legit);
+    cr_assert(isnan(r.value) && isnan(r.bound));
+    cr_assert(strncmp(r.text, "eager busy_pct @ elems=4K <= 30: off", 36) == 0, "%s", r.text);
+    finish(&f);
+}
+
+/* Lines written before the bound was recorded: the bound of uf_expect_metric's and
+ * uf_expect_ratio's wording, none from free wording. */
+Test(claim_parse, older_lines_give_the_bound_only_where_the_wording_says_it)
+{
+    uf_claim_read r;
+    char err[200];
+    cr_assert_eq(uf_claim_parse("[held] (measured 1.661) item/deferred step_ms @ host_pct=100 "
+                                ">= 1.6: with host work", &r, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(r.value, 1.661, 1e-12);
+    cr_assert_eq(r.cmp, UF_GE);
+    cr_assert_float_eq(r.bound, 1.6, 1e-12);
+    cr_assert_eq(uf_claim_parse("[FAILED] (measured 0.5124) the step is faster by >= 40 % of "
+                                "the communication: why", &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.verdict, UF_FAILED);
+    cr_assert(isnan(r.bound), "free wording: 40 is not the bound (0.4 is)");
+    cr_assert_eq(uf_claim_parse("[held] (measured -0.5209) deferred busy_pct @ host_pct=30 - "
+                                "busy_pct @ host_pct=0 >= -2 points: the host", &r, err,
+                                sizeof err), 0, "%s", err);
+    cr_assert(isnan(r.bound));
+    cr_assert_eq(uf_claim_parse("[n/a] (needs a full run (the sweep); not legitimate) x <= 1: y",
+                                &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.verdict, UF_NA);
+    cr_assert(!r.legit);
+    cr_assert_str_eq(r.text, "x <= 1: y");
+}
+
+Test(claim_parse, refuses_what_is_not_a_claim_line)
+{
+    uf_claim_read r;
+    char err[200] = "";
+    cr_assert_eq(uf_claim_parse("held (measured 1) x", &r, err, sizeof err), -1);
+    cr_assert(strstr(err, "not a claim line"), "%s", err);
+    cr_assert_eq(uf_claim_parse("[held] (measured x) y", &r, err, sizeof err), -1);
+    cr_assert_eq(uf_claim_parse("[held] (measured 1, bound ~ 2) y", &r, err, sizeof err), -1);
+    cr_assert_eq(uf_claim_parse("[held] (measured 1", &r, err, sizeof err), -1);
+    cr_assert_eq(uf_claim_parse("[n/a] (no legitimacy) y", &r, err, sizeof err), -1);
 }
 
 /* ---- the dry check: misspelled names ---------------------------------------------------- */

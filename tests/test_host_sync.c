@@ -93,6 +93,22 @@ Test(host_sync_ref, one_by_one_chain_matches_its_formula)
     cr_assert_eq(got, want);
 }
 
+/* Split over threads, the rows are bitwise those of one thread (every sum in the same order),
+ * for a width that does not divide evenly and more threads than cores. */
+Test(host_sync_ref, threads_give_the_same_rows_bit_for_bit)
+{
+    enum { D = 203 };
+    const int rows[3] = {0, 5, 11};
+    static double one[3 * D], many[3 * D], other[3 * D];
+    cr_assert_eq(hs_ref_rows_threads(5, 12, D, 3, rows, 3, one, 1), 0);
+    cr_assert_eq(hs_ref_rows_threads(5, 12, D, 3, rows, 3, many, 7), 0);
+    cr_assert_eq(hs_ref_rows(5, 12, D, 3, rows, 3, other), 0);
+    cr_assert_eq(memcmp(one, many, sizeof one), 0, "7 threads differ from one");
+    cr_assert_eq(memcmp(one, other, sizeof one), 0, "the online CPUs' threads differ from one");
+    cr_assert_eq(hs_ref_rows_threads(5, 12, D, 3, rows, 3, many, 0), 0, "0 threads: one");
+    cr_assert_eq(memcmp(one, many, sizeof one), 0);
+}
+
 /* Width 64, 8 layers: the chain stays bounded by tanh and non-zero, rows differ, and a row
  * outside the tokens is refused. */
 Test(host_sync_ref, chain_rows_are_bounded_and_distinct)

@@ -17,6 +17,7 @@
  * under the GPU's; after a sync the queue is empty, the GPU waits for all of it and for the
  * next step's first launches. See README.md. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,7 @@ static int hs_run_step(uf_ctx *ctx, int variant)
     const int own_temporaries = variant == V_MALLOC_FREE || variant == V_POOL;
     bf16 *tmp[2] = {own_temporaries ? NULL : st->tmp[0], own_temporaries ? NULL : st->tmp[1]};
     const double t0_us = hs_now_us();
+    double queued_us;
     if (variant < 0 || variant >= HS_N_VARIANTS)
         return uf_fail(ctx, UF_ERR, "unknown variant %d", variant);
     if (variant == V_MALLOC_FREE)
@@ -174,9 +176,16 @@ static int hs_run_step(uf_ctx *ctx, int variant)
     if (variant == V_POOL)
         UF_STATUS_OR_GOTO(rc, pool_temporaries(st, tmp, ctx->stream), out_free);
     UF_STATUS_OR_GOTO(rc, enqueue_compute(st, tmp, ctx->stream), out_free);
+    queued_us = hs_now_us();
     UF_STATUS_OR_GOTO(rc, finish_step(st, variant, tmp, t0_us, ctx->stream), out);
-    if (st->spin)
+    if (st->spin) {
+        const double finished_us = hs_now_us();
         hs_host_work(st->host_us);
+        if (st->n_host_log < HS_LOG_STEPS)
+            st->host_log[st->n_host_log++] = (hs_host_step){
+                .begin_us = t0_us, .queue_us = queued_us - t0_us,
+                .finish_us = finished_us - queued_us};
+    }
     st->step++;
     return UF_OK;
 out_free:   /* a step that failed half-way still gives its temporaries back */
@@ -196,8 +205,12 @@ out:
 
 /* The claims' point: the host's own work is 30 % of the GPU step, the bare step's launches;
  * and the same with no host work at all, the step's own busy share. */
-#define HS_AT "host_pct=30"
-#define HS_BARE "host_pct=0"
+#define HS_STR_(x) #x
+#define HS_POINT(pct) "host_pct=" HS_STR_(pct)
+#define HS_AT_PCT 30
+#define HS_BARE_PCT 0
+#define HS_AT HS_POINT(HS_AT_PCT)
+#define HS_BARE HS_POINT(HS_BARE_PCT)
 /* Busy points a fixed variant may lose to the host's work at HS_AT against HS_BARE: none is
  * expected (measured on the H200: 0.1 and 0.9), 2 leaves room for run-to-run noise. */
 #define HS_BUSY_LOSS_PTS 2.0
@@ -250,6 +263,43 @@ static void hs_expect_fixed(const uf_report *rep, uf_expectations *ex)
     }
 }
 
+/* With host work as long as the GPU step (HS_SERIAL_AT), item's step is the two one after the
+ * other, gpu_step + host_us; deferred's is the longer of the GPU's step and the host's own
+ * step, and the host's own step is its work plus its CUDA calls (queue_us + finish_us), ~0.1
+ * ms a step on the H200: deferred is host-bound there, its step host_us + queue_us +
+ * finish_us within 1.4-3.3 us in 11 runs (#29). So the ratio item/deferred is not 2 but
+ * (gpu_step + host_us) / max(gpu_step, host_us + calls): 1.55-1.67 on the H200, set by how
+ * fast the CPU makes CUDA calls (queue_us 92-134 us between runs of the same build), which
+ * is why "ratio >= 1.6" failed 3 of 7 quick runs in the issue (1.47 once) and 1 of these 10
+ * (1.52, queue_us 134 us). The claim is the ratio
+ * against that model, measured/model 0.980-1.003 in those 11 runs; 0.9 leaves the GPU step
+ * at item's clocks differing from the calibrated one (item's step within -15..+6 us of
+ * gpu_step + host_us) and the sync's wake-up, while an item that overlapped, or a deferred
+ * that serialized, reads ~0.6. */
+#define HS_SERIAL_PCT 100
+#define HS_SERIAL_AT HS_POINT(HS_SERIAL_PCT)
+#define HS_MODEL_SHARE 0.9
+
+static void hs_expect_serial(const uf_report *rep, uf_expectations *ex)
+{
+    const uf_row *item = uf_find(rep, "item", HS_SERIAL_AT);
+    const uf_row *deferred = uf_find(rep, "deferred", HS_SERIAL_AT);
+    const double gpu_us = 1e3 * uf_value(rep, deferred, "gpu_step_ms");
+    const double host_us = uf_value(rep, deferred, "host_us");
+    const double calls_us = uf_value(rep, deferred, "queue_us") +
+                            uf_value(rep, deferred, "finish_us");
+    const double model = (gpu_us + host_us) / fmax(gpu_us, host_us + calls_us);
+    const double ratio = uf_value(rep, item, "step_ms") / uf_value(rep, deferred, "step_ms");
+    char claim[400];
+    snprintf(claim, sizeof claim,
+             "item/deferred step_ms @ " HS_SERIAL_AT " over its model >= %.1f: synchronized, "
+             "the GPU's step and the host's work run one after the other (gpu_step + host_us); "
+             "unsynchronized, the GPU's step hides under the host's own, its work plus its CUDA "
+             "calls (max(gpu_step, host_us + queue_us + finish_us)): a ratio of 1.5-1.7 on the "
+             "H200, not 2, as the host's calls take ~0.2 of the step", HS_MODEL_SHARE);
+    uf_expect(ex, claim, ratio / model, UF_GE, HS_MODEL_SHARE);
+}
+
 static void hs_expect(const uf_report *rep, uf_expectations *ex)
 {
     hs_expect_broken(rep, ex);
@@ -260,10 +310,29 @@ static void hs_expect(const uf_report *rep, uf_expectations *ex)
     uf_expect_metric(ex, rep, "deferred", HS_AT, "loss_lag_steps", UF_GE, (double)HS_LAG,
                      "the losses differ from step to step (fresh labels), so no shorter lag "
                      "explains deferred's reports: they really are 3 steps late");
-    uf_expect_ratio(ex, rep, "item", "deferred", "host_pct=100", "step_ms", UF_GE, 1.6,
-                    "with host work as long as the GPU step, a synchronized step takes both one "
-                    "after the other (2x) where the unsynchronized one overlaps them (1x): the "
-                    "sync costs half the step");
+    hs_expect_serial(rep, ex);
+}
+
+/* --quick runs every variant at the claims' point (HS_AT) but, at the other two, only the
+ * variants a claim reads there: deferred and pool at HS_BARE (their busy share with no host
+ * work), item and deferred at HS_SERIAL_AT. The other 8 cells (~7 s of the per-commit lane's
+ * 128 s, #29) are the full run's. */
+static const struct { double host_pct; int variant; } hs_quick_cells[] = {
+    {HS_BARE_PCT, V_DEFERRED}, {HS_BARE_PCT, V_POOL},
+    {HS_SERIAL_PCT, V_ITEM}, {HS_SERIAL_PCT, V_DEFERRED}};
+
+static int hs_begin_cell(uf_ctx *ctx, int variant)
+{
+    const double pct = uf_axis(ctx, "host_pct");
+    int claimed = !ctx->quick || (pct != HS_BARE_PCT && pct != HS_SERIAL_PCT);
+    for (size_t i = 0; i < sizeof hs_quick_cells / sizeof hs_quick_cells[0]; i++)
+        claimed |= hs_quick_cells[i].host_pct == pct && hs_quick_cells[i].variant == variant;
+    if (!claimed) {
+        snprintf(ctx->reason, sizeof ctx->reason, "--quick: no claim reads %s at host_pct=%g "
+                 "(the full run measures it)", ctx->scenario->variants[variant].name, pct);
+        return UF_SKIP;
+    }
+    return hs_begin_variant(ctx, variant);
 }
 
 /* ---- the tables ------------------------------------------------------------------------------ */
@@ -323,6 +392,14 @@ static const uf_extra_desc hs_extras[HS_N_EXTRAS] = {
      .summary = "how many steps late the host reads each loss (verify; empty: not read)"},
     {.name = "loss_mismatch", .unit = "steps",
      .summary = "losses (device history, host reports) differing bitwise from item's (verify)"},
+    {.name = "queue_us", .unit = "us",
+     .summary = "host time to queue a step's kernels (median over the timing pass's steps)"},
+    {.name = "finish_us", .unit = "us",
+     .summary = "host time in the variant's call after the kernels: its sync, or its late read "
+                "(median, timing pass)"},
+    {.name = "host_period_us", .unit = "us",
+     .summary = "host time from one step's start to the next's (median, timing pass): a "
+                "host-bound loop's step"},
 };
 
 static const uf_scenario hs_scenario = {
@@ -348,7 +425,7 @@ static const uf_scenario hs_scenario = {
     .warmup_min_ms = 0,
     .step_stat = UF_STAT_MEDIAN,
     .setup = hs_setup,
-    .begin_variant = hs_begin_variant,
+    .begin_variant = hs_begin_cell,
     .end_variant = NULL,
     .run_step = hs_run_step,
     .verify = hs_verify,

@@ -1,28 +1,83 @@
 /* host_sync's plain-C parts: see host_sync_ref.h. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host_sync_ref.h"
 
-/* x·W for the checked rows, layer by layer: each weight is drawn once per layer and used for
- * every row (the weights never sit in host memory: 8 layers of 4096^2 would be 512 MiB). */
-static void chain_layer(uint32_t key, int d, float amplitude, const double *in, int n_rows,
-                        double *acc)
+enum { HS_REF_MAX_THREADS = 16 };
+
+/* Columns [j0, j1) of x·W for the checked rows: each weight is drawn once per layer and used
+ * for every row (the weights never sit in host memory: 8 layers of 4096^2 would be 512 MiB).
+ * Each sum runs over k in order, whichever thread computes its column. */
+typedef struct chain_part {
+    uint32_t key;
+    int d, n_rows, j0, j1;
+    float amplitude;
+    const double *in;
+    double *acc;
+} chain_part;
+
+static void *chain_columns(void *arg)
 {
-    memset(acc, 0, (size_t)n_rows * (size_t)d * sizeof *acc);
+    const chain_part *p = (const chain_part *)arg;
+    const int d = p->d;
+    for (int r = 0; r < p->n_rows; r++)
+        memset(p->acc + (size_t)r * d + p->j0, 0, (size_t)(p->j1 - p->j0) * sizeof *p->acc);
     for (int k = 0; k < d; k++)
-        for (int j = 0; j < d; j++) {
-            const double w = uf_bf16_round(hs_uniform(key, (uint32_t)k * (uint32_t)d +
-                                                                (uint32_t)j, amplitude));
-            for (int r = 0; r < n_rows; r++)
-                acc[(size_t)r * d + j] += in[(size_t)r * d + k] * w;
+        for (int j = p->j0; j < p->j1; j++) {
+            const double w = uf_bf16_round(hs_uniform(p->key, (uint32_t)k * (uint32_t)d +
+                                                                  (uint32_t)j, p->amplitude));
+            for (int r = 0; r < p->n_rows; r++)
+                p->acc[(size_t)r * d + j] += p->in[(size_t)r * d + k] * w;
         }
+    return NULL;
+}
+
+/* One layer's x·W, its columns split over n_threads (a thread that does not start leaves its
+ * columns to the calling thread). */
+static void chain_layer(uint32_t key, int d, float amplitude, const double *in, int n_rows,
+                        double *acc, int n_threads)
+{
+    chain_part parts[HS_REF_MAX_THREADS];
+    pthread_t tid[HS_REF_MAX_THREADS];
+    int started[HS_REF_MAX_THREADS] = {0};
+    if (n_threads > d)
+        n_threads = d;
+    for (int t = 0; t < n_threads; t++) {
+        parts[t] = (chain_part){.key = key, .d = d, .n_rows = n_rows, .amplitude = amplitude,
+                                .in = in, .acc = acc, .j0 = (int)((long long)d * t / n_threads),
+                                .j1 = (int)((long long)d * (t + 1) / n_threads)};
+        if (t > 0)
+            started[t] = pthread_create(&tid[t], NULL, chain_columns, &parts[t]) == 0;
+    }
+    chain_columns(&parts[0]);
+    for (int t = 1; t < n_threads; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            chain_columns(&parts[t]);
+    }
+}
+
+/* The threads hs_ref_rows uses: the online CPUs, at most HS_REF_MAX_THREADS. */
+static int ref_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > HS_REF_MAX_THREADS ? HS_REF_MAX_THREADS : (int)n;
 }
 
 int hs_ref_rows(uint64_t seed, int tokens, int d, int layers, const int *rows, int n_rows,
                 double *out)
+{
+    return hs_ref_rows_threads(seed, tokens, d, layers, rows, n_rows, out, ref_threads());
+}
+
+int hs_ref_rows_threads(uint64_t seed, int tokens, int d, int layers, const int *rows,
+                        int n_rows, double *out, int n_threads)
 {
     const size_t n = (size_t)n_rows * (size_t)d;
     for (int r = 0; r < n_rows; r++)
@@ -31,13 +86,16 @@ int hs_ref_rows(uint64_t seed, int tokens, int d, int layers, const int *rows, i
     double *acc = malloc(n * sizeof *acc);
     if (!acc)
         return 1;
+    const int threads = n_threads < 1 ? 1 : n_threads > HS_REF_MAX_THREADS ? HS_REF_MAX_THREADS
+                                                                         : n_threads;
     const uint32_t x_key = hs_key(seed, HS_T_X);
     for (int r = 0; r < n_rows; r++)
         for (int k = 0; k < d; k++)
             out[(size_t)r * d + k] = uf_bf16_round(
                 hs_uniform(x_key, (uint32_t)rows[r] * (uint32_t)d + (uint32_t)k, 1.0f));
     for (int l = 0; l < layers; l++) {
-        chain_layer(hs_key(seed, HS_T_W + (uint32_t)l), d, hs_w_amplitude(d), out, n_rows, acc);
+        chain_layer(hs_key(seed, HS_T_W + (uint32_t)l), d, hs_w_amplitude(d), out, n_rows, acc,
+                    threads);
         /* the GEMM stores bf16, the activation reads it and stores bf16 again */
         for (size_t e = 0; e < n; e++)
             out[e] = uf_bf16_round((float)tanh(uf_bf16_round((float)acc[e])));

@@ -52,6 +52,12 @@ static inline UF_HOST_DEVICE float hs_label(uint32_t key, uint64_t step, uint32_
  * host memory or when a row lies outside [0, tokens). */
 int hs_ref_rows(uint64_t seed, int tokens, int d, int layers, const int *rows, int n_rows,
                 double *out);
+/* The same on n_threads threads (clamped to 1..16; hs_ref_rows takes the online CPUs): each layer's
+ * columns split between them, every sum over k in order, so the rows are bitwise the same
+ * whatever n_threads. At d = 4096 one thread takes ~1.5 s on the H200's host (a weight drawn
+ * by hashing, 134 M of them): three anchors were 4 s of a 21 s --quick run (#29). */
+int hs_ref_rows_threads(uint64_t seed, int tokens, int d, int layers, const int *rows,
+                        int n_rows, double *out, int n_threads);
 
 /* The loss of one step from the device's output y (n bf16 values as floats): the mean over
  * the elements of (y_i - label_i)^2, in fp64. */
