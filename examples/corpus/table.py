@@ -1,0 +1,282 @@
+"""The corpus table: per program, the truth against the doctor's top finding, and what the
+doctor cost.
+
+    python3 examples/corpus/table.py OUTDIR [--check]
+
+Reads OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt} (run.py's folders)
+and writes OUTDIR/corpus.md (Markdown, with a summary) and OUTDIR/corpus.csv, and prints the
+Markdown. A row agrees when the doctor's top finding names the truth's cause at moderate or
+high; for a program whose truth is healthy, when no finding is high. The host-wait split (device
+idle by what the submitting host thread was doing, % of the step) is compared bucket by bucket:
+launch = inside a launch call; sync = inside a call that waits for the device; host = the rest
+(the framework's dispatch outside CUDA calls, other CUDA calls, Python, data loading): within
+10 points when no bucket differs by more. Only profiler truths have a split. --check: exit 1
+unless every row ran and agrees and every split compared is within 10 points (skipped rows
+do not count against it); else exit 0. Exit 2 when OUTDIR holds no rows."""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import sys
+
+TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
+SPLIT_TOLERANCE_PTS = 10.0
+RANK = {"none": 0, "moderate": 1, "high": 2}
+
+# ---- the doctor's JSON: the one place that knows its schema -----------------------------------
+# common/doctor_report.c's uf_doctor_json writes {"processes": [one object per process]}, each
+# with "findings" (sorted, the top finding first: rule, verdict, share_pct, evidence) and the
+# step's figures. The split of the device's idle by the host thread's state is being added
+# (issue #31); the names below are tried in order, and the first one present is used: put the
+# new names first. At e3c2f88 only the cause-based gaps exist (launch_gap_pct: idle between
+# launches, input_gap_pct: before a step's first work, sync_gap_pct: after a drain), which is
+# what the last candidate of each bucket reads; the table says which names it used.
+SPLIT_NAMES = {
+    "launch": ["idle_launch_pct", "host_launch_pct", "launch_call_idle_pct", "launch_gap_pct"],
+    "sync": ["idle_sync_pct", "host_sync_pct", "sync_call_idle_pct", "sync_gap_pct"],
+    "host": ["idle_host_work_pct", "host_work_pct", "idle_host_own_pct", "input_gap_pct"],
+}
+SPLIT_OBJECTS = ["idle_split", "host_state_pct", "idle_by_host_pct"]   # {"launch": .., ...}
+
+
+def doctor_view(doc):
+    """What the table needs from the doctor's JSON, or None when it has no process."""
+    procs = [p for p in doc.get("processes", []) if isinstance(p, dict)]
+    if not procs:
+        return None
+    # the process that ran the steps: the longest steady window (a loader worker or a
+    # compile helper that touched CUDA has little or none)
+    main = max(procs, key=lambda p: (p.get("window_ms") or 0.0))
+    findings = main.get("findings") or []
+    top = findings[0] if findings else {"rule": "?", "verdict": "none", "share_pct": None}
+    split, source = {}, []
+    for name in SPLIT_OBJECTS:
+        obj = main.get(name)
+        if isinstance(obj, dict):
+            for k in SPLIT_NAMES:
+                v = obj.get(k, obj.get(f"{k}_pct"))
+                if isinstance(v, (int, float)):
+                    split[k] = float(v)
+            source.append(name)
+            break
+    for k, names in SPLIT_NAMES.items():
+        if k in split:
+            continue
+        for n in names:
+            if isinstance(main.get(n), (int, float)):
+                split[k] = float(main[n])
+                source.append(n)
+                break
+    return {
+        "pid": main.get("pid"), "processes": len(procs),
+        "top_rule": top.get("rule", "?"), "top_verdict": top.get("verdict", "none"),
+        "top_share": top.get("share_pct"),
+        "high": [f["rule"] for f in findings if f.get("verdict") == "high"],
+        "busy_pct": main.get("busy_pct"), "step_ms": main.get("step_ms"),
+        "steps": main.get("steps"), "step_source": main.get("step_source", ""),
+        "split": split, "split_source": source,
+    }
+
+
+# ---- the truth ---------------------------------------------------------------------------------
+
+def truth_split(truth):
+    """The profiler truth's host-state split, folded into the doctor's three buckets."""
+    s = truth.get("split_pct")
+    if not isinstance(s, dict):
+        return {}
+    return {"launch": s.get("launch_call", 0.0), "sync": s.get("sync_call", 0.0),
+            "host": s.get("dispatch", 0.0) + s.get("other_cuda", 0.0) + s.get("host", 0.0)}
+
+
+def agrees(truth_cause, view):
+    if truth_cause == "healthy":
+        return not view["high"]
+    return view["top_rule"] == truth_cause and RANK.get(view["top_verdict"], 0) >= 1
+
+
+def split_gap(ts, ds):
+    """The largest difference in points over the buckets both have, or None."""
+    keys = [k for k in ("launch", "sync", "host") if k in ts and k in ds]
+    if len(keys) < 3:
+        return None
+    return max(abs(ts[k] - ds[k]) for k in keys)
+
+
+# ---- reading a folder --------------------------------------------------------------------------
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def step_ms_in(path):
+    try:
+        with open(path, errors="replace") as f:
+            found = TIMING_RE.findall(f.read().replace("\r", "\n"))   # progress bars: \r
+    except OSError:
+        return None
+    return float(found[-1][1]) if found else None
+
+
+def fmt(x, nd=1):
+    return "" if x is None else f"{x:.{nd}f}"
+
+
+def fmt_split(s):
+    return "/".join(fmt(s.get(k), 0) for k in ("launch", "sync", "host")) if s else ""
+
+
+def build_rows(outdir):
+    rows = []
+    for name in sorted(os.listdir(outdir)):
+        d = os.path.join(outdir, name)
+        row = load_json(os.path.join(d, "row.json"))
+        if not isinstance(row, dict):
+            continue
+        prog = row.get("program", {})
+        r = {"program": name, "library": prog.get("library", ""),
+             "design": prog.get("cause", ""), "instrument": prog.get("truth", ""),
+             "status": row.get("status", "?"), "reason": row.get("reason", "")}
+        truth = load_json(os.path.join(d, "truth.json")) or {}
+        doc = load_json(os.path.join(d, "doctor.json"))
+        view = doctor_view(doc) if isinstance(doc, dict) else None
+        r["truth_cause"] = truth.get("cause") if "error" not in truth else None
+        r["truth_share"] = truth.get("share_pct")
+        r["truth_busy"] = truth.get("busy_pct")
+        ts = truth_split(truth)
+        r["truth_split"] = ts
+        r["plain_ms"] = step_ms_in(os.path.join(d, "plain.log"))
+        r["doctor_ms"] = step_ms_in(os.path.join(d, "doctor.txt"))
+        r["cost_x"] = r["doctor_ms"] / r["plain_ms"] if r["plain_ms"] and r["doctor_ms"] else None
+        if view:
+            r.update({"top": f'{view["top_rule"]} {view["top_verdict"]}',
+                      "top_share": view["top_share"], "doctor_split": view["split"],
+                      "split_source": ",".join(view["split_source"]),
+                      "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
+            if r["truth_cause"]:
+                r["agree"] = agrees(r["truth_cause"], view)
+            r["split_gap"] = split_gap(ts, view["split"])
+        rows.append(r)
+    return rows
+
+
+COLUMNS = [
+    ("program", "program"), ("library", "library"), ("design", "written to show"),
+    ("instrument", "truth by"), ("truth_busy", "truth busy %"), ("truth_cause", "truth cause"),
+    ("truth_share", "truth share %"), ("top", "doctor top finding"),
+    ("top_share", "doctor share %"), ("agree", "agree"),
+    ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
+    ("split_gap", "split gap pts"), ("plain_ms", "step ms plain"),
+    ("doctor_ms", "step ms doctor"), ("cost_x", "doctor cost x"), ("status", "status"),
+]
+
+
+def cell(r, key):
+    v = r.get(key)
+    if key in ("truth_split", "doctor_split"):
+        return fmt_split(v or {})
+    if key == "agree":
+        return "" if v is None else ("yes" if v else "**no**")
+    if key == "cost_x":
+        return fmt(v, 2)
+    if key in ("plain_ms", "doctor_ms"):
+        return fmt(v, 3)
+    if key == "split_gap":
+        return "" if v is None else (fmt(v, 1) + ("" if v <= SPLIT_TOLERANCE_PTS else " **>10**"))
+    if key == "status":
+        return v if v == "ok" else f'{v}: {r.get("reason", "")}'.replace("|", "/")
+    if isinstance(v, float):
+        return fmt(v)
+    return "" if v is None else str(v)
+
+
+def summary(rows):
+    ran = [r for r in rows if r["status"] == "ok"]
+    judged = [r for r in ran if r.get("agree") is not None]
+    agreed = [r for r in judged if r["agree"]]
+    healthy_high = [r["program"] for r in judged
+                    if r["truth_cause"] == "healthy" and r.get("doctor_high")]
+    gaps = [r for r in ran if r.get("split_gap") is not None]
+    within = [r for r in gaps if r["split_gap"] <= SPLIT_TOLERANCE_PTS]
+    lines = [f"- agree: {len(agreed)} of {len(judged)} programs judged"
+             + (f" (disagree: {', '.join(r['program'] for r in judged if not r['agree'])})"
+                if len(agreed) < len(judged) else ""),
+             f"- healthy programs with a high finding: {', '.join(healthy_high) or 'none'}",
+             f"- host-wait split within {SPLIT_TOLERANCE_PTS:.0f} points: {len(within)} of "
+             f"{len(gaps)} compared (profiler truths)"]
+    for status in ("failed", "not run", "skipped"):
+        these = [r for r in rows if r["status"] == status]
+        if these:
+            lines.append(f"- {status}: " + "; ".join(f"{r['program']} ({r['reason']})"
+                                                   for r in these))
+    return lines, (len(agreed) == len(judged) == len(ran) and len(within) == len(gaps) and
+                   not any(r["status"] in ("failed", "not run") for r in rows))
+
+
+def markdown(rows):
+    out = io.StringIO()
+    out.write("| " + " | ".join(h for _, h in COLUMNS) + " |\n")
+    out.write("|" + "---|" * len(COLUMNS) + "\n")
+    for r in rows:
+        out.write("| " + " | ".join(cell(r, k) for k, _ in COLUMNS) + " |\n")
+    lines, _ = summary(rows)
+    out.write("\n" + "\n".join(lines) + "\n")
+    return out.getvalue()
+
+
+def write_csv(path, rows):
+    keys = [k for k, _ in COLUMNS] + ["reason", "split_source", "doctor_high", "processes"]
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for r in rows:
+            vals = []
+            for k in keys:
+                v = r.get(k)
+                if isinstance(v, dict):
+                    v = fmt_split(v)
+                elif isinstance(v, bool):
+                    v = "yes" if v else "no"
+                elif isinstance(v, float):
+                    v = f"{v:.3f}"
+                vals.append("" if v is None else v)
+            w.writerow(vals)
+    os.replace(tmp, path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("outdir")
+    p.add_argument("--check", action="store_true")
+    a = p.parse_args()
+    if not os.path.isdir(a.outdir):
+        print(f"table.py: {a.outdir}: not a folder", file=sys.stderr)
+        return 2
+    rows = build_rows(a.outdir)
+    if not rows:
+        print(f"table.py: {a.outdir} holds no corpus rows (NAME/row.json)", file=sys.stderr)
+        return 2
+    # corpus.json's order (priority) where the run recorded it, else by name
+    run = load_json(os.path.join(a.outdir, "corpus_run.json")) or {}
+    order = {n: i for i, n in enumerate(run.get("names", []))}
+    rows.sort(key=lambda r: (order.get(r["program"], len(order)), r["program"]))
+    md = markdown(rows)
+    tmp = os.path.join(a.outdir, f"corpus.md.tmp.{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(md)
+    os.replace(tmp, os.path.join(a.outdir, "corpus.md"))
+    write_csv(os.path.join(a.outdir, "corpus.csv"), rows)
+    sys.stdout.write(md)
+    _, held = summary(rows)
+    return 1 if a.check and not held else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
