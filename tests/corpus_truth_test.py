@@ -146,6 +146,23 @@ class IdleSplitTest(unittest.TestCase):
         self.assertEqual(r["cause"], "host_bound")
         self.assertAlmostEqual(r["split_pct"]["other_cuda"], 0.0)
 
+    def test_calls_numbered_on_another_thread_id_join_their_ops(self):
+        """Were the CUDA calls' thread ids another numbering than the ops', the calls'
+        External ids tie them to their ops: the storm still reads as dispatch."""
+        t = Trace()
+        for i in range(50):
+            s = 1000 + 20 * i
+            t.op("aten::mul", s, 16, [[256, 256], []], ["float", "Scalar"])
+            t.corr += 1
+            t.add("cuda_runtime", "cudaLaunchKernel", s + 12, 4, tid=9999, correlation=t.corr,
+                  **{"External id": t.ext})
+            t.add("kernel", "vectorized_elementwise_kernel", s + 16, 4, tid=7,
+                  correlation=t.corr)
+        t.marker(2000)
+        r = ta.analyze(t.trace(), line(50, 0.02))
+        self.assertAlmostEqual(r["split_pct"]["dispatch"], 60.0, places=5)
+        self.assertEqual(r["cause"], "launch_bound")
+
     def test_idle_after_a_drain_is_the_sync(self):
         t = Trace()
         for i in range(10):                       # GPU 60 us; .item() waits, then 30 us of
@@ -164,6 +181,22 @@ class IdleSplitTest(unittest.TestCase):
         self.assertGreaterEqual(r["drained_gaps_per_step"], 0.9)
         # by host state, the idle after the sync is Python, not the sync call
         self.assertGreater(r["split_pct"]["host"], r["split_pct"]["sync_call"])
+
+    def test_a_sync_that_waited_for_nothing_costs_nothing(self):
+        """A slow host that syncs right after a tiny kernel: the device idles for the host's
+        Python, not for the sync (removing the sync would not shorten the step)."""
+        t = Trace()
+        for i in range(10):
+            s = 1000 + 100 * i
+            t.op("aten::add", s, 6, [[8], [8]], ["float", "float"])
+            t.launch(s + 1, 4, "elementwise_kernel", s + 6, 2)
+            t.call("cudaStreamSynchronize", s + 7, 3)    # the device is done at s + 8
+        t.marker(2000)
+        r = ta.analyze(t.trace(), line(10, 0.1))
+        self.assertEqual(r["cause"], "host_bound")
+        self.assertLess(r["cause_pct"]["host_sync"], 3.0)
+        self.assertGreater(r["cause_pct"]["host_bound"], 85.0)
+        self.assertAlmostEqual(r["drained_gaps_per_step"], 1.0)
 
     def test_a_copy_call_that_returns_after_its_transfer_blocked(self):
         t = Trace()

@@ -23,8 +23,9 @@ Over the window (all figures in % of the window, which is N steps):
   CPU-only ops, a data loader) `host`;
 - causes (share of the window at stake):
   host_sync: idle that began while a sync/blocking call was in flight (the device ran out of
-    work because the host waited for it), all of it until the next work, plus sync-call time
-    inside other idle; launch_bound: the rest of the idle where the host was launching or
+    work while the host waited for it), as much of it as the host had waited in that call
+    before the device ran dry (the lead the sync threw away), plus sync-call time inside other
+    idle; launch_bound: the rest of the idle where the host was launching or
     dispatching device work (launch_call + dispatch + other_cuda); host_bound: the rest where
     the host was outside any op (host); elementwise_chain: kernels of memory-bound ops in runs of
     >= 3 consecutive such kernels; simt_gemm: GEMM kernels with no tensor-core path (fp32
@@ -113,9 +114,15 @@ class Covered:
         total -= max(0.0, self.ends[j - 1] - b)
         return max(0.0, total)
 
-    def contains(self, t, tol=0.0):
+    def at(self, t, tol=0.0):
+        """The merged interval (start, end) that holds t (within tol), or None."""
         i = bisect.bisect_right(self.starts, t + tol) - 1
-        return i >= 0 and self.ends[i] >= t - tol
+        if i >= 0 and self.ends[i] >= t - tol:
+            return self.starts[i], self.ends[i]
+        return None
+
+    def contains(self, t, tol=0.0):
+        return self.at(t, tol) is not None
 
     def gaps(self, a, b):
         """The uncovered sub-intervals of [a, b]."""
@@ -189,6 +196,26 @@ def classify_call(call, device_by_corr, tol_us=1.0):
     return "other"
 
 
+def align_threads(calls, ops):
+    """The op timeline's thread of each call (call["otid"]). Kineto gives a CUDA call and the
+    op around it the same system thread id; should a version number them apart, the
+    call's "External id" (that of the innermost op it ran in) ties the two numberings."""
+    op_tids = {o["tid"] for o in ops}
+    by_ext = {}
+    for o in ops:
+        x = o["args"].get("External id")
+        if x is not None:
+            by_ext.setdefault(x, o["tid"])
+    votes = defaultdict(lambda: defaultdict(int))
+    for c in calls:
+        x = c["args"].get("External id")
+        if c["tid"] not in op_tids and x in by_ext:
+            votes[c["tid"]][by_ext[x]] += 1
+    remap = {t: max(v, key=v.get) for t, v in votes.items()}
+    for c in calls:
+        c["otid"] = remap.get(c["tid"], c["tid"])
+
+
 def op_stacks(calls, ops):
     """For each CUDA call, the ops (outermost first) of its thread that enclose it; and the set
     of top-level ops that enclose at least one CUDA call (ops that submit device work)."""
@@ -196,7 +223,7 @@ def op_stacks(calls, ops):
     for i, o in enumerate(ops):
         by_tid[o["tid"]].append((o["ts"], 0, -o["dur"], i))
     for j, c in enumerate(calls):
-        by_tid[c["tid"]].append((c["ts"], 1, -c["dur"], j))
+        by_tid[c.get("otid", c["tid"])].append((c["ts"], 1, -c["dur"], j))
     stacks = [()] * len(calls)
     gpu_top = set()
     for items in by_tid.values():
@@ -334,6 +361,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         k = _corr(c)
         if k is not None and (k not in call_by_corr or c["class"] == "launch"):
             call_by_corr[k] = j
+    align_threads(calls, ops)
     stacks, gpu_top = op_stacks(calls, ops)
 
     in_win = [d for d in device if d["end"] > start and d["ts"] < end]
@@ -385,8 +413,8 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
     # idle split by the submitting thread's state
     per_tid = defaultdict(lambda: defaultdict(list))
     for c in calls:
-        per_tid[c["tid"]][c["class"]].append((c["ts"], c["end"]))
-        per_tid[c["tid"]]["cuda"].append((c["ts"], c["end"]))
+        per_tid[c["otid"]][c["class"]].append((c["ts"], c["end"]))
+        per_tid[c["otid"]]["cuda"].append((c["ts"], c["end"]))
     for i in gpu_top:
         per_tid[ops[i]["tid"]]["gpu_op"].append((ops[i]["ts"], ops[i]["end"]))
     cov = {}
@@ -403,7 +431,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
     launches_per_tid = defaultdict(int)
     for c in calls:
         if c["class"] == "launch":
-            launches_per_tid[c["tid"]] += 1
+            launches_per_tid[c["otid"]] += 1
     main_tid = max(launches_per_tid, key=launches_per_tid.get) if launches_per_tid else None
     sync_any = Covered([(c["ts"], c["end"]) for c in calls if c["class"] == "sync"])
     starts = [d["ts"] for d in device]
@@ -414,7 +442,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         i = bisect.bisect_left(starts, b - 1e-3)
         nxt = device[i] if i < len(device) else None
         j = call_by_corr.get(_corr(nxt)) if nxt is not None else None
-        tid = calls[j]["tid"] if j is not None else main_tid
+        tid = calls[j]["otid"] if j is not None else main_tid
         length = b - a
         launch = covered(tid, "launch").within(a, b)
         sync = covered(tid, "sync").within(a, b)
@@ -427,14 +455,19 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         host = max(0.0, length - op_or_cuda)
         for k, v in zip(SPLIT_KEYS, (launch, dispatch, other, sync, host)):
             split[k] += v
-        # a device that ran out of work while the host waited in a sync: the sync's cost
-        if a > start and sync_any.contains(a, tol=2.0):
-            cause_us["host_sync"] += length
-            drained_gaps += 1
-        else:
-            cause_us["host_sync"] += sync
-            cause_us["launch_bound"] += launch + dispatch + other
-            cause_us["host_bound"] += host
+        # A device that ran out of work while the host waited in a sync: the host had been
+        # waiting `wait` us while the device still worked, a lead the sync threw away; without
+        # the sync the host's next work would have come that much sooner, so up to `wait` of
+        # this idle is the sync's cost. The rest is what the host was doing, as elsewhere. (A
+        # sync that waited for nothing, in a program whose host is slower than its device
+        # anyway, costs nothing here: its idle is the host's.)
+        held = sync_any.at(a, tol=2.0) if a > start else None
+        cost = min(length, max(0.0, a - held[0])) if held else 0.0
+        drained_gaps += held is not None
+        rest = (length - cost) / length if length > 0 else 0.0
+        cause_us["host_sync"] += cost + sync * rest
+        cause_us["launch_bound"] += (launch + dispatch + other) * rest
+        cause_us["host_bound"] += host * rest
     causes = {k: 100.0 * v / win_us for k, v in cause_us.items()}
     causes["elementwise_chain"] = share(lambda d: id(d) in chain_ids)
     causes["simt_gemm"] = share(lambda d: d["class"] in ("gemm_simt", "gemm_misaligned"))
