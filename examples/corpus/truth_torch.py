@@ -50,6 +50,20 @@ class MarkingStdout:
         return getattr(self.inner, name)
 
 
+def tf32_enabled(torch):
+    """Whether fp32 matrix products may use tensor cores (TF32), as the program left it: the
+    older switch, the precision setting, or the newer fp32_precision attribute."""
+    on = False
+    for read in (lambda: bool(torch.backends.cuda.matmul.allow_tf32),
+                 lambda: torch.get_float32_matmul_precision() != "highest",
+                 lambda: torch.backends.cuda.matmul.fp32_precision == "tf32"):
+        try:
+            on = on or read()
+        except (AttributeError, RuntimeError):
+            pass
+    return on
+
+
 def write_json(path, obj):
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w") as f:
@@ -102,10 +116,7 @@ def main():
         trace = json.load(f)
     if not a.trace:
         os.unlink(trace_path)
-    # TF32 decides whether an fp32 GEMM has a tensor-core path; read as the program left it
-    tf32 = bool(torch.backends.cuda.matmul.allow_tf32) or \
-        torch.get_float32_matmul_precision() != "highest"
-    result["tf32"] = tf32
+    result["tf32"] = tf32 = tf32_enabled(torch)
     try:
         result.update(truth_analysis.analyze(trace, out.line, tf32=tf32))
     except truth_analysis.TruthError as e:
