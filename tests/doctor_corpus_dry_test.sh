@@ -157,9 +157,9 @@ check "table files written" test -s "$tmp/out/corpus.md" -a -s "$tmp/out/corpus.
 # eager_storm: truth launch_bound 62 %, doctor's main process (the longer window) launch_bound
 # high: agree; split truth 20/1/49 against the doctor's 25/0/40 (its fallback names): gap 9.
 check "eager_storm agrees, split within 10" \
-  grep -q "^| eager_storm | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | yes | 20/1/49 | 25/0/40 | 9.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
+  grep -q "^| eager_storm | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 20/1/49 | 25/0/40 | 9.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
 check "tv_loader_w0 (starved_input) against launch_bound: disagrees" \
-  grep -q "^| tv_loader_w0 | torchvision | starved_input | timing | 50.0 | starved_input | 50.0 | launch_bound high | 60.0 | \*\*no\*\* |" "$tmp/table.md"
+  grep -q "^| tv_loader_w0 | torchvision | starved_input | timing | 50.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* |" "$tmp/table.md"
 check "failed and skipped rows carry their reasons" \
   grep -q "^- skipped: .*lightning_bar (python3 cannot import lightning" "$tmp/table.md"
 check "summary counts" grep -q "^- agree: 1 of 2 programs judged (disagree: tv_loader_w0)" "$tmp/table.md"
@@ -184,9 +184,9 @@ mk "$t2" split_new host_bound \
   '{"cause": "host_bound", "share_pct": 70.0, "split_pct": {"launch_call": 5.0, "sync_call": 0.0, "host": 70.0}}' \
   '{"processes": [{"window_ms": 10, "launch_gap_pct": 75.0, "idle_split": {"launch": 4.0, "sync": 0.0, "host": 55.0}, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 69.0}]}]}'
 "$real_python" "$corpus/table.py" "$t2" > "$tmp/t2.md"
-check "healthy with a high finding disagrees" grep -q "^| healthy_one |.* low_sm_fill high | 31.0 | \*\*no\*\* |" "$tmp/t2.md"
+check "healthy with a high finding disagrees" grep -q "^| healthy_one |.* low_sm_fill high | 31.0 |  | \*\*no\*\* |" "$tmp/t2.md"
 check "the newer split object is read; a gap over 10 is marked" \
-  grep -q "^| split_new |.* host_bound high | 69.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
+  grep -q "^| split_new |.* host_bound high | 69.0 | high 69.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
 check "healthy programs with a high finding named" grep -q "^- healthy programs with a high finding: healthy_one$" "$tmp/t2.md"
 mkdir -p "$tmp/empty"
 "$real_python" "$corpus/table.py" "$tmp/empty" 2> /dev/null

@@ -74,6 +74,7 @@ def doctor_view(doc):
         "top_rule": top.get("rule", "?"), "top_verdict": top.get("verdict", "none"),
         "top_share": top.get("share_pct"),
         "high": [f["rule"] for f in findings if f.get("verdict") == "high"],
+        "by_rule": {f.get("rule"): (f.get("verdict"), f.get("share_pct")) for f in findings},
         "busy_pct": main.get("busy_pct"), "step_ms": main.get("step_ms"),
         "steps": main.get("steps"), "step_source": main.get("step_source", ""),
         "split": split, "split_source": source,
@@ -161,6 +162,11 @@ def build_rows(outdir):
                       "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
             if r["truth_cause"]:
                 r["agree"] = agrees(r["truth_cause"], view)
+                verdict, share = view["by_rule"].get(r["truth_cause"], (None, None))
+                if verdict is not None:
+                    r["on_cause"] = f"{verdict} {fmt(share)}".strip()
+                elif r["truth_cause"] != "healthy":
+                    r["on_cause"] = "no such rule"
             r["split_gap"] = split_gap(ts, view["split"])
         rows.append(r)
     return rows
@@ -170,7 +176,8 @@ COLUMNS = [
     ("program", "program"), ("library", "library"), ("design", "written to show"),
     ("instrument", "truth by"), ("truth_busy", "truth busy %"), ("truth_cause", "truth cause"),
     ("truth_share", "truth share %"), ("top", "doctor top finding"),
-    ("top_share", "doctor share %"), ("agree", "agree"),
+    ("top_share", "doctor share %"), ("on_cause", "doctor on the truth's cause %"),
+    ("agree", "agree"),
     ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
     ("split_gap", "split gap pts"), ("plain_ms", "step ms plain"),
     ("doctor_ms", "step ms doctor"), ("cost_x", "doctor cost x"), ("status", "status"),
