@@ -68,7 +68,7 @@ cat > "$stub/bin/python3" << 'SH'
 if [ "$1" = -c ]; then
   case $2 in
     *device_count*) echo "${STUB_GPUS:-1}"; exit 0 ;;
-    "import "*) m=${2#import }; [[ " ${STUB_MISSING:-} " == *" $m "* ]] &&
+    "import "*) m=${2#import }; m=${m%%;*}; [[ " ${STUB_MISSING:-} " == *" $m "* ]] &&
                   { echo "ModuleNotFoundError: No module named '$m'" >&2; exit 1; }; exit 0 ;;
   esac
   exit 0
@@ -85,6 +85,7 @@ JSON
 fi
 prog=$(basename "$1")
 [ "$prog" = "${STUB_FAIL:-}" ] && { echo "Traceback: boom" >&2; exit 1; }
+if [ -n "${STUB_HANG:-}" ]; then echo $$ > "$STUB_HANG"; exec sleep 60; fi
 case " $* " in
   *" --cached-batch "*|*" --no-host-work "*) echo "steps 10 step_ms 1.000 wall_s 1.00" ;;
   *) printf 'Epoch 0:  50%%|###  | 5/10\rEpoch 0: 100%%|#####| 10/10\r'   # a progress bar
@@ -94,7 +95,7 @@ SH
 cat > "$stub/bin/nvidia-smi" << 'SH'
 #!/usr/bin/env bash
 [ "${STUB_GPUS:-1}" -gt 0 ] || exit 9
-for i in $(seq 0 $((STUB_GPUS - 1))); do echo "GPU $i: NVIDIA H200 (UUID: GPU-stub-$i)"; done
+for i in $(seq 0 $((${STUB_GPUS:-1} - 1))); do echo "GPU $i: NVIDIA H200 (UUID: GPU-stub-$i)"; done
 SH
 cat > "$stub/build/tools/underfed" << 'SH'
 #!/usr/bin/env bash
@@ -150,6 +151,23 @@ sys.exit(0 if abs(t["share_pct"] - 50.0) < 1e-9 and t["cause"] == "starved_input
 for f in plain.log truth.log doctor.txt doctor.json row.json; do
   check "eager_storm/$f written" test -s "$tmp/out/eager_storm/$f"
 done
+
+# stopped from outside (an outer timeout's SIGTERM): the program in flight is killed, the rows
+# are recorded not run with the reason, exit 1
+STUB_HANG=$tmp/hang.pid "$real_python" "$corpus/run.py" --python "$py" "$stub/build" "$tmp/stop" \
+  tv_loader_w0 eager_storm 2> /dev/null &
+runner=$!
+for _ in $(seq 50); do [ -s "$tmp/hang.pid" ] && break; sleep 0.1; done
+kill -TERM $runner
+wait $runner
+check "SIGTERM: run.py exits 1" test $? -eq 1
+sleep 0.2
+check "SIGTERM: the program in flight is killed" \
+  bash -c "[ -s '$tmp/hang.pid' ] && ! kill -0 \$(cat '$tmp/hang.pid') 2> /dev/null"
+check "SIGTERM: the row in flight is recorded not run" \
+  test "$(row ../stop/tv_loader_w0)" = "not run: the runner was stopped (SIGTERM) during this program"
+check "SIGTERM: the rows after it too" \
+  test "$(row ../stop/eager_storm)" = "not run: the runner was stopped (SIGTERM) before this program"
 
 "$real_python" "$corpus/table.py" "$tmp/out" > "$tmp/table.md"
 check "table.py exits 0 without --check" test $? -eq 0

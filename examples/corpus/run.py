@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -36,8 +37,35 @@ CAUSE_MIN_PCT = 15.0        # as truth_analysis.CAUSE_MIN_PCT: below it a progra
 DEFAULT_TIMEOUT_S = 120
 
 
+class Stopped(Exception):
+    """SIGTERM or SIGINT reached the runner (an outer timeout): the process in flight is
+    killed with its process group, and no row is left unrecorded."""
+
+
+RUNNING = []        # the Popen in flight, for the signal handler
+
+
+def stop(signum, frame):
+    for p in RUNNING:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    raise Stopped(signal.Signals(signum).name)
+
+
+LOG_FILES = []      # --log: progress lines go there too
+
+
 def log(t0, msg):
-    print(f"[corpus {time.time() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+    line = f"[corpus {time.time() - t0:6.1f} s] {msg}\n"
+    for f in [sys.stderr] + LOG_FILES:
+        try:
+            f.write(line)
+            f.flush()
+        except (OSError, ValueError):       # a reader of stderr that went away
+            pass
 
 
 def write_json(path, obj):
@@ -69,6 +97,7 @@ def run_process(cmd, log_path, timeout_s, env):
         except OSError as e:
             f.write(f"cannot start: {e}\n")
             return 127, 0.0, False
+        RUNNING.append(p)
         try:
             rc = p.wait(timeout=timeout_s)
             return rc, time.time() - t, False
@@ -81,6 +110,8 @@ def run_process(cmd, log_path, timeout_s, env):
                 p.wait()
             f.write(f"\ncorpus: killed after {timeout_s} s\n")
             return 124, time.time() - t, True
+        finally:
+            RUNNING.clear()
 
 
 def load_json(path):
@@ -103,7 +134,7 @@ class Checks:
     """What this machine has: GPUs, and which Python modules python3 can import (cached)."""
 
     def __init__(self, python, env):
-        self.python, self.env, self.mods = python, env, {}
+        self.python, self.env, self.mods, self.versions = python, env, {}, {}
 
     def gpus(self):
         try:
@@ -125,10 +156,13 @@ class Checks:
         for m in needs:
             if m not in self.mods:
                 try:
-                    out = subprocess.run([self.python, "-c", f"import {m}"], capture_output=True,
+                    out = subprocess.run([self.python, "-c", f"import {m}; print(getattr({m}, "
+                                          f"'__version__', ''))"], capture_output=True,
                                          text=True, timeout=120, env=self.env)
                     err = (out.stderr.strip().splitlines() or ["?"])[-1]
                     self.mods[m] = None if out.returncode == 0 else err
+                    if out.returncode == 0:
+                        self.versions[m] = (out.stdout.strip().splitlines() or [""])[-1]
                 except (OSError, subprocess.TimeoutExpired) as e:
                     self.mods[m] = str(e)
             if self.mods[m] is not None:
@@ -246,7 +280,10 @@ def main():
                    help="each process's timeout unless corpus.json sets one")
     p.add_argument("--python", default="python3")
     p.add_argument("--manifest", default=os.path.join(HERE, "corpus.json"))
+    p.add_argument("--log", help="also append the progress lines to this file")
     a = p.parse_args()
+    if a.log:
+        LOG_FILES.append(open(a.log, "a"))
     t0 = time.time()
     deadline = t0 + a.budget_s
     with open(a.manifest) as f:
@@ -279,7 +316,28 @@ def main():
                 "python": a.python, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                  time.gmtime(t0))})
     log(t0, f"{len(programs)} programs, {n_gpus} GPU(s), budget {a.budget_s:.0f} s")
-    status = [run_program(q, a, checks, env, n_gpus, t0, deadline) for q in programs]
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    status = []
+    for q in programs:
+        try:
+            status.append(run_program(q, a, checks, env, n_gpus, t0, deadline))
+        except Stopped as e:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            for r in programs[len(status):]:
+                d = os.path.join(a.outdir, r["name"])
+                os.makedirs(d, exist_ok=True)
+                write_json(os.path.join(d, "row.json"),
+                           {"name": r["name"], "program": r, "status": "not run", "runs": {},
+                            "reason": f"the runner was stopped ({e}) "
+                                      f"{'during' if r is q else 'before'} this program"})
+                status.append("not run")
+            log(t0, f"stopped by {e}: {len(programs) - status.count('not run')} rows done")
+            break
+    run_info = load_json(os.path.join(a.outdir, "corpus_run.json")) or {}
+    run_info.update({"versions": checks.versions, "status": dict(zip(
+        [q["name"] for q in programs], status)), "run_s": round(time.time() - t0, 1)})
+    write_json(os.path.join(a.outdir, "corpus_run.json"), run_info)
     log(t0, f"done: {status.count('ok')} ok, {status.count('failed')} failed, "
             f"{status.count('skipped')} skipped, {status.count('not run')} not run")
     return 1 if "failed" in status or "not run" in status else 0
