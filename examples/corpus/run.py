@@ -151,6 +151,26 @@ class Checks:
         except (OSError, subprocess.TimeoutExpired, ValueError):
             return 0
 
+    def prefetch(self, modules):
+        """Import-check all modules at once, in parallel (each is a python3 of its own): the
+        serial checks would take most of a minute (transformers, lightning, jax)."""
+        procs = {}
+        for m in sorted(set(modules) - set(self.mods)):
+            procs[m] = subprocess.Popen(
+                [self.python, "-c", f"import {m}; print(getattr({m}, '__version__', ''))"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        for m, p in procs.items():
+            try:
+                out, err = p.communicate(timeout=180)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                err = "the import check timed out"
+            self.mods[m] = None if p.returncode == 0 else \
+                ((err or "").strip().splitlines() or ["?"])[-1]
+            if p.returncode == 0:
+                self.versions[m] = ((out or "").strip().splitlines() or [""])[-1]
+
     def missing(self, needs):
         """The first module of needs that python3 cannot import, with why; None when all can."""
         for m in needs:
@@ -315,7 +335,9 @@ def main():
                {"gpus": n_gpus, "budget_s": a.budget_s, "names": [q["name"] for q in programs],
                 "python": a.python, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                  time.gmtime(t0))})
-    log(t0, f"{len(programs)} programs, {n_gpus} GPU(s), budget {a.budget_s:.0f} s")
+    checks.prefetch([m for q in programs for m in q.get("needs", [])])
+    log(t0, f"{len(programs)} programs, {n_gpus} GPU(s), budget {a.budget_s:.0f} s; "
+            f"libraries: " + ", ".join(f"{m} {v}" for m, v in sorted(checks.versions.items())))
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     status = []
