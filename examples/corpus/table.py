@@ -50,7 +50,8 @@ def doctor_view(doc):
     # compile helper that touched CUDA has little or none)
     main = max(procs, key=lambda p: (p.get("window_ms") or 0.0))
     findings = main.get("findings") or []
-    top = findings[0] if findings else {"rule": "?", "verdict": "none", "share_pct": None}
+    named = [f for f in findings if f.get("rule") == main.get("top_finding")]
+    top = (named or findings or [{"rule": "?", "verdict": "none", "share_pct": None}])[0]
     split, source = {}, []
     for name in SPLIT_OBJECTS:
         obj = main.get(name)
