@@ -101,9 +101,15 @@ cat > "$stub/build/tools/underfed" << 'SH'
 #!/usr/bin/env bash
 # underfed doctor --out D --json J -- CMD...: runs CMD, writes a made-up diagnosis to J
 [ "$1" = doctor ] || exit 2
+if [ "$2" = --from ]; then      # doctor --from DIR --json J: a replay reads the traces anew
+  ls "$3"/underfed-trace.*.txt > /dev/null 2>&1 || exit 2
+  echo '{"processes": [{"pid": 12, "window_ms": 900.0, "steps": 10, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 58.0}], "idle_split": {"launch": 20.0, "sync": 1.0, "host": 45.0}}]}' > "$5"
+  exit 0
+fi
 out=$3 json=$5
 shift 6
 mkdir -p "$out"
+echo "stub trace" > "$out/underfed-trace.12.txt"
 "$@"
 rc=$?
 cat > "$json" << 'JSON'
@@ -173,11 +179,12 @@ check "SIGTERM: the rows after it too" \
 check "table.py exits 0 without --check" test $? -eq 0
 check "table files written" test -s "$tmp/out/corpus.md" -a -s "$tmp/out/corpus.csv"
 # eager_storm: truth launch_bound 62 %, doctor's main process (the longer window) launch_bound
-# high: agree; split truth 20/1/49 against the doctor's 25/0/40 (its fallback names): gap 9.
+# high: agree; split truth L = launch 20 + other CUDA 2, S = 1, H = dispatch 40 + host 7
+# against the doctor's 25/0/40 (its fallback names): gap 7.
 check "eager_storm agrees, split within 10" \
-  grep -q "^| eager_storm | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 20/1/49 | 25/0/40 | 9.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
-check "tv_loader_w0 (starved_input) against launch_bound: disagrees" \
-  grep -q "^| tv_loader_w0 | torchvision | starved_input | timing | 50.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* |" "$tmp/table.md"
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 22/1/47 | 25/0/40 | 7.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
+check "tv_loader_w0 (starved_input) against launch_bound: disagrees; no split (timing)" \
+  grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 50.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |  |" "$tmp/table.md"
 check "failed and skipped rows carry their reasons" \
   grep -q "^- skipped: .*lightning_bar (python3 cannot import lightning" "$tmp/table.md"
 check "summary counts" grep -q "^- agree: 1 of 2 programs judged (disagree: tv_loader_w0)" "$tmp/table.md"
@@ -206,6 +213,25 @@ check "healthy with a high finding disagrees" grep -q "^| healthy_one |.* low_sm
 check "the newer split object is read; a gap over 10 is marked" \
   grep -q "^| split_new |.* host_bound high | 69.0 | high 69.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
 check "healthy programs with a high finding named" grep -q "^- healthy programs with a high finding: healthy_one$" "$tmp/t2.md"
+# rounds: a later round's ok row replaces an earlier one; a later failure does not replace an
+# earlier ok row; --replay judges the recorded traces replayed now, the live top beside it
+t4=$tmp/round2
+mk "$t4" torch_chain elementwise_chain '{"cause": "elementwise_chain", "share_pct": 99.0, "busy_pct": 99.7, "split_pct": {"launch_call": 0, "sync_call": 0, "host": 0.2}}' \
+  '{"processes": [{"window_ms": 10, "findings": [{"rule": "elementwise_chain", "verdict": "high", "share_pct": 98.0}]}]}'
+mkdir -p "$t4/eager_storm"
+echo '{"status": "failed", "reason": "plain exited with status 1", "program": {"cause": "launch_bound", "truth": "profiler"}}' > "$t4/eager_storm/row.json"
+"$real_python" "$corpus/table.py" "$tmp/out" "$t4" > /dev/null 2>&1
+check "several rounds need --out" test $? -eq 2
+"$real_python" "$corpus/table.py" "$tmp/out" "$t4" --out "$tmp/merged" > "$tmp/merged.md"
+check "rounds: the later ok row is taken" grep -q "^| torch_chain | 2 | torch | elementwise_chain |.* yes |" "$tmp/merged.md"
+check "rounds: a later failure keeps the earlier ok row" grep -q "^| eager_storm | 1[^|]* | torch |.* ok |$" "$tmp/merged.md"
+"$real_python" "$corpus/table.py" "$tmp/out" --replay "$stub/build" --out "$tmp/replayed" > "$tmp/replayed.md"
+check "replay: the doctor's columns from the replayed traces, the live top beside" \
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | host_bound high | 58.0 | launch_bound high | no such rule | \*\*no\*\* | 22/1/47 | 20/1/45 | 2.0 |" "$tmp/replayed.md"
+check "replay: its JSON and text kept" test -s "$tmp/replayed/replay/eager_storm.json" -a -f "$tmp/replayed/replay/eager_storm.txt"
+"$real_python" "$corpus/table.py" "$tmp/out" --replay "$stub/nobuild" 2> /dev/null > /dev/null
+check "replay without a build: exit 2" test $? -eq 2
+
 mkdir -p "$tmp/empty"
 "$real_python" "$corpus/table.py" "$tmp/empty" 2> /dev/null
 check "no rows: exit 2" test $? -eq 2

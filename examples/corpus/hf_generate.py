@@ -26,7 +26,8 @@ def main():
         return 77
     torch.manual_seed(0)
     config = GPT2Config()
-    model = GPT2LMHeadModel(config).cuda().to(torch.bfloat16).eval()
+    with torch.device("cuda"):
+        model = GPT2LMHeadModel(config).to(torch.bfloat16).eval()
     ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
     mask = torch.ones_like(ids)
     gen = dict(max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens, do_sample=False,

@@ -27,7 +27,8 @@ def main():
         return 77
     torch.manual_seed(0)
     config = GPT2Config()                       # vocab 50,257, 12 layers, width 768
-    model = GPT2LMHeadModel(config).cuda()
+    with torch.device("cuda"):                  # initialized on the GPU: no CPU init to wait for
+        model = GPT2LMHeadModel(config)
     if args.dtype == "bf16":
         model = model.to(torch.bfloat16)
     model.train()

@@ -190,6 +190,25 @@ class Checks:
         return None
 
 
+def source_commit():
+    """The commit the corpus ran from: the source tree's .gitrev (a copied tree says there
+    what it was made of), else git's HEAD, else empty."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    try:
+        with open(os.path.join(root, ".gitrev")) as f:
+            rev = f.read().strip()
+        if rev:
+            return rev
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
 def timing_truth(prog, plain, ref):
     """truth.json of a `timing` program from the plain and reference step times."""
     scale = float(prog.get("ref_scale", 1.0))
@@ -333,6 +352,7 @@ def main():
     a.outdir = os.path.abspath(a.outdir)
     write_json(os.path.join(a.outdir, "corpus_run.json"),
                {"gpus": n_gpus, "budget_s": a.budget_s, "names": [q["name"] for q in programs],
+                "commit": source_commit(),
                 "python": a.python, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                  time.gmtime(t0))})
     checks.prefetch([m for q in programs for m in q.get("needs", [])])

@@ -1,24 +1,33 @@
 """The corpus table: per program, the truth against the doctor's top finding, and what the
 doctor cost.
 
-    python3 examples/corpus/table.py OUTDIR [--check]
+    python3 examples/corpus/table.py OUTDIR [OUTDIR...] [--replay BUILD_DIR] [--out DIR] [--check]
 
-Reads OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt} (run.py's folders)
-and writes OUTDIR/corpus.md (Markdown, with a summary) and OUTDIR/corpus.csv, and prints the
-Markdown. A row agrees when the doctor's top finding names the truth's cause at moderate or
-high; for a program whose truth is healthy, when no finding is high. The host-wait split (device
-idle by what the submitting host thread was doing, % of the step) is compared bucket by bucket:
-launch = inside a launch call; sync = inside a call that waits for the device; host = the rest
-(the framework's dispatch outside CUDA calls, other CUDA calls, Python, data loading): within
-10 points when no bucket differs by more. Only profiler truths have a split. --check: exit 1
-unless every row ran and agrees and every split compared is within 10 points (skipped rows
-do not count against it); else exit 0. Exit 2 when OUTDIR holds no rows."""
+Reads each OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt} (run.py's
+folders) and writes DIR/corpus.md (Markdown, with a summary) and DIR/corpus.csv (DIR: --out,
+else the one OUTDIR), and prints the Markdown. Several OUTDIRs are rounds of the corpus, in
+order: a program's row is its latest round that ran it (ok), else its latest round; the
+`round` column says which (its number and the commit run.py recorded). --replay BUILD_DIR:
+the doctor's columns come from its analysis of each row's recorded traces replayed now
+(`BUILD_DIR/tools/underfed doctor --from NAME/doctor`, its JSON and text kept in
+DIR/replay/), the live round's top finding beside them; without it, from the live run's JSON.
+
+A row agrees when the doctor's top finding names the truth's cause at moderate or high; for a
+program whose truth is healthy, when no finding is high. The host-wait split (device idle by
+the state of the host thread that submitted the next work, % of the step) is compared bucket
+by bucket: L = inside a launch or other CUDA call, S = inside a call that waits for the
+device, H = inside no CUDA call (the framework's dispatch, Python, data loading): within 10
+points when no bucket differs by more. Only profiler truths have a split ("n/a (timing
+truth)"). --check: exit 1 unless every row ran and agrees and every split compared is within
+10 points (skipped rows do not count against it); else exit 0. Exit 2 when no OUTDIR holds a
+row, or a replay cannot start."""
 import argparse
 import csv
 import io
 import json
 import os
 import re
+import subprocess
 import sys
 
 TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
@@ -85,12 +94,15 @@ def doctor_view(doc):
 # ---- the truth ---------------------------------------------------------------------------------
 
 def truth_split(truth):
-    """The profiler truth's host-state split, folded into the doctor's three buckets."""
+    """The profiler truth's host-state split in the doctor's three buckets: L = inside a launch
+    or other CUDA call, S = inside a call that waits, H = inside no CUDA call (the framework's
+    dispatch and everything else); {} for a truth without one (timing)."""
     s = truth.get("split_pct")
     if not isinstance(s, dict):
         return {}
-    return {"launch": s.get("launch_call", 0.0), "sync": s.get("sync_call", 0.0),
-            "host": s.get("dispatch", 0.0) + s.get("other_cuda", 0.0) + s.get("host", 0.0)}
+    return {"launch": s.get("launch_call", 0.0) + s.get("other_cuda", 0.0),
+            "sync": s.get("sync_call", 0.0),
+            "host": s.get("dispatch", 0.0) + s.get("host", 0.0)}
 
 
 def agrees(truth_cause, view):
@@ -134,7 +146,10 @@ def fmt_split(s):
     return "/".join(fmt(s.get(k), 0) for k in ("launch", "sync", "host")) if s else ""
 
 
-def build_rows(outdir):
+def read_rows(outdir, round_no):
+    """The rows of one round's OUTDIR, truth and plain figures read; the doctor not yet."""
+    run = load_json(os.path.join(outdir, "corpus_run.json")) or {}
+    label = f"{round_no}" + (f" ({run['commit'][:7]})" if run.get("commit") else "")
     rows = []
     for name in sorted(os.listdir(outdir)):
         d = os.path.join(outdir, name)
@@ -142,42 +157,92 @@ def build_rows(outdir):
         if not isinstance(row, dict):
             continue
         prog = row.get("program", {})
-        r = {"program": name, "library": prog.get("library", ""),
-             "design": prog.get("cause", ""), "instrument": prog.get("truth", ""),
-             "status": row.get("status", "?"), "reason": row.get("reason", "")}
         truth = load_json(os.path.join(d, "truth.json")) or {}
-        doc = load_json(os.path.join(d, "doctor.json"))
-        view = doctor_view(doc) if isinstance(doc, dict) else None
-        r["truth_cause"] = truth.get("cause") if "error" not in truth else None
-        r["truth_share"] = truth.get("share_pct")
-        r["truth_busy"] = truth.get("busy_pct")
-        ts = truth_split(truth)
-        r["truth_split"] = ts
-        r["plain_ms"] = step_ms_in(os.path.join(d, "plain.log"))
-        r["doctor_ms"] = step_ms_in(os.path.join(d, "doctor.txt"))
+        r = {"program": name, "dir": d, "round": label, "library": prog.get("library", ""),
+             "design": prog.get("cause", ""), "instrument": prog.get("truth", ""),
+             "args": " ".join(prog.get("args", [])),
+             "status": row.get("status", "?"), "reason": row.get("reason", ""),
+             "truth_cause": truth.get("cause") if "error" not in truth else None,
+             "truth_share": truth.get("share_pct"), "truth_busy": truth.get("busy_pct"),
+             "truth_split": truth_split(truth) if prog.get("truth") == "profiler" else None,
+             "plain_ms": step_ms_in(os.path.join(d, "plain.log")),
+             "doctor_ms": step_ms_in(os.path.join(d, "doctor.txt"))}
         r["cost_x"] = r["doctor_ms"] / r["plain_ms"] if r["plain_ms"] and r["doctor_ms"] else None
-        if view:
-            r.update({"top": f'{view["top_rule"]} {view["top_verdict"]}',
-                      "top_share": view["top_share"], "doctor_split": view["split"],
-                      "split_source": ",".join(view["split_source"]),
-                      "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
-            if r["truth_cause"]:
-                r["agree"] = agrees(r["truth_cause"], view)
-                verdict, share = view["by_rule"].get(r["truth_cause"], (None, None))
-                if verdict is not None:
-                    r["on_cause"] = f"{verdict} {fmt(share)}".strip()
-                elif r["truth_cause"] != "healthy":
-                    r["on_cause"] = "no such rule"
-            r["split_gap"] = split_gap(ts, view["split"])
+        r["live"] = load_json(os.path.join(d, "doctor.json"))
         rows.append(r)
-    return rows
+    return rows, run
+
+
+def merge_rounds(rounds):
+    """One row per program: its latest ok row, else its latest row."""
+    merged = {}
+    for rows in rounds:
+        for r in rows:
+            old = merged.get(r["program"])
+            if old is None or r["status"] == "ok" or old["status"] != "ok":
+                merged[r["program"]] = r
+    return list(merged.values())
+
+
+def replay(r, build, out):
+    """The doctor's analysis now of a row's recorded traces; (JSON, None) or (None, why)."""
+    traces = os.path.join(r["dir"], "doctor")
+    if not os.path.isdir(traces) or not any(f.startswith("underfed-trace.")
+                                            for f in os.listdir(traces)):
+        return None, "no recorded traces to replay"
+    os.makedirs(os.path.join(out, "replay"), exist_ok=True)
+    json_path = os.path.join(out, "replay", r["program"] + ".json")
+    with open(os.path.join(out, "replay", r["program"] + ".txt"), "w") as f:
+        rc = subprocess.call([os.path.join(build, "tools", "underfed"), "doctor", "--from",
+                              traces, "--json", json_path], stdout=f, stderr=subprocess.STDOUT)
+    doc = load_json(json_path) if rc == 0 else None
+    return (doc, None) if isinstance(doc, dict) else (None, f"replay exited with status {rc}")
+
+
+def apply_doctor(r, doc):
+    """The doctor's columns of row r from one diagnosis JSON."""
+    view = doctor_view(doc) if isinstance(doc, dict) else None
+    if not view:
+        return
+    r.update({"top": f'{view["top_rule"]} {view["top_verdict"]}',
+              "top_share": view["top_share"], "doctor_split": view["split"],
+              "split_source": ",".join(view["split_source"]),
+              "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
+    if r["truth_cause"]:
+        r["agree"] = agrees(r["truth_cause"], view)
+        verdict, share = view["by_rule"].get(r["truth_cause"], (None, None))
+        if verdict is not None:
+            r["on_cause"] = f"{verdict} {fmt(share)}".strip()
+        elif r["truth_cause"] != "healthy":
+            r["on_cause"] = "no such rule"
+    if r["truth_split"] is not None:
+        r["split_gap"] = split_gap(r["truth_split"], view["split"])
+
+
+def judge(rows, build=None, out=None):
+    """Fill the doctor's columns: from a replay of the traces (build given), else live."""
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        if build is None:
+            apply_doctor(r, r["live"])
+            continue
+        live = doctor_view(r["live"]) if isinstance(r["live"], dict) else None
+        r["live_top"] = f'{live["top_rule"]} {live["top_verdict"]}' if live else ""
+        doc, why = replay(r, build, out)
+        if doc is None:
+            r["status"], r["reason"] = "failed", f"doctor --from: {why}"
+            continue
+        apply_doctor(r, doc)
 
 
 COLUMNS = [
-    ("program", "program"), ("library", "library"), ("design", "written to show"),
+    ("program", "program"), ("round", "round"), ("library", "library"),
+    ("design", "written to show"),
     ("instrument", "truth by"), ("truth_busy", "truth busy %"), ("truth_cause", "truth cause"),
     ("truth_share", "truth share %"), ("top", "doctor top finding"),
-    ("top_share", "doctor share %"), ("on_cause", "doctor on the truth's cause %"),
+    ("top_share", "doctor share %"), ("live_top", "live run's top finding"),
+    ("on_cause", "doctor on the truth's cause %"),
     ("agree", "agree"),
     ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
     ("split_gap", "split gap pts"), ("plain_ms", "step ms plain"),
@@ -187,6 +252,8 @@ COLUMNS = [
 
 def cell(r, key):
     v = r.get(key)
+    if key == "truth_split" and v is None and r["status"] == "ok":
+        return "n/a (timing truth)"
     if key in ("truth_split", "doctor_split"):
         return fmt_split(v or {})
     if key == "agree":
@@ -227,19 +294,20 @@ def summary(rows):
                    not any(r["status"] in ("failed", "not run") for r in rows))
 
 
-def markdown(rows):
+def markdown(rows, columns):
     out = io.StringIO()
-    out.write("| " + " | ".join(h for _, h in COLUMNS) + " |\n")
-    out.write("|" + "---|" * len(COLUMNS) + "\n")
+    out.write("| " + " | ".join(h for _, h in columns) + " |\n")
+    out.write("|" + "---|" * len(columns) + "\n")
     for r in rows:
-        out.write("| " + " | ".join(cell(r, k) for k, _ in COLUMNS) + " |\n")
+        out.write("| " + " | ".join(cell(r, k) for k, _ in columns) + " |\n")
     lines, _ = summary(rows)
     out.write("\n" + "\n".join(lines) + "\n")
     return out.getvalue()
 
 
-def write_csv(path, rows):
-    keys = [k for k, _ in COLUMNS] + ["reason", "split_source", "doctor_high", "processes"]
+def write_csv(path, rows, columns):
+    keys = [k for k, _ in columns] + ["args", "reason", "split_source", "doctor_high",
+                                      "processes"]
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -248,6 +316,8 @@ def write_csv(path, rows):
             vals = []
             for k in keys:
                 v = r.get(k)
+                if k == "truth_split" and v is None and r["status"] == "ok":
+                    v = "n/a (timing truth)"
                 if isinstance(v, dict):
                     v = fmt_split(v)
                 elif isinstance(v, bool):
@@ -261,26 +331,47 @@ def write_csv(path, rows):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("outdir")
+    p.add_argument("outdirs", nargs="+", metavar="OUTDIR", help="rounds, oldest first")
+    p.add_argument("--replay", metavar="BUILD_DIR",
+                   help="judge the doctor's analysis of the recorded traces, replayed now")
+    p.add_argument("--out", help="where corpus.md and corpus.csv go (default: the one OUTDIR)")
     p.add_argument("--check", action="store_true")
     a = p.parse_args()
-    if not os.path.isdir(a.outdir):
-        print(f"table.py: {a.outdir}: not a folder", file=sys.stderr)
+    for d in a.outdirs:
+        if not os.path.isdir(d):
+            print(f"table.py: {d}: not a folder", file=sys.stderr)
+            return 2
+    if a.out is None and len(a.outdirs) > 1:
+        p.error("several OUTDIRs: say where the table goes (--out DIR)")
+    out = a.out or a.outdirs[0]
+    if a.replay and not os.access(os.path.join(a.replay, "tools", "underfed"), os.X_OK):
+        print(f"table.py: --replay: {a.replay}/tools/underfed is missing", file=sys.stderr)
         return 2
-    rows = build_rows(a.outdir)
+    # corpus.json's order (its priority), then what the runs recorded, then by name
+    manifest = load_json(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                      "corpus.json")) or {}
+    order = {q["name"]: i for i, q in enumerate(manifest.get("programs", []))}
+    rounds = []
+    for i, d in enumerate(a.outdirs, 1):
+        rows, run = read_rows(d, i)
+        rounds.append(rows)
+        for n in run.get("names", []):
+            order.setdefault(n, len(order))
+    rows = merge_rounds(rounds)
     if not rows:
-        print(f"table.py: {a.outdir} holds no corpus rows (NAME/row.json)", file=sys.stderr)
+        print(f"table.py: {' '.join(a.outdirs)} hold no corpus rows (NAME/row.json)",
+              file=sys.stderr)
         return 2
-    # corpus.json's order (priority) where the run recorded it, else by name
-    run = load_json(os.path.join(a.outdir, "corpus_run.json")) or {}
-    order = {n: i for i, n in enumerate(run.get("names", []))}
+    os.makedirs(out, exist_ok=True)
+    judge(rows, a.replay, out)
     rows.sort(key=lambda r: (order.get(r["program"], len(order)), r["program"]))
-    md = markdown(rows)
-    tmp = os.path.join(a.outdir, f"corpus.md.tmp.{os.getpid()}")
+    columns = [c for c in COLUMNS if c[0] != "live_top" or a.replay]
+    md = markdown(rows, columns)
+    tmp = os.path.join(out, f"corpus.md.tmp.{os.getpid()}")
     with open(tmp, "w") as f:
         f.write(md)
-    os.replace(tmp, os.path.join(a.outdir, "corpus.md"))
-    write_csv(os.path.join(a.outdir, "corpus.csv"), rows)
+    os.replace(tmp, os.path.join(out, "corpus.md"))
+    write_csv(os.path.join(out, "corpus.csv"), rows, columns)
     sys.stdout.write(md)
     _, held = summary(rows)
     return 1 if a.check and not held else 0
