@@ -137,11 +137,13 @@ check "no build: exit 2" test $? -eq 2
 run "$stub/build" "$tmp/x" no_such_program 2> /dev/null
 check "unknown program: exit 2" test $? -eq 2
 
+# (the names both before and after the options: the device script once put them after)
 STUB_GPUS=1 STUB_MISSING=lightning STUB_FAIL=torch_chain.py \
-  run "$stub/build" "$tmp/out" tv_loader_w0 eager_storm lightning_bar ddp_allreduce torch_chain \
-  2> "$tmp/run.err"
+  run "$stub/build" "$tmp/out" tv_loader_w0 eager_storm --budget-s 400 lightning_bar \
+  ddp_allreduce torch_chain --log "$tmp/run.log" 2> "$tmp/run.err"
 check "a failed row makes run.py exit 1" test $? -eq 1
 check "progress on stderr" grep -q "tv_loader_w0: doctor" "$tmp/run.err"
+check "progress in --log too" grep -q "tv_loader_w0: doctor" "$tmp/run.log"
 row() { "$real_python" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["status"] + ": " + r["reason"])' "$tmp/out/$1/row.json"; }
 check "lightning missing: row skipped with the reason" \
   bash -c "[[ '$(row lightning_bar)' == \"skipped: python3 cannot import lightning (ModuleNotFoundError\"* ]]"

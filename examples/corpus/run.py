@@ -320,7 +320,7 @@ def main():
     p.add_argument("--python", default="python3")
     p.add_argument("--manifest", default=os.path.join(HERE, "corpus.json"))
     p.add_argument("--log", help="also append the progress lines to this file")
-    a = p.parse_args()
+    a = p.parse_intermixed_args()          # NAMES may come after the options too
     if a.log:
         LOG_FILES.append(open(a.log, "a"))
     t0 = time.time()

@@ -38,14 +38,16 @@ RANK = {"none": 0, "moderate": 1, "high": 2}
 # common/doctor_report.c's uf_doctor_json writes {"processes": [one object per process]}, each
 # with "findings" (sorted, the top finding first: rule, verdict, share_pct, evidence) and the
 # step's figures. The split of the device's idle by the host thread's state is being added
-# (issue #31); the names below are tried in order, and the first one present is used: put the
-# new names first. At e3c2f88 only the cause-based gaps exist (launch_gap_pct: idle between
-# launches, input_gap_pct: before a step's first work, sync_gap_pct: after a drain), which is
-# what the last candidate of each bucket reads; the table says which names it used.
+# (issue #31); the names below are tried in order, and the first one present is used. doc4's
+# analysis (f16dee3) writes the raw host state of the host-wait idle as
+# host_wait_in_cuda_call_pct, host_wait_in_sync_call_pct and host_wait_outside_cuda_pct; at
+# e3c2f88 only the cause-based gaps exist (launch_gap_pct: idle between launches,
+# input_gap_pct: before a step's first work, sync_gap_pct: after a drain), which is what the
+# last candidate of each bucket reads; the table's CSV says which names it used.
 SPLIT_NAMES = {
-    "launch": ["idle_launch_pct", "host_launch_pct", "launch_call_idle_pct", "launch_gap_pct"],
-    "sync": ["idle_sync_pct", "host_sync_pct", "sync_call_idle_pct", "sync_gap_pct"],
-    "host": ["idle_host_work_pct", "host_work_pct", "idle_host_own_pct", "input_gap_pct"],
+    "launch": ["host_wait_in_cuda_call_pct", "launch_gap_pct"],
+    "sync": ["host_wait_in_sync_call_pct", "sync_gap_pct"],
+    "host": ["host_wait_outside_cuda_pct", "input_gap_pct"],
 }
 SPLIT_OBJECTS = ["idle_split", "host_state_pct", "idle_by_host_pct"]   # {"launch": .., ...}
 
