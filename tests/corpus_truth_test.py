@@ -198,6 +198,22 @@ class IdleSplitTest(unittest.TestCase):
         self.assertGreater(r["cause_pct"]["host_bound"], 85.0)
         self.assertAlmostEqual(r["drained_gaps_per_step"], 1.0)
 
+    def test_gaps_before_work_already_queued_are_the_devices_own(self):
+        """A replayed graph: its nodes' gaps come while the host waits in the loop's final
+        synchronize; the work was queued long before: no host wait, no sync cost."""
+        t = Trace()
+        t.call("cudaGraphLaunch", 900, 5)
+        g = t.corr
+        for i in range(10):                       # 90 us nodes, 10 us gaps between them
+            t.add("kernel", "k", 1000 + 100 * i, 90, tid=7, correlation=g)
+        t.call("cudaDeviceSynchronize", 910, 1085)
+        t.marker(2000)
+        r = ta.analyze(t.trace(), line(1, 1.0))
+        self.assertAlmostEqual(r["device_side_pct"], 9.0)
+        self.assertAlmostEqual(sum(r["split_pct"].values()), 1.0)    # only [1990, 2000]
+        self.assertLess(r["cause_pct"]["host_sync"], 1.5)
+        self.assertEqual(r["drained_gaps_per_step"], 1.0)
+
     def test_a_copy_call_that_returns_after_its_transfer_blocked(self):
         t = Trace()
         t.launch(1000, 50, "Memcpy DtoH (Device -> Pageable)", 1010, 30, call="cudaMemcpyAsync",

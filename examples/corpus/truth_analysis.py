@@ -13,7 +13,10 @@ choice of what to time, not by a guess from the trace.
 
 Over the window (all figures in % of the window, which is N steps):
 - busy: the union of kernels, copies and memsets (all streams);
-- idle intervals, each split by what the host thread that submitted the next device work was
+- idle intervals whose next device work was already submitted (its call had returned) when
+  the device went idle are the device's own (`device_side_pct`: a replayed graph's nodes, a
+  host far ahead), no host wait; every other idle interval is split by what the host thread
+  that submitted the next device work was
   doing (its CUDA calls and PyTorch ops on that thread): inside a launch call (cudaLaunchKernel,
   cuLaunchKernel, cudaGraphLaunch, an asynchronous copy or memset that returned before its
   transfer ended) `launch_call`; inside a call that waits for the device (any *Synchronize, a
@@ -437,13 +440,18 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
     starts = [d["ts"] for d in device]
     split = dict.fromkeys(SPLIT_KEYS, 0.0)
     cause_us = dict.fromkeys(CAUSES, 0.0)
-    drained_gaps = 0
+    drained_gaps, device_side_us = 0, 0.0
     for a, b in busy.gaps(start, end):
         i = bisect.bisect_left(starts, b - 1e-3)
         nxt = device[i] if i < len(device) else None
         j = call_by_corr.get(_corr(nxt)) if nxt is not None else None
-        tid = calls[j]["otid"] if j is not None else main_tid
         length = b - a
+        if j is not None and calls[j]["end"] <= a:
+            # the next work was already submitted when the device went idle (a replayed
+            # graph's nodes, a host far ahead): the device waits on itself, not on the host
+            device_side_us += length
+            continue
+        tid = calls[j]["otid"] if j is not None else main_tid
         launch = covered(tid, "launch").within(a, b)
         sync = covered(tid, "sync").within(a, b)
         other = covered(tid, "other").within(a, b)
@@ -493,6 +501,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         "busy_pct": 100.0 * busy.total / win_us,
         "idle_pct": 100.0 - 100.0 * busy.total / win_us,
         "split_pct": {k: 100.0 * v / win_us for k, v in split.items()},
+        "device_side_pct": 100.0 * device_side_us / win_us,
         "cause_pct": causes,
         "cause": cause,
         "share_pct": cause_share,
