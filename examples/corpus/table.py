@@ -113,11 +113,18 @@ def agrees(truth_cause, view):
     return view["top_rule"] == truth_cause and RANK.get(view["top_verdict"], 0) >= 1
 
 
-def split_gap(ts, ds):
-    """The largest difference in points over the buckets both have, or None."""
-    keys = [k for k in ("launch", "sync", "host") if k in ts and k in ds]
-    if len(keys) < 3:
+def split_gap(ts, ds, of_idle=False):
+    """The largest difference in points over the three buckets, or None; of_idle: each
+    bucket as a share of its own host-wait idle (how the idle splits, whatever its amount:
+    the two instruments slow the host differently, so the amount differs between runs)."""
+    keys = ("launch", "sync", "host")
+    if not all(k in ts and k in ds for k in keys):
         return None
+    if of_idle:
+        tt, dt = sum(ts[k] for k in keys), sum(ds[k] for k in keys)
+        if tt < 1.0 or dt < 1.0:        # (almost) no host wait in one of them: no split
+            return None
+        return max(abs(100.0 * ts[k] / tt - 100.0 * ds[k] / dt) for k in keys)
     return max(abs(ts[k] - ds[k]) for k in keys)
 
 
@@ -197,8 +204,15 @@ def replay(r, build, out):
     with open(os.path.join(out, "replay", r["program"] + ".txt"), "w") as f:
         rc = subprocess.call([os.path.join(build, "tools", "underfed"), "doctor", "--from",
                               traces, "--json", json_path], stdout=f, stderr=subprocess.STDOUT)
-    doc = load_json(json_path) if rc == 0 else None
-    return (doc, None) if isinstance(doc, dict) else (None, f"replay exited with status {rc}")
+    doc = load_json(json_path)
+    if not isinstance(doc, dict) or not doc.get("processes"):
+        return None, f"replay exited with status {rc}, no diagnosis"
+    if rc != 0:       # e.g. a helper process with no device work is not diagnosed: said
+        r["note"] = f"replay exit {rc}: " + "; ".join(
+            line.strip() for line in open(os.path.join(out, "replay", r["program"] + ".txt"),
+                                          errors="replace")
+            if line.startswith("underfed doctor:") and "counters:" not in line)[:300]
+    return doc, None
 
 
 def apply_doctor(r, doc):
@@ -219,6 +233,7 @@ def apply_doctor(r, doc):
             r["on_cause"] = "no such rule"
     if r["truth_split"] is not None:
         r["split_gap"] = split_gap(r["truth_split"], view["split"])
+        r["split_gap_idle"] = split_gap(r["truth_split"], view["split"], of_idle=True)
 
 
 def judge(rows, build=None, out=None):
@@ -247,7 +262,8 @@ COLUMNS = [
     ("on_cause", "doctor on the truth's cause %"),
     ("agree", "agree"),
     ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
-    ("split_gap", "split gap pts"), ("plain_ms", "step ms plain"),
+    ("split_gap", "split gap pts"), ("split_gap_idle", "gap, as shares of the idle pts"),
+    ("plain_ms", "step ms plain"),
     ("doctor_ms", "step ms doctor"), ("cost_x", "doctor cost x"), ("status", "status"),
 ]
 
@@ -264,10 +280,13 @@ def cell(r, key):
         return fmt(v, 2)
     if key in ("plain_ms", "doctor_ms"):
         return fmt(v, 3)
-    if key == "split_gap":
+    if key in ("split_gap", "split_gap_idle"):
         return "" if v is None else (fmt(v, 1) + ("" if v <= SPLIT_TOLERANCE_PTS else " **>10**"))
     if key == "status":
-        return v if v == "ok" else f'{v}: {r.get("reason", "")}'.replace("|", "/")
+        text = v if v == "ok" else f'{v}: {r.get("reason", "")}'
+        if r.get("note"):
+            text += f' ({r["note"]})'
+        return text.replace("|", "/")
     if isinstance(v, float):
         return fmt(v)
     return "" if v is None else str(v)
@@ -308,8 +327,8 @@ def markdown(rows, columns):
 
 
 def write_csv(path, rows, columns):
-    keys = [k for k, _ in columns] + ["args", "reason", "split_source", "doctor_high",
-                                      "processes"]
+    keys = [k for k, _ in columns] + ["args", "reason", "note", "split_source",
+                                      "doctor_high", "processes"]
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
