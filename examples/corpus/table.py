@@ -1,0 +1,402 @@
+"""The corpus table: per program, the truth against the doctor's top finding, and what the
+doctor cost.
+
+    python3 examples/corpus/table.py OUTDIR [OUTDIR...] [--replay BUILD_DIR] [--out DIR] [--check]
+
+Reads each OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt} (run.py's
+folders) and writes DIR/corpus.md (Markdown, with a summary) and DIR/corpus.csv (DIR: --out,
+else the one OUTDIR), and prints the Markdown. Several OUTDIRs are rounds of the corpus, in
+order: a program's row is its latest round that ran it (ok), else its latest round; the
+`round` column says which (its number and the commit run.py recorded). --replay BUILD_DIR:
+the doctor's columns come from its analysis of each row's recorded traces replayed now
+(`BUILD_DIR/tools/underfed doctor --from NAME/doctor`, its JSON and text kept in
+DIR/replay/), the live round's top finding beside them; without it, from the live run's JSON.
+
+A row agrees when the doctor's top finding names the truth's cause at moderate or high; for a
+program whose truth is healthy, when no finding is high. The host-wait split (device idle by
+the state of the host thread that submitted the next work, % of the step) is compared bucket
+by bucket: L = inside a launch or other CUDA call, S = inside a call that waits for the
+device, H = inside no CUDA call (the framework's dispatch, Python, data loading): within 10
+points when no bucket differs by more. Only profiler truths have a split ("n/a (timing
+truth)"). --check: exit 1 unless every row ran and agrees and every split compared is within
+10 points (skipped rows do not count against it); else exit 0. Exit 2 when no OUTDIR holds a
+row, or a replay cannot start."""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
+SPLIT_TOLERANCE_PTS = 10.0
+RANK = {"none": 0, "moderate": 1, "high": 2}
+
+# ---- the doctor's JSON: the one place that knows its schema -----------------------------------
+# common/doctor_report.c's uf_doctor_json writes {"processes": [one object per process]}, each
+# with "findings" (sorted, the top finding first: rule, verdict, share_pct, evidence) and the
+# step's figures. The split of the device's idle by the host thread's state is being added
+# (issue #31); the names below are tried in order, and the first one present is used. doc4's
+# analysis (f16dee3) writes the raw host state of the host-wait idle as
+# host_wait_in_cuda_call_pct, host_wait_in_sync_call_pct and host_wait_outside_cuda_pct; at
+# e3c2f88 only the cause-based gaps exist (launch_gap_pct: idle between launches,
+# input_gap_pct: before a step's first work, sync_gap_pct: after a drain), which is what the
+# last candidate of each bucket reads; the table's CSV says which names it used.
+SPLIT_NAMES = {
+    "launch": ["host_wait_in_cuda_call_pct", "launch_gap_pct"],
+    "sync": ["host_wait_in_sync_call_pct", "sync_gap_pct"],
+    "host": ["host_wait_outside_cuda_pct", "input_gap_pct"],
+}
+SPLIT_OBJECTS = ["idle_split", "host_state_pct", "idle_by_host_pct"]   # {"launch": .., ...}
+
+
+def doctor_view(doc):
+    """What the table needs from the doctor's JSON, or None when it has no process."""
+    procs = [p for p in doc.get("processes", []) if isinstance(p, dict)]
+    if not procs:
+        return None
+    # the process that ran the steps: the longest steady window (a loader worker or a
+    # compile helper that touched CUDA has little or none)
+    main = max(procs, key=lambda p: (p.get("window_ms") or 0.0))
+    findings = main.get("findings") or []
+    named = [f for f in findings if f.get("rule") == main.get("top_finding")]
+    top = (named or findings or [{"rule": "?", "verdict": "none", "share_pct": None}])[0]
+    split, source = {}, []
+    for name in SPLIT_OBJECTS:
+        obj = main.get(name)
+        if isinstance(obj, dict):
+            for k in SPLIT_NAMES:
+                v = obj.get(k, obj.get(f"{k}_pct"))
+                if isinstance(v, (int, float)):
+                    split[k] = float(v)
+            source.append(name)
+            break
+    for k, names in SPLIT_NAMES.items():
+        if k in split:
+            continue
+        for n in names:
+            if isinstance(main.get(n), (int, float)):
+                split[k] = float(main[n])
+                source.append(n)
+                break
+    return {
+        "pid": main.get("pid"), "processes": len(procs),
+        "top_rule": top.get("rule", "?"), "top_verdict": top.get("verdict", "none"),
+        "top_share": top.get("share_pct"),
+        "high": [f["rule"] for f in findings if f.get("verdict") == "high"],
+        "by_rule": {f.get("rule"): (f.get("verdict"), f.get("share_pct")) for f in findings},
+        "busy_pct": main.get("busy_pct"), "step_ms": main.get("step_ms"),
+        "steps": main.get("steps"), "step_source": main.get("step_source", ""),
+        "split": split, "split_source": source,
+    }
+
+
+# ---- the truth ---------------------------------------------------------------------------------
+
+def truth_split(truth):
+    """The profiler truth's host-state split in the doctor's three buckets: L = inside a launch
+    or other CUDA call, S = inside a call that waits, H = inside no CUDA call (the framework's
+    dispatch and everything else); {} for a truth without one (timing)."""
+    s = truth.get("split_pct")
+    if not isinstance(s, dict):
+        return {}
+    return {"launch": s.get("launch_call", 0.0) + s.get("other_cuda", 0.0),
+            "sync": s.get("sync_call", 0.0),
+            "host": s.get("dispatch", 0.0) + s.get("host", 0.0)}
+
+
+def agrees(truth_cause, view):
+    if truth_cause == "healthy":
+        return not view["high"]
+    return view["top_rule"] == truth_cause and RANK.get(view["top_verdict"], 0) >= 1
+
+
+def split_gap(ts, ds, of_idle=False):
+    """The largest difference in points over the three buckets, or None; of_idle: each
+    bucket as a share of its own host-wait idle (how the idle splits, whatever its amount:
+    the two instruments slow the host differently, so the amount differs between runs)."""
+    keys = ("launch", "sync", "host")
+    if not all(k in ts and k in ds for k in keys):
+        return None
+    if of_idle:
+        tt, dt = sum(ts[k] for k in keys), sum(ds[k] for k in keys)
+        if tt < 1.0 or dt < 1.0:        # (almost) no host wait in one of them: no split
+            return None
+        return max(abs(100.0 * ts[k] / tt - 100.0 * ds[k] / dt) for k in keys)
+    return max(abs(ts[k] - ds[k]) for k in keys)
+
+
+# ---- reading a folder --------------------------------------------------------------------------
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def step_ms_in(path):
+    try:
+        with open(path, errors="replace") as f:
+            found = TIMING_RE.findall(f.read().replace("\r", "\n"))   # progress bars: \r
+    except OSError:
+        return None
+    return float(found[-1][1]) if found else None
+
+
+def fmt(x, nd=1):
+    return "" if x is None else f"{x:.{nd}f}"
+
+
+def fmt_split(s):
+    return "/".join(fmt(s.get(k), 0) for k in ("launch", "sync", "host")) if s else ""
+
+
+def read_rows(outdir, round_no):
+    """The rows of one round's OUTDIR, truth and plain figures read; the doctor not yet."""
+    run = load_json(os.path.join(outdir, "corpus_run.json")) or {}
+    label = f"{round_no}" + (f" ({run['commit'][:7]})" if run.get("commit") else "")
+    rows = []
+    for name in sorted(os.listdir(outdir)):
+        d = os.path.join(outdir, name)
+        row = load_json(os.path.join(d, "row.json"))
+        if not isinstance(row, dict):
+            continue
+        prog = row.get("program", {})
+        truth = load_json(os.path.join(d, "truth.json")) or {}
+        r = {"program": name, "dir": d, "round": label, "library": prog.get("library", ""),
+             "design": prog.get("cause", ""), "instrument": prog.get("truth", ""),
+             "args": " ".join(prog.get("args", [])),
+             "status": row.get("status", "?"), "reason": row.get("reason", ""),
+             "truth_cause": truth.get("cause") if "error" not in truth else None,
+             "truth_share": truth.get("share_pct"), "truth_busy": truth.get("busy_pct"),
+             "truth_split": truth_split(truth) if prog.get("truth") == "profiler" else None,
+             "plain_ms": step_ms_in(os.path.join(d, "plain.log")),
+             "doctor_ms": step_ms_in(os.path.join(d, "doctor.txt"))}
+        r["cost_x"] = r["doctor_ms"] / r["plain_ms"] if r["plain_ms"] and r["doctor_ms"] else None
+        r["live"] = load_json(os.path.join(d, "doctor.json"))
+        rows.append(r)
+    return rows, run
+
+
+def merge_rounds(rounds):
+    """One row per program: its latest ok row, else its latest row."""
+    merged = {}
+    for rows in rounds:
+        for r in rows:
+            old = merged.get(r["program"])
+            if old is None or r["status"] == "ok" or old["status"] != "ok":
+                merged[r["program"]] = r
+    return list(merged.values())
+
+
+def replay(r, build, out):
+    """The doctor's analysis now of a row's recorded traces; (JSON, None) or (None, why)."""
+    traces = os.path.join(r["dir"], "doctor")
+    if not os.path.isdir(traces) or not any(f.startswith("underfed-trace.")
+                                            for f in os.listdir(traces)):
+        return None, "no recorded traces to replay"
+    os.makedirs(os.path.join(out, "replay"), exist_ok=True)
+    json_path = os.path.join(out, "replay", r["program"] + ".json")
+    with open(os.path.join(out, "replay", r["program"] + ".txt"), "w") as f:
+        rc = subprocess.call([os.path.join(build, "tools", "underfed"), "doctor", "--from",
+                              traces, "--json", json_path], stdout=f, stderr=subprocess.STDOUT)
+    doc = load_json(json_path)
+    if not isinstance(doc, dict) or not doc.get("processes"):
+        return None, f"replay exited with status {rc}, no diagnosis"
+    if rc != 0:       # e.g. a helper process with no device work is not diagnosed: said
+        r["note"] = f"replay exit {rc}: " + "; ".join(
+            line.strip() for line in open(os.path.join(out, "replay", r["program"] + ".txt"),
+                                          errors="replace")
+            if line.startswith("underfed doctor:") and "counters:" not in line)[:300]
+    return doc, None
+
+
+def apply_doctor(r, doc):
+    """The doctor's columns of row r from one diagnosis JSON."""
+    view = doctor_view(doc) if isinstance(doc, dict) else None
+    if not view:
+        return
+    r.update({"top": f'{view["top_rule"]} {view["top_verdict"]}',
+              "top_share": view["top_share"], "doctor_split": view["split"],
+              "split_source": ",".join(view["split_source"]),
+              "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
+    if r["truth_cause"]:
+        r["agree"] = agrees(r["truth_cause"], view)
+        verdict, share = view["by_rule"].get(r["truth_cause"], (None, None))
+        if verdict is not None:
+            r["on_cause"] = f"{verdict} {fmt(share)}".strip()
+        elif r["truth_cause"] != "healthy":
+            r["on_cause"] = "no such rule"
+    if r["truth_split"] is not None:
+        r["split_gap"] = split_gap(r["truth_split"], view["split"])
+        r["split_gap_idle"] = split_gap(r["truth_split"], view["split"], of_idle=True)
+
+
+def judge(rows, build=None, out=None):
+    """Fill the doctor's columns: from a replay of the traces (build given), else live."""
+    for r in rows:
+        if r["status"] != "ok":
+            continue
+        if build is None:
+            apply_doctor(r, r["live"])
+            continue
+        live = doctor_view(r["live"]) if isinstance(r["live"], dict) else None
+        r["live_top"] = f'{live["top_rule"]} {live["top_verdict"]}' if live else ""
+        doc, why = replay(r, build, out)
+        if doc is None:
+            r["status"], r["reason"] = "failed", f"doctor --from: {why}"
+            continue
+        apply_doctor(r, doc)
+
+
+COLUMNS = [
+    ("program", "program"), ("round", "round"), ("library", "library"),
+    ("design", "written to show"),
+    ("instrument", "truth by"), ("truth_busy", "truth busy %"), ("truth_cause", "truth cause"),
+    ("truth_share", "truth share %"), ("top", "doctor top finding"),
+    ("top_share", "doctor share %"), ("live_top", "live run's top finding"),
+    ("on_cause", "doctor on the truth's cause %"),
+    ("agree", "agree"),
+    ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
+    ("split_gap", "split gap pts"), ("split_gap_idle", "gap, as shares of the idle pts"),
+    ("plain_ms", "step ms plain"),
+    ("doctor_ms", "step ms doctor"), ("cost_x", "doctor cost x"), ("status", "status"),
+]
+
+
+def cell(r, key):
+    v = r.get(key)
+    if key == "truth_split" and v is None and r["status"] == "ok":
+        return "n/a (timing truth)"
+    if key in ("truth_split", "doctor_split"):
+        return fmt_split(v or {})
+    if key == "agree":
+        return "" if v is None else ("yes" if v else "**no**")
+    if key == "cost_x":
+        return fmt(v, 2)
+    if key in ("plain_ms", "doctor_ms"):
+        return fmt(v, 3)
+    if key in ("split_gap", "split_gap_idle"):
+        return "" if v is None else (fmt(v, 1) + ("" if v <= SPLIT_TOLERANCE_PTS else " **>10**"))
+    if key == "status":
+        text = v if v == "ok" else f'{v}: {r.get("reason", "")}'
+        if r.get("note"):
+            text += f' ({r["note"]})'
+        return text.replace("|", "/")
+    if isinstance(v, float):
+        return fmt(v)
+    return "" if v is None else str(v)
+
+
+def summary(rows):
+    ran = [r for r in rows if r["status"] == "ok"]
+    judged = [r for r in ran if r.get("agree") is not None]
+    agreed = [r for r in judged if r["agree"]]
+    healthy_high = [r["program"] for r in judged
+                    if r["truth_cause"] == "healthy" and r.get("doctor_high")]
+    gaps = [r for r in ran if r.get("split_gap") is not None]
+    within = [r for r in gaps if r["split_gap"] <= SPLIT_TOLERANCE_PTS]
+    lines = [f"- agree: {len(agreed)} of {len(judged)} programs judged"
+             + (f" (disagree: {', '.join(r['program'] for r in judged if not r['agree'])})"
+                if len(agreed) < len(judged) else ""),
+             f"- healthy programs with a high finding: {', '.join(healthy_high) or 'none'}",
+             f"- host-wait split within {SPLIT_TOLERANCE_PTS:.0f} points: {len(within)} of "
+             f"{len(gaps)} compared (profiler truths)"]
+    for status in ("failed", "not run", "skipped"):
+        these = [r for r in rows if r["status"] == status]
+        if these:
+            lines.append(f"- {status}: " + "; ".join(f"{r['program']} ({r['reason']})"
+                                                   for r in these))
+    return lines, (len(agreed) == len(judged) == len(ran) and len(within) == len(gaps) and
+                   not any(r["status"] in ("failed", "not run") for r in rows))
+
+
+def markdown(rows, columns):
+    out = io.StringIO()
+    out.write("| " + " | ".join(h for _, h in columns) + " |\n")
+    out.write("|" + "---|" * len(columns) + "\n")
+    for r in rows:
+        out.write("| " + " | ".join(cell(r, k) for k, _ in columns) + " |\n")
+    lines, _ = summary(rows)
+    out.write("\n" + "\n".join(lines) + "\n")
+    return out.getvalue()
+
+
+def write_csv(path, rows, columns):
+    keys = [k for k, _ in columns] + ["args", "reason", "note", "split_source",
+                                      "doctor_high", "processes"]
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys)
+        for r in rows:
+            vals = []
+            for k in keys:
+                v = r.get(k)
+                if k == "truth_split" and v is None and r["status"] == "ok":
+                    v = "n/a (timing truth)"
+                if isinstance(v, dict):
+                    v = fmt_split(v)
+                elif isinstance(v, bool):
+                    v = "yes" if v else "no"
+                elif isinstance(v, float):
+                    v = f"{v:.3f}"
+                vals.append("" if v is None else v)
+            w.writerow(vals)
+    os.replace(tmp, path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("outdirs", nargs="+", metavar="OUTDIR", help="rounds, oldest first")
+    p.add_argument("--replay", metavar="BUILD_DIR",
+                   help="judge the doctor's analysis of the recorded traces, replayed now")
+    p.add_argument("--out", help="where corpus.md and corpus.csv go (default: the one OUTDIR)")
+    p.add_argument("--check", action="store_true")
+    a = p.parse_args()
+    for d in a.outdirs:
+        if not os.path.isdir(d):
+            print(f"table.py: {d}: not a folder", file=sys.stderr)
+            return 2
+    if a.out is None and len(a.outdirs) > 1:
+        p.error("several OUTDIRs: say where the table goes (--out DIR)")
+    out = a.out or a.outdirs[0]
+    if a.replay and not os.access(os.path.join(a.replay, "tools", "underfed"), os.X_OK):
+        print(f"table.py: --replay: {a.replay}/tools/underfed is missing", file=sys.stderr)
+        return 2
+    # corpus.json's order (its priority), then what the runs recorded, then by name
+    manifest = load_json(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                      "corpus.json")) or {}
+    order = {q["name"]: i for i, q in enumerate(manifest.get("programs", []))}
+    rounds = []
+    for i, d in enumerate(a.outdirs, 1):
+        rows, run = read_rows(d, i)
+        rounds.append(rows)
+        for n in run.get("names", []):
+            order.setdefault(n, len(order))
+    rows = merge_rounds(rounds)
+    if not rows:
+        print(f"table.py: {' '.join(a.outdirs)} hold no corpus rows (NAME/row.json)",
+              file=sys.stderr)
+        return 2
+    os.makedirs(out, exist_ok=True)
+    judge(rows, a.replay, out)
+    rows.sort(key=lambda r: (order.get(r["program"], len(order)), r["program"]))
+    columns = [c for c in COLUMNS if c[0] != "live_top" or a.replay]
+    md = markdown(rows, columns)
+    tmp = os.path.join(out, f"corpus.md.tmp.{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(md)
+    os.replace(tmp, os.path.join(out, "corpus.md"))
+    write_csv(os.path.join(out, "corpus.csv"), rows, columns)
+    sys.stdout.write(md)
+    _, held = summary(rows)
+    return 1 if a.check and not held else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
