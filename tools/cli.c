@@ -7,10 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor_trace.h"
 #include "options.h"
 #include "tablequery.h"
-
 
 /* DIR/NAME SUFFIX into out; -1 (with a message) when it does not fit. */
 int join_path(char *out, size_t len, const char *dir, const char *name, const char *suffix)
@@ -101,9 +99,4 @@ int folder_ceilings(const char *dir, uf_ceilings *c, uf_meta *meta, char *err, s
     fclose(probe);
     fprintf(stderr, "underfed: %s\n", err);
     return -1;
-}
-
-void uf_print_version(FILE *f)
-{
-    fprintf(f, "underfed %s (doctor trace format %d)\n", uf_tool_version(), UF_TRACE_VERSION);
 }
