@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The README's doctor figures are the committed H200 results, quoted, not retyped: after a line
-# `<!-- from PATH -->` (PATH relative to the source tree), a Markdown table must be PATH's table
-# lines exactly (every `|` line, in order), and a fenced block's lines must each be a line of
-# PATH. Also checks itself: a README with one quoted figure changed must fail, and so must a
-# marker naming a missing file.
-#   tests/doctor_results_test.sh SOURCE_DIR [README]; exit 0 in sync, 1 not.
+# The doctor page's figures (docs/doctor.md) are the committed H200 results, quoted, not
+# retyped: after a line `<!-- from PATH -->` (PATH relative to the source tree), a Markdown
+# table must be PATH's table lines exactly (every `|` line, in order), and a fenced block's
+# lines must each be a line of PATH. Also checks itself: a page with one quoted figure changed
+# must fail, and so must a marker naming a missing file.
+#   tests/doctor_results_test.sh SOURCE_DIR [PAGE]; PAGE defaults to SOURCE_DIR/docs/doctor.md;
+#   exit 0 in sync, 1 not.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [README]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [PAGE]" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
-readme=${2:-$src/README.md}
+readme=${2:-$src/docs/doctor.md}
 
-# check README: 0 when every quote matches its file; prints what does not
+# check PAGE: 0 when every quote matches its file; prints what does not
 check() {
   local page=$1 bad=0 n=0 path line
   while IFS= read -r path; do

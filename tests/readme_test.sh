@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `underfed readme`: the figures of the committed pages, and the generator itself.
-#   - README.md and every scenarios/*/README.md are in sync with results/nvidia-h200
+#   - README.md, docs/*.md and every scenarios/*/README.md are in sync with results/nvidia-h200
 #     (`underfed readme --check`); a hand-edited generated number makes the check fail;
 #   - on the fixture folder tests/data/gpu-a, tests/data/readme/page.md regenerates to
 #     page.expected.md (inline figures, a table with a * row, text in a code block untouched),
@@ -31,7 +31,7 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 
 # ---- the committed pages ------------------------------------------------------------------
 cd "$src" || exit 1
-pages=(README.md scenarios/*/README.md)
+pages=(README.md docs/*.md scenarios/*/README.md)
 expect 0 "committed pages in sync with results/nvidia-h200" \
   "$tool" readme --check results/nvidia-h200 "${pages[@]}"
 # A generated number edited by hand: the first figure of launch_storm's page, one digit changed.

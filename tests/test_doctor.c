@@ -845,7 +845,7 @@ Test(recorder, grid_blocks)
     cr_expect_eq(uf_grid_blocks(4, -1, 1), 0, "unknown");
 }
 
-/* The README's rule table is the table in doctor_rules.c, word for word. */
+/* The rule table of docs/doctor.md is the table in doctor_rules.c, word for word. */
 Test(doctor_rules, readme_table_is_the_code_table)
 {
     uf_strbuf b = {0};
@@ -854,10 +854,10 @@ Test(doctor_rules, readme_table_is_the_code_table)
     char *readme;
     size_t len;
     char err[256];
-    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../README.md", &readme, &len, err, sizeof err),
+    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../docs/doctor.md", &readme, &len, err, sizeof err),
                  0, "%s", err);
     cr_expect(strstr(readme, b.data) != NULL,
-              "README.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
+              "docs/doctor.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
               b.data);
     free(readme);
     free(b.data);
