@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `underfed readme`: the figures of the committed pages, and the generator itself.
-#   - README.md, docs/*.md and every scenarios/*/README.md are in sync with results/nvidia-h200
-#     (`underfed readme --check`); a hand-edited generated number makes the check fail;
+#   - README.md, docs/*.md, every scenarios/*/README.md and any other page in git with a figure
+#     marker are in sync with results/nvidia-h200 (`underfed readme --check`); a hand-edited
+#     generated number makes the check fail;
 #   - README.md stays a front door: at most 250 lines, none over 120 characters outside tables;
 #   - on the fixture folder tests/data/gpu-a, tests/data/readme/page.md regenerates to
 #     page.expected.md (inline figures, a table with a * row, text in a code block untouched),
@@ -32,7 +33,17 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 
 # ---- the committed pages ------------------------------------------------------------------
 cd "$src" || exit 1
+# Every page with a generated figure: README.md, docs/ and the scenario pages always, and any
+# other Markdown file in git that holds a figure marker (results/*/doctor/README.md, benches/,
+# a page added later), the fixtures of tests/data aside (they are stale on purpose).
 pages=(README.md docs/*.md scenarios/*/README.md)
+if git rev-parse --git-dir > /dev/null 2>&1; then
+  while IFS= read -r page; do
+    [[ " ${pages[*]} " == *" $page "* ]] || pages+=("$page")
+  done < <(git ls-files -- '*.md' ':!:tests/data/*' |
+           while IFS= read -r f; do [ -f "$f" ] && grep -qE '<!-- (uf |underfed:table)' "$f" && echo "$f"; done)
+fi
+echo "pages checked: ${pages[*]}"
 expect 0 "committed pages in sync with results/nvidia-h200" \
   "$tool" readme --check results/nvidia-h200 "${pages[@]}"
 # A generated number edited by hand: the first figure of launch_storm's page, one digit changed.

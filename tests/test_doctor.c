@@ -1588,7 +1588,7 @@ Test(doctor, nvjet_tile_sides)
  * is the first AxB field, before the K tile (64x16) and the cluster (1x2, 2x4, whose 1 must not
  * be read as a side); "2cta", "splitK", "bias" change nothing. Consumer Blackwell's (sm120)
  * tiles have three numbers (64x32x64) and are not read. A 16-row mm ran a 32 x 64 tile (TNN):
- * not counted, the rule's known miss (README). */
+ * not counted, the rule's known miss (docs/doctor.md). */
 Test(doctor, nvjet_public_names)
 {
     cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_192x8_64x8_2x1_v_bz_TNT"), 8);
