@@ -1,4 +1,4 @@
-/* ceilings: the machine's measured ceilings (DESIGN.md, "Ceilings"). On the GPU it runs on, it
+/* ceilings: the machine's measured ceilings (docs/design.md, "Ceilings"). On the GPU it runs on, it
  * measures device-to-device copy bandwidth, bf16/tf32/fp32 GEMM rate through cuBLAS, the cost
  * of an empty-kernel launch and of a graph node, host<->device bandwidth (pinned and pageable)
  * and, with two or more GPUs, NCCL all-reduce bus bandwidth; last, with CUPTI PM sampling, the

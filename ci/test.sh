@@ -7,7 +7,7 @@
 # access): without Criterion the unit tests of the host logic are not built, without gnuplot
 # unit.render reports Skipped; both are said at the end, with every skipped test's reason.
 # With CI=true both are required.
-# On a GPU runner this runs both lanes (README, "Tests"): the per-commit `ctest -L gpu` and the
+# On a GPU runner this runs both lanes (docs/ci.md, "Tests"): the per-commit `ctest -L gpu` and the
 # nightly `-L sanitize`, `-L crosscheck`, `-L doctor`; CTEST_ARGS="-L gpu" runs one lane.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -3,10 +3,10 @@
  * uf_sync_record records of timeline.h.
  *
  * CUPTI hands filled buffers to a completion callback that may run on its own worker thread,
- * so the records live in this file's one global state, guarded by a mutex. That is the only
- * global mutable state of the harness (DESIGN.md). Names (kernel and API names) are interned:
- * each distinct string is stored once, so the pointers in the records stay valid until
- * uf_trace_release, across any number of begin/end pairs. */
+ * so the records live in this file's one global state, guarded by a mutex: global mutable
+ * state only where CUPTI needs it (docs/design.md, "Code"). Names (kernel and API names) are
+ * interned: each distinct string is stored once, so the pointers in the records stay valid
+ * until uf_trace_release, across any number of begin/end pairs. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>

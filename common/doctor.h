@@ -13,7 +13,7 @@
  *    window is the steps' host span), plus the host-wait idle gaps split by cause (after a
  *    drain, at a step boundary, between launches inside a step), where in the step the
  *    drains returned, and exposed host-to-device copies.
- * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that the README's
+ * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that docs/doctor.md's
  *    table is tested against): verdict none / moderate / high from the share of step time at
  *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
  *    leave no trace in a timeline: those rules say "cannot tell" and why.
@@ -275,7 +275,7 @@ void uf_doctor_compare(uf_diagnosis *d, const uf_doctor_ceilings *c);
 /* The diagnosis as text (what a person reads), and as a JSON object. */
 void uf_doctor_print(FILE *f, const uf_diagnosis *d);
 void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
-/* The rule table as Markdown (the README's table is this output). */
+/* The rule table as Markdown (docs/doctor.md's table is this output). */
 void uf_doctor_rules_markdown(uf_strbuf *b);
 
 /* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that

@@ -1,6 +1,6 @@
 /* The harness: runs a scenario's variants over its sweep through the four measurement passes
- * of DESIGN.md (timing, trace, counters, NVML view), writes the results and returns the exit
- * code; the claims, the printed table and teaching summary, and the metadata are in
+ * of docs/design.md (timing, trace, counters, NVML view), writes the results and returns the
+ * exit code; the claims, the printed table and teaching summary, and the metadata are in
  * harness_report.c (harness_run.h: what one run holds). */
 #include <math.h>
 #include <stdarg.h>
@@ -703,9 +703,9 @@ static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1
 }
 
 /* UNDERFED_GPM_ALONE=1: a diagnostic for the counters pass: NVML GPM read with CUPTI PM
- * sampling off. On two GPUs GPM disagrees with PM sampling on every row (README, "How far the
- * instruments agree") and neither concurrent reads nor concurrent evaluation explain it; this
- * tells whether PM sampling running on both GPUs does. */
+ * sampling off. On two GPUs GPM disagrees with PM sampling on every row (docs/metrics.md, "How
+ * far the instruments agree") and neither concurrent reads nor concurrent evaluation explain
+ * it; this tells whether PM sampling running on both GPUs does. */
 static int gpm_alone(void)
 {
     const char *v = getenv("UNDERFED_GPM_ALONE");

@@ -1,5 +1,5 @@
-/* The metric table (see metrics.h). The ranges follow the definitions in README.md's
- * "Metrics" table and the bounds of bounds.h (one place for every reader), not the values
+/* The metric table (see metrics.h). The ranges follow the definitions in docs/metrics.md's
+ * table and the bounds of bounds.h (one place for every reader), not the values
  * measured so far:
  *   - step times and their ratio are > 0 (a step takes time), other times >= 0; at most a day;
  *   - a share of a window or of a union of intervals, and NVML's utilization, is a percent in

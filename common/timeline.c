@@ -1,4 +1,4 @@
-/* Timeline analysis over plain records (DESIGN.md, "Metrics"):
+/* Timeline analysis over plain records (docs/metrics.md):
  *
  * - The analysed activities are those of the chosen device whose launch counts as measured
  *   (uf_timeline_analyze's comment in timeline.h). The window is [earliest start, latest end]
@@ -8,7 +8,7 @@
  *   activity starting at the gap's end was launched by an API call (same correlation id; the
  *   runtime record preferred over the driver one) that had not yet returned when the gap
  *   began: the work was not yet submitted, so the device ran dry waiting for the host. (This
- *   departs from DESIGN.md's "started after": in a launch storm the CPU enters the next launch
+ *   departs from HTA's "started after": in a launch storm the CPU enters the next launch
  *   call while the previous tiny kernel still runs, but the call takes longer than the kernel,
  *   so the device idles with the call still in flight — host-bound, yet "started before".)
  *   Otherwise (the call had returned: the work was queued; no call matched; or the activity

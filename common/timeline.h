@@ -1,8 +1,8 @@
 /* Timeline analysis over plain records: interval union, idle gaps and their host-wait
  * classification, launch latency by correlation id, communication/compute overlap, the SM
  * share held during communication, per-step grouping, and the PM-sample window mean. Plain C:
- * no CUDA here, unit-tested on hand-made timelines. The metric definitions are DESIGN.md's;
- * each function's comment restates its own. */
+ * no CUDA here, unit-tested on hand-made timelines. The metric definitions are those of
+ * docs/metrics.md; each function's comment restates its own. */
 #ifndef UF_TIMELINE_H
 #define UF_TIMELINE_H
 

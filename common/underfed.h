@@ -1,7 +1,7 @@
 /* underfed: the scenario contract. A scenario fills one uf_scenario (variants, sweep axes,
  * callbacks, expectation) and calls uf_main; the harness owns everything else: options,
  * warm-up, repetitions, the four measurement passes, statistics, results files, the table,
- * the trace export and the exit code. See DESIGN.md. */
+ * the trace export and the exit code. See docs/design.md, "The scenario contract". */
 #ifndef UNDERFED_H
 #define UNDERFED_H
 
@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* Exit codes and callback statuses (DESIGN.md). */
+/* Exit codes and callback statuses (docs/design.md, "Exit codes"). */
 enum {
     UF_OK = 0,      /* reproduced and verified */
     UF_ERR = 1,     /* error or wrong result */
@@ -95,7 +95,7 @@ typedef struct uf_axis_desc {
 /* The statistic of the timing pass's step times that every figure derived from a step time
  * uses (tflops_useful, pct_of_gemm, gbs, pct_of_copy, and the scenario's own rates such as
  * tokens_per_s): one per scenario, named in the results' metadata (`# step_stat:`). step_ms
- * stays the median whatever this says (DESIGN.md). */
+ * stays the median whatever this says (docs/metrics.md, step_ms). */
 typedef enum {
     UF_STAT_MEDIAN = 0,         /* the default: a typical step, robust to a stray slow one */
     UF_STAT_MEAN = 1            /* total time / steps: a rate over the whole pass, for steps

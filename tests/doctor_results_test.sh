@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# The README's doctor figures are the committed H200 results, quoted, not retyped: after a line
-# `<!-- from PATH -->` (PATH relative to the source tree), a Markdown table must be PATH's table
-# lines exactly (every `|` line, in order), and a fenced block's lines must each be a line of
-# PATH. Also checks itself: a README with one quoted figure changed must fail, and so must a
-# marker naming a missing file.
-#   tests/doctor_results_test.sh SOURCE_DIR [README]; exit 0 in sync, 1 not.
+# The doctor's figures in the pages (docs/doctor.md, and wherever else a page quotes them) are
+# the committed H200 results, quoted, not retyped: after a line `<!-- from PATH -->` (PATH
+# relative to the source tree), a Markdown table must be PATH's table lines exactly (every `|`
+# line, in order), and a fenced block's lines must each be a line of PATH. Also checks itself:
+# a page with one quoted figure changed must fail, and so must a marker naming a missing file.
+#   tests/doctor_results_test.sh SOURCE_DIR [PAGE...]; exit 0 in sync, 1 not. Without PAGE:
+#   docs/doctor.md (which must quote some), and every README.md, docs/*.md and
+#   scenarios/*/README.md that holds a `<!-- from PATH -->` line.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [README]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [PAGE...]" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
-readme=${2:-$src/README.md}
+if [ $# -ge 2 ]; then
+  pages=("${@:2}")
+else
+  pages=("$src/docs/doctor.md")
+  for page in "$src/README.md" "$src"/docs/*.md "$src"/scenarios/*/README.md; do
+    [ "$page" != "$src/docs/doctor.md" ] && grep -q '^<!-- from [^ ]* -->$' "$page" &&
+      pages+=("$page")
+  done
+fi
+readme=${pages[0]}   # the page the check of the check changes
 
-# check README: 0 when every quote matches its file; prints what does not
+# check PAGE: 0 when every quote matches its file; prints what does not
 check() {
   local page=$1 bad=0 n=0 path line
   while IFS= read -r path; do
@@ -40,7 +51,9 @@ check() {
 }
 
 failures=0
-if check "$readme"; then echo "ok: $readme quotes the committed doctor results"; else failures=1; fi
+for page in "${pages[@]}"; do
+  if check "$page"; then echo "ok: $page quotes the committed doctor results"; else failures=1; fi
+done
 
 # the check itself: a changed figure and a missing file must fail
 work=$(mktemp -d) || exit 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every script a user or CI runs directly is executable in git (mode 100755), so that a fresh
-# clone runs the README's commands as written: the scripts the README names, every *.sh under
-# ci/, plots/ and tests/, and .ci/run. Skipped (77) where the sources are not a git checkout.
+# clone runs the README's commands as written: the scripts README.md and docs/*.md name, every
+# *.sh under ci/, plots/ and tests/, and .ci/run. Skipped (77) where the sources are not a git
+# checkout.
 #   tests/modes_test.sh SOURCE_DIR
 set -uo pipefail
 [ $# -eq 1 ] || { echo "usage: tests/modes_test.sh SOURCE_DIR" >&2; exit 2; }
@@ -11,9 +12,9 @@ if ! command -v git >/dev/null 2>&1 || ! git -C "$src" rev-parse --git-dir >/dev
   exit 77
 fi
 
-# The scripts the README names (ci/suite.sh, plots/render.sh, ...), then the folders' scripts.
-mapfile -t named < <(grep -oE '(^|[^[:alnum:]_./-])(\.?[[:alnum:]_-]+/)+[[:alnum:]_.-]+\.sh' \
-                       "$src/README.md" | sed -E 's/^[^[:alnum:]_.]//' | sort -u)
+# The scripts the pages name (ci/suite.sh, plots/render.sh, ...), then the folders' scripts.
+mapfile -t named < <(grep -ohE '(^|[^[:alnum:]_./-])(\.?[[:alnum:]_-]+/)+[[:alnum:]_.-]+\.sh' \
+                       "$src/README.md" "$src"/docs/*.md | sed -E 's/^[^[:alnum:]_.]//' | sort -u)
 mapfile -t listed < <(git -C "$src" ls-files -- 'ci/*.sh' 'plots/*.sh' 'tests/*.sh' .ci/run)
 [ ${#named[@]} -gt 0 ] || { echo "FAIL: README.md names no script (ci/suite.sh expected)" >&2; exit 1; }
 
@@ -35,7 +36,7 @@ for path in $(printf '%s\n' "${named[@]}" "${listed[@]}" | sort -u); do
   fi
   judged=$((judged + 1))
   if [ -z "$mode" ]; then
-    echo "FAIL: $path (named in README.md) is not in git" >&2
+    echo "FAIL: $path (named in README.md or docs/) is not in git" >&2
     failures=$((failures + 1))
   elif [ "$mode" != 100755 ]; then
     echo "FAIL: $path is mode $mode in git: run git update-index --chmod=+x $path" >&2

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `underfed readme`: the figures of the committed pages, and the generator itself.
-#   - README.md and every scenarios/*/README.md are in sync with results/nvidia-h200
-#     (`underfed readme --check`); a hand-edited generated number makes the check fail;
+#   - README.md, docs/*.md, every scenarios/*/README.md and any other page in git with a figure
+#     marker are in sync with results/nvidia-h200 (`underfed readme --check`); a hand-edited
+#     generated number makes the check fail;
+#   - README.md stays a front door: at most 250 lines, none over 120 characters outside tables;
 #   - on the fixture folder tests/data/gpu-a, tests/data/readme/page.md regenerates to
 #     page.expected.md (inline figures, a table with a * row, text in a code block untouched),
 #     the result is in sync, and the stale input is not;
@@ -31,7 +33,17 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 
 # ---- the committed pages ------------------------------------------------------------------
 cd "$src" || exit 1
-pages=(README.md scenarios/*/README.md)
+# Every page with a generated figure: README.md, docs/ and the scenario pages always, and any
+# other Markdown file in git that holds a figure marker (results/*/doctor/README.md, benches/,
+# a page added later), the fixtures of tests/data aside (they are stale on purpose).
+pages=(README.md docs/*.md scenarios/*/README.md)
+if git rev-parse --git-dir > /dev/null 2>&1; then
+  while IFS= read -r page; do
+    [[ " ${pages[*]} " == *" $page "* ]] || pages+=("$page")
+  done < <(git ls-files -- '*.md' ':!:tests/data/*' |
+           while IFS= read -r f; do [ -f "$f" ] && grep -qE '<!-- (uf |underfed:table)' "$f" && echo "$f"; done)
+fi
+echo "pages checked: ${pages[*]}"
 expect 0 "committed pages in sync with results/nvidia-h200" \
   "$tool" readme --check results/nvidia-h200 "${pages[@]}"
 # A generated number edited by hand: the first figure of launch_storm's page, one digit changed.
@@ -44,6 +56,15 @@ else
   expect 1 "a hand-edited figure is stale" "$tool" readme --check results/nvidia-h200 "$work/edited/README.md"
   grep -q "stale" "$work/out.log" || fail "--check names no stale figure"
 fi
+
+# The front door stays one: README.md at most 250 lines, none over 120 characters outside a
+# table (the depth lives in docs/). An awk that counts bytes counts a µ or → as more than one:
+# stricter, never looser.
+lines=$(wc -l < README.md)
+if [ "$lines" -le 250 ]; then pass "README.md: $lines lines"; else fail "README.md: $lines lines, over 250"; fi
+long=$(awk 'length($0) > 120 && !/^\|/ { printf "%d (%d chars) ", FNR, length($0) }' README.md)
+if [ -z "$long" ]; then pass "README.md: no line over 120 characters outside tables"
+else fail "README.md: lines over 120 characters outside tables: $long"; fi
 
 # ---- the generator on fixtures ------------------------------------------------------------
 fixture=$src/tests/data/gpu-a

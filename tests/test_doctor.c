@@ -845,7 +845,7 @@ Test(recorder, grid_blocks)
     cr_expect_eq(uf_grid_blocks(4, -1, 1), 0, "unknown");
 }
 
-/* The README's rule table is the table in doctor_rules.c, word for word. */
+/* The rule table of docs/doctor.md is the table in doctor_rules.c, word for word. */
 Test(doctor_rules, readme_table_is_the_code_table)
 {
     uf_strbuf b = {0};
@@ -854,10 +854,10 @@ Test(doctor_rules, readme_table_is_the_code_table)
     char *readme;
     size_t len;
     char err[256];
-    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../README.md", &readme, &len, err, sizeof err),
+    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../docs/doctor.md", &readme, &len, err, sizeof err),
                  0, "%s", err);
     cr_expect(strstr(readme, b.data) != NULL,
-              "README.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
+              "docs/doctor.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
               b.data);
     free(readme);
     free(b.data);
@@ -1590,7 +1590,7 @@ Test(doctor, nvjet_tile_sides)
  * is the first AxB field, before the K tile (64x16) and the cluster (1x2, 2x4, whose 1 must not
  * be read as a side); "2cta", "splitK", "bias" change nothing. Consumer Blackwell's (sm120)
  * tiles have three numbers (64x32x64) and are not read. A 16-row mm ran a 32 x 64 tile (TNN):
- * not counted, the rule's known miss (README). */
+ * not counted, the rule's known miss (docs/doctor.md). */
 Test(doctor, nvjet_public_names)
 {
     cr_expect_eq(uf_doctor_nvjet_tile_min("nvjet_sm90_tst_192x8_64x8_2x1_v_bz_TNT"), 8);

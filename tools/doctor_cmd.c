@@ -9,7 +9,7 @@
  *   with --ceilings (opt-in), each diagnosis is also held against the machine's ceilings file
  *   (benches/ceilings' ceilings.csv): launch cost, pinned host-to-device copy rates, activity;
  *   underfed doctor --rules
- *       the rule table as Markdown (README.md's table is this output);
+ *       the rule table as Markdown (docs/doctor.md's table is this output);
  *   underfed doctor --help | --version.
  *
  * The JSON (default DIR/doctor.json) holds one diagnosis per process ("processes") and what

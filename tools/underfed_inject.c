@@ -4,7 +4,7 @@
  * RUNTIME, DRIVER, SYNCHRONIZATION, DEVICE, MARKER for NVTX); at exit it flushes them and
  * writes UNDERFED_DOCTOR_OUT/underfed-trace.PID.txt (common/doctor_trace.h) atomically.
  *
- * CUPTI allows one activity client per process (/work/shared/CUPTI.md): under nsys, ncu or
+ * CUPTI allows one activity client per process (docs/doctor.md): under nsys, ncu or
  * with torch.profiler running, one of the clients gets nothing. The recorder says so in the
  * file's note and on stderr: when CUPTI refuses its subscription or an activity kind, and when
  * it received fewer kernels than the program launched (counted by an API callback, which a
