@@ -1,9 +1,59 @@
-/* What the doctor's three files share and nothing else uses (doctor.h is the public header):
- * doctor.c measures and calls the rules, doctor_rules.c judges, doctor_report.c prints. */
+/* What the doctor's files share and nothing else uses (doctor.h is the public header). The
+ * analysis is a row of passes over one working state, each in its own file and each tested on
+ * its own (tests/test_doctor.c):
+ *
+ *   1. index     (doctor.c)          the records: each activity's launching call, the span
+ *   2. steps     (doctor_steps.c)    the steady-state steps and the steady window
+ *   3. window    (doctor.c)          the harness's timeline over the window, each activity's step
+ *   4. idle      (doctor_idle.c)     the device's idle time split by cause
+ *   5. kernels   (doctor_kernels.c)  kernel time by class, the host's cost per launch
+ *   6. counters  (doctor.c)          PM sampling, NVML, clocks over the window
+ *   7. rules     (doctor_rules.c)    the findings; doctor_report.c prints them
+ *
+ * uf_doctor_analyze (doctor.c) runs them in that order. */
 #ifndef UF_DOCTOR_INTERNAL_H
 #define UF_DOCTOR_INTERNAL_H
 
 #include "doctor.h"
+
+/* The analysis's working state: what each pass leaves for the ones after it. */
+typedef struct uf_doctor_work {
+    const uf_dtrace *t;
+    /* 1. index */
+    uint64_t *launch_ns;        /* per activity: launch call start (or its own start) */
+    uint64_t *launch_end;       /* per activity: launch call end (0: no call matched) */
+    uint64_t first_ns, last_ns; /* first and last record of the process */
+    /* 2. steps */
+    uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
+    int n_steps;
+    /* 3. window: the harness's timeline over the steps, and from one pass over the
+     * activities, the steady window's device work */
+    uf_timeline tl;
+    uf_drain *drains;           /* the timeline's drains in the window, by the end of the call */
+    size_t n_drains;
+    int *step_of;               /* per activity: its step by launch time, -1 outside the window */
+    uint64_t *first_launch;     /* per step: the earliest launch of its work (UINT64_MAX none) */
+    uint64_t *first_start;      /* per step: the earliest start of that work on the device */
+    uint64_t dev_begin, dev_end, dev_last_start; /* its first start, last end, last start */
+} uf_doctor_work;
+
+/* Pass 1: each activity's launching call and the records' span. 0, or -1 out of memory. */
+int uf_doctor_pass_index(uf_doctor_work *w, const uf_dtrace *t);
+/* Pass 2: the steps (NVTX, else detected, else the whole run), slow leading and trailing ones
+ * left out: w->bounds, w->n_steps; d->step_source, d->steps_left_out. 0, or -1 out of memory. */
+int uf_doctor_pass_steps(uf_doctor_work *w, uf_diagnosis *d);
+/* Pass 3: the timeline over the steps (d->tl, w->drains), each activity's step, the device
+ * window, start-up, tail and the median step. 0; -1 out of memory; -2 no device work launched
+ * inside the steady window. */
+int uf_doctor_pass_window(uf_doctor_work *w, uf_diagnosis *d);
+/* Pass 4: the idle gaps by cause and where the drains returned. 0, or -1 out of memory. */
+int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d);
+/* Pass 5: kernel time by class, copies, the host's cost per launch. 0, or -1 out of memory. */
+int uf_doctor_pass_kernels(const uf_doctor_work *w, uf_diagnosis *d);
+/* Pass 6: the counters over the steady window. */
+void uf_doctor_pass_counters(const uf_doctor_work *w, uf_diagnosis *d);
+/* Everything the passes allocated. */
+void uf_doctor_work_free(uf_doctor_work *w);
 
 /* A value for the evidence text: "n/a" where it was not measured. */
 typedef struct uf_doctor_num_text {
@@ -13,7 +63,8 @@ typedef struct uf_doctor_num_text {
 /* v with `decimals` decimals, or "n/a" when NaN (doctor_rules.c). */
 uf_doctor_num_text uf_doctor_num(double v, int decimals);
 
-/* Every rule over d's figures: share, verdict and evidence of each finding (doctor_rules.c). */
+/* Pass 7: every rule over d's figures: share, verdict and evidence of each finding
+ * (doctor_rules.c). */
 void uf_doctor_apply_rules(uf_diagnosis *d);
 
 /* d->order: high before moderate before none before cannot tell, larger share first. */
