@@ -96,8 +96,12 @@ int uf_doctor_pass_index(uf_doctor_work *w, const uf_dtrace *t)
                           .device_id = -1, .sm_count = t->sm_count};
     w->launch_ns = malloc(t->n_acts * sizeof *w->launch_ns);
     w->launch_end = malloc(t->n_acts * sizeof *w->launch_end);
-    if (w->launch_ns == NULL || w->launch_end == NULL ||
-        uf_timeline_launch_calls(&w->tl, w->launch_ns, w->launch_end) != 0)
+    w->act_api = malloc(t->n_acts * sizeof *w->act_api);
+    w->sync_api = malloc((t->n_syncs + 1) * sizeof *w->sync_api);
+    if (w->launch_ns == NULL || w->launch_end == NULL || w->act_api == NULL ||
+        w->sync_api == NULL ||
+        uf_timeline_launch_calls(&w->tl, w->launch_ns, w->launch_end) != 0 ||
+        uf_timeline_launch_apis(&w->tl, w->act_api, w->sync_api) != 0)
         return -1;
     record_span(t, &w->first_ns, &w->last_ns);
     return 0;
@@ -293,6 +297,8 @@ void uf_doctor_work_free(uf_doctor_work *w)
     free(w->bounds);
     free(w->launch_ns);
     free(w->launch_end);
+    free(w->act_api);
+    free(w->sync_api);
     free(w->step_of);
     free(w->first_launch);
     free(w->first_start);

@@ -2,12 +2,16 @@
  * libunderfed_inject.so or made by hand in a test). Plain C, no CUDA.
  *
  * 1. The steady state: steps from NVTX ranges (the most frequent range name), else from the
- *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs,
- *    event records) in launch order: the record whose occurrences keep a constant spacing over the most
- *    records (near ties: the longer spacing, then the one after the longest host pause) marks
- *    the steps; leading and trailing steps much slower than the median (warm-up, a
- *    compiling first step) are left out. What precedes the steps (start-up, compilation,
- *    warm-up) and follows them (the tail) is measured and reported, not analysed.
+ *    sequence of device work (kernels by name, copies by direction, memsets, syncs, event
+ *    records) in launch order, by two signals (doctor_steps.c): the record whose occurrences
+ *    keep a constant spacing over the most records (near ties: the longer spacing, then the
+ *    one after the longest host pause; one kernel a step is a step of one kernel), and the
+ *    host's pause that recurs at one spacing; the pause sets the phase, and the step's length
+ *    where it recurs every k record periods; periods that are not multiples of each other are
+ *    ambiguous, and the window is judged as one step. Leading and trailing steps much slower
+ *    than the median (warm-up, a compiling first step) are left out. What precedes the steps
+ *    (start-up, compilation, warm-up) and follows them (the tail) is measured and reported,
+ *    not analysed.
  * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
  *    syncs, drains, the idle after a drain and pageable copies per step included (its step
  *    window is the steps' host span), plus the host-wait idle gaps split by cause (after a
@@ -141,8 +145,18 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * GEMMs waited on memory (a small M streams its weights
                                         * per token: small_batch micro1 on the H200 ran tensor
                                         * 12.6 %, DRAM 61.8 %), no slow path */
-#define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
-                                        * the longer period wins */
+#define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie
+                                        * (doctor_steps.c, better_candidate) */
+#define UF_DOCTOR_PAUSE_BREAK 1.5      /* the host's pauses taken as step boundaries are at least
+                                        * 1.5 x the longest of the others: a dataloader's or a
+                                        * sync's pause stands out from the ~10 us a framework
+                                        * spends between launches by far more; jitter between
+                                        * launches rarely does by this much at a constant
+                                        * spacing */
+#define UF_DOCTOR_PAUSE_REGULAR 0.6    /* ... and at least 60 % of them follow each other at one
+                                        * spacing (the rest: a collection or a page fault inside
+                                        * a step, a pause missing where the batch was ready) */
+#define UF_DOCTOR_PAUSE_BREAKS 32      /* natural breaks tried, from the longest pause down */
 
 /* ---- against the machine's ceilings (opt-in: underfed doctor --ceilings FILE) -------------- */
 

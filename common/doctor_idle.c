@@ -72,7 +72,9 @@ static int gap_figures(const uf_doctor_work *w, const uf_drain *dr, size_t n_dr,
         return -1;
     const uint64_t *first = w->first_launch;
     double input_ns = 0, launch_ns = 0;
-    int boundaries = w->n_steps > 1;
+    /* a step of one record (one kernel a step) has no inside: its gaps are at once before its
+     * first work and between launches, and stay launch gaps */
+    int boundaries = w->n_steps > 1 && d->tl.n_activities > (size_t)w->n_steps;
     for (size_t i = 0; i < n_gaps; i++) {
         const uf_gap *g = &gaps[i];
         double len = (double)(g->end_ns - g->start_ns);

@@ -22,6 +22,9 @@ typedef struct uf_doctor_work {
     /* 1. index */
     uint64_t *launch_ns;        /* per activity: launch call start (or its own start) */
     uint64_t *launch_end;       /* per activity: launch call end (0: no call matched) */
+    size_t *act_api;            /* per activity: its launching call's index in t->apis
+                                 * (SIZE_MAX none) */
+    size_t *sync_api;           /* per sync record: the call that waited (SIZE_MAX none) */
     uint64_t first_ns, last_ns; /* first and last record of the process */
     /* 2. steps */
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */

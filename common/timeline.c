@@ -127,6 +127,7 @@ typedef struct api_key {
     uint32_t correlation_id;
     uint8_t is_runtime;
     uint64_t start_ns, end_ns;
+    size_t index;               /* the call's index in the records given */
 } api_key;
 
 /* By correlation id, the runtime record first, then the earliest. */
@@ -159,6 +160,7 @@ static int api_index_build(api_index *ix, const uf_api_call *apis, size_t n)
         ix->keys[i].is_runtime = apis[i].is_runtime ? 1 : 0;
         ix->keys[i].start_ns = apis[i].start_ns;
         ix->keys[i].end_ns = apis[i].end_ns;
+        ix->keys[i].index = i;
     }
     qsort(ix->keys, n, sizeof *ix->keys, cmp_api_key);
     ix->n = n;
@@ -625,7 +627,7 @@ static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drai
             uf_api_never_waits(a->name) || !is_drain(&v, a->start_ns, a->end_ns))
             continue;
         uf_drain *d = &out[n++];
-        *d = (uf_drain){.start_ns = a->start_ns, .end_ns = a->end_ns};
+        *d = (uf_drain){.start_ns = a->start_ns, .end_ns = a->end_ns, .api = i};
         d->has_gap = (uint8_t)gap_around(&v, a->end_ns, &d->gap_ns);
     }
     device_views_free(&v);
@@ -812,6 +814,23 @@ int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
         launch_start_ns[i] = launch_of(&ix, &tl->acts[i], &k);
         if (launch_end_ns != NULL)
             launch_end_ns[i] = k != NULL ? k->end_ns : 0;
+    }
+    free(ix.keys);
+    return 0;
+}
+
+int uf_timeline_launch_apis(const uf_timeline *tl, size_t *act_api, size_t *sync_api)
+{
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    for (size_t i = 0; i < tl->n_acts; i++) {
+        const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
+        act_api[i] = k != NULL ? k->index : SIZE_MAX;
+    }
+    for (size_t i = 0; sync_api != NULL && i < tl->n_syncs; i++) {
+        const api_key *k = api_find(&ix, tl->syncs[i].correlation_id);
+        sync_api[i] = k != NULL ? k->index : SIZE_MAX;
     }
     free(ix.keys);
     return 0;

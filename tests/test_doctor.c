@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
+#include "doctor_internal.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
 
@@ -29,6 +30,7 @@ typedef struct sim {
     uint64_t host_ns;
     uint64_t stream_free_ns[4];
     uint32_t corr;
+    uint32_t thread;            /* the calling thread of the next API records (0 unknown) */
     uf_dtrace t;
 } sim;
 
@@ -57,7 +59,7 @@ static uf_api_call *sim_api(sim *s, const char *name, uint64_t end_ns)
 {
     uf_api_call *a = &s->apis[s->n_apis++];
     *a = (uf_api_call){.start_ns = s->host_ns, .end_ns = end_ns, .correlation_id = ++s->corr,
-                       .is_runtime = 1, .name = name};
+                       .is_runtime = 1, .thread_id = s->thread, .name = name};
     return a;
 }
 
@@ -466,7 +468,8 @@ Test(doctor, steps_detected_from_the_repeating_sequence)
 }
 
 /* Every kernel has one name (the suite's launch storm, an unfused chain of one kernel): the
- * timing loop's event record per step marks the steps; without it there are none to find. */
+ * timing loop's event record per step marks the steps; without it nothing tells a step of 100
+ * from one of one kernel, and a step of one kernel it is (as a loop of one kernel a step). */
 Test(doctor, identical_kernels_stepped_by_event_records)
 {
     for (int events = 0; events <= 1; events++) {
@@ -481,8 +484,8 @@ Test(doctor, identical_kernels_stepped_by_event_records)
         char err[256];
         cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
         free(s);
-        cr_expect_eq(d.n_steps, events ? STEPS - 1 : 1, "events %d: %d steps (%s)", events,
-                     d.n_steps, d.step_source);
+        cr_expect_eq(d.n_steps, events ? STEPS - 1 : STEPS * 100 - 1, "events %d: %d steps (%s)",
+                     events, d.n_steps, d.step_source);
         cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
         cr_expect_lt(d.input_gap_pct, 3.0, "%g", d.input_gap_pct);
     }
@@ -681,6 +684,181 @@ Test(doctor, too_few_steps_analyses_the_whole_run)
     cr_expect_eq(d.n_steps, 1);
     cr_expect(strstr(d.step_source, "whole run") != NULL, "%s", d.step_source);
     free(s);
+}
+
+/* ---- pass 2: the steps, shape by shape ------------------------------------------------------ */
+
+/* Passes 1 and 2 alone over t: the steps it finds (w->bounds, w->n_steps, d->step_source). */
+static void find_steps_of(const uf_dtrace *t, uf_doctor_work *w, uf_diagnosis *d)
+{
+    memset(d, 0, sizeof *d);
+    *w = (uf_doctor_work){0};
+    cr_assert_eq(uf_doctor_pass_index(w, t), 0);
+    cr_assert_eq(uf_doctor_pass_steps(w, d), 0);
+}
+
+/* The steps found begin at consecutive entries of starts (the host time of each step's first
+ * launch), at least `min_steps` of them. */
+static void expect_steps_at(const uf_doctor_work *w, const uf_diagnosis *d, const uint64_t *starts,
+                            int n_starts, int min_steps)
+{
+    cr_assert_geq(w->n_steps, min_steps, "%d steps (%s)", w->n_steps, d->step_source);
+    int i0 = 0;
+    while (i0 < n_starts && starts[i0] != w->bounds[0])
+        i0++;
+    cr_assert_lt(i0, n_starts, "the first step does not start at a step's first launch (%s)",
+                 d->step_source);
+    for (int j = 0; j < w->n_steps && i0 + j < n_starts; j++)
+        cr_expect_eq(w->bounds[j], starts[i0 + j], "step %d (%s)", j, d->step_source);
+}
+
+/* One GEMM a step (a benchmark loop, a jitted step of one kernel): a step of one kernel, not
+ * "fewer than 3 repeats". The host's time between launches may be short (GEMM-bound) or long
+ * (dispatch-bound). */
+Test(doctor_steps, one_kernel_a_step)
+{
+    for (int dispatch_bound = 0; dispatch_bound <= 1; dispatch_bound++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, dispatch_bound ? 200 * US : 5 * US);
+            starts[i] = s->host_ns;
+            sim_kernel(s, 0, "sm90_xmma_gemm_bf16", dispatch_bound ? 20 * US : 1 * MS, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        cr_expect_str_eq(d.step_source, "detected: a sequence of 1 record repeating");
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 1);
+        uf_doctor_work_free(&w);
+        free(s);
+    }
+}
+
+/* 600 identical kernels a step: a step of 600, not 300 steps of two nor 600 of one, when a
+ * pause of the host (the optimizer's Python, logging) or an event record marks it. With
+ * neither, nothing tells 600 from one: a step of one kernel. */
+Test(doctor_steps, six_hundred_identical_kernels)
+{
+    for (int mark = 0; mark <= 2; mark++) {      /* a pause, an event record, nothing */
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            if (mark == 0)
+                sim_host(s, 2 * MS);
+            starts[i] = s->host_ns;
+            if (mark == 1)
+                sim_event(s);
+            for (int k = 0; k < 600; k++)
+                sim_kernel(s, 0, "op_kernel", 2 * US, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        if (mark == 2) {
+            cr_expect_str_eq(d.step_source, "detected: a sequence of 1 record repeating");
+        } else {
+            cr_expect(strstr(d.step_source, mark == 0 ? "600 records" : "601 records") != NULL,
+                      "mark %d: %s", mark, d.step_source);
+            expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        }
+        uf_doctor_work_free(&w);
+        free(s);
+    }
+}
+
+/* 300 tiny ops a step with a long host pause once per step (a DataLoader that augments in the
+ * main process) before the batch's copy. The run that repeats best is the loss kernel in the
+ * middle of the step (the first step has no copy: its batch was already there; the trace ends
+ * mid-step), so the repeating sequence starts mid-step; the pause is the step boundary. */
+Test(doctor_steps, loader_pause_is_the_boundary)
+{
+    sim *s = sim_new();
+    uint64_t starts[STEPS + 1];
+    for (int i = 0; i <= STEPS; i++) {
+        if (i > 0) {
+            sim_host(s, 20 * MS);
+            starts[i - 1] = s->host_ns;
+            sim_copy(s, 0, UF_COPY_HTOD, 0, 30 * US, 0);
+        }
+        for (int k = 0; k < 150; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 2 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "loss_kernel", 2 * US, SM_COUNT, 0);
+        if (i == STEPS)
+            break;              /* the run ends mid-step */
+        for (int k = 0; k < 150; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 2 * US, SM_COUNT, 0);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect(strstr(d.step_source, "302 records repeating, after the host's recurring pause") !=
+              NULL, "%s", d.step_source);
+    expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
+/* The records repeat every 5 and the host pauses every 7: neither is a multiple of the other,
+ * so no step can be told: the steady window is judged as one. */
+Test(doctor_steps, ambiguous_periods_judge_the_window_whole)
+{
+    static const char *const names[] = {"k_a", "k_b", "k_c", "k_d", "k_e"};
+    sim *s = sim_new();
+    for (int i = 0; i < 35 * 6; i++) {
+        if (i % 7 == 0)
+            sim_host(s, 2 * MS);
+        sim_kernel(s, 0, names[i % 5], 50 * US, SM_COUNT, 0);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect_eq(w.n_steps, 1, "%d", w.n_steps);
+    static const char want[] = "ambiguous: the records repeat every 5, the host pauses every 7";
+    cr_expect(strncmp(d.step_source, want, strlen(want)) == 0, "%s", d.step_source);
+    cr_expect_eq(d.steps_left_out, 0);
+    uf_doctor_work_free(&w);
+    /* the whole analysis holds it as one step over the window, not the whole run */
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, NULL, 0), 0);
+    cr_expect_eq(d.n_steps, 1);
+    cr_expect_gt(d.startup_ms, 0.0, "the window starts at the first pause: %g", d.startup_ms);
+    free(s);
+}
+
+/* Two threads: the training loop launches its step on stream 0 and a prefetcher copies on
+ * stream 1 at its own pace, so their records interleave at random. The steps are found in the
+ * loop's own records: by thread where the trace has threads, by stream where it has not. */
+Test(doctor_steps, interleaved_streams_of_two_threads)
+{
+    for (int threads = 0; threads <= 1; threads++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        uint64_t next_copy = 1 * MS + 700 * US;
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 2 * MS);
+            starts[i] = s->host_ns;
+            s->thread = threads ? 4242 : 0;
+            train_kernels(s);
+            /* the prefetcher's copies launched meanwhile, every 1.3 ms of its own clock */
+            uint64_t loop_ns = s->host_ns;
+            for (; next_copy < loop_ns; next_copy += 1300 * US) {
+                s->host_ns = next_copy;
+                s->thread = threads ? 4243 : 0;
+                sim_copy(s, 1, UF_COPY_HTOD, 0, 100 * US, 0);
+            }
+            s->host_ns = loop_ns;
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        cr_expect(strstr(d.step_source, threads ? "(thread 4242's records)"
+                                                : "(stream 0's records)") != NULL,
+                  "%s", d.step_source);
+        cr_expect(strstr(d.step_source, "3 records") != NULL, "%s", d.step_source);
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        uf_doctor_work_free(&w);
+        free(s);
+    }
 }
 
 Test(doctor, no_activity_is_an_error)
