@@ -88,6 +88,165 @@ static void record_span(const uf_dtrace *t, uint64_t *first, uint64_t *last)
 #undef SPAN
 }
 
+/* Driver calls that may wait for the device (uf_doctor_may_drain lists the runtime's): the
+ * synchronous copies and memsets, the syncs and the frees. */
+static int driver_may_wait(const char *name)
+{
+    static const char *const waits[] = {"cuStreamSynchronize", "cuCtxSynchronize",
+                                        "cuEventSynchronize", "cuMemFree", NULL};
+    if (strncmp(name, "cuMemcpy", 8) == 0 || strncmp(name, "cuMemset", 8) == 0)
+        return strstr(name, "Async") == NULL;
+    for (int i = 0; waits[i] != NULL; i++)
+        if (strncmp(name, waits[i], strlen(waits[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
+ * host-to-device copy record copies input; a call that launched a recorded activity without
+ * waiting, or made a stream wait, launches; the call of a blocking sync record waits. */
+static void call_kinds(const uf_doctor_work *w, uint8_t *kind)
+{
+    const uf_dtrace *t = w->t;
+    for (size_t i = 0; i < t->n_apis; i++) {
+        const char *name = t->apis[i].name != NULL ? t->apis[i].name : "";
+        int waits = t->apis[i].is_runtime ? uf_doctor_may_drain(name) : driver_may_wait(name);
+        kind[i] = waits ? UF_CALL_WAIT
+                  : uf_api_never_waits(name) || strncmp(name, "cuLaunch", 8) == 0 ||
+                            strncmp(name, "cuGraphLaunch", 13) == 0
+                      ? UF_CALL_LAUNCH
+                      : UF_CALL_OTHER;
+    }
+    for (size_t i = 0; i < t->n_acts; i++) {
+        size_t j = w->act_api[i];
+        if (j == SIZE_MAX)
+            continue;
+        if (uf_copy_direction(&t->acts[i]) == UF_COPY_HTOD)
+            kind[j] = UF_CALL_H2D;
+        else if (kind[j] == UF_CALL_OTHER)
+            kind[j] = UF_CALL_LAUNCH;
+    }
+    for (size_t i = 0; i < t->n_syncs; i++) {
+        size_t j = w->sync_api[i];
+        if (j == SIZE_MAX || kind[j] == UF_CALL_H2D)
+            continue;
+        if (t->syncs[i].kind == UF_SYNC_STREAM_WAIT)
+            kind[j] = kind[j] == UF_CALL_OTHER ? UF_CALL_LAUNCH : kind[j];
+        else
+            kind[j] = UF_CALL_WAIT;
+    }
+}
+
+/* An API record's place in its thread's time line, to sort by. */
+typedef struct api_place {
+    uint32_t thread;
+    uint64_t start_ns, end_ns;
+    size_t api;
+} api_place;
+
+/* By thread, then start; at one start the longer first (it holds the other). */
+static int cmp_api_place(const void *pa, const void *pb)
+{
+    const api_place *a = pa, *b = pb;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    return (a->end_ns < b->end_ns) - (a->end_ns > b->end_ns);
+}
+
+/* Each thread's outermost calls in time order, with their kind: a call that starts inside the
+ * one before it on its thread (the driver call a runtime call makes) is part of it, and lends
+ * it its kind where the outer one's is UF_CALL_OTHER. 0, or -1 out of memory. */
+static int index_calls(uf_doctor_work *w)
+{
+    const uf_dtrace *t = w->t;
+    size_t n = t->n_apis;
+    api_place *order = malloc((n + 1) * sizeof *order);
+    uint8_t *kind = malloc(n + 1);
+    w->calls = malloc((n + 1) * sizeof *w->calls);
+    w->call_of_api = malloc((n + 1) * sizeof *w->call_of_api);
+    if (order == NULL || kind == NULL || w->calls == NULL || w->call_of_api == NULL) {
+        free(order);
+        free(kind);
+        return -1;
+    }
+    call_kinds(w, kind);
+    for (size_t i = 0; i < n; i++) {
+        const uf_api_call *a = &t->apis[i];
+        order[i] = (api_place){a->thread_id, a->start_ns,
+                               a->end_ns > a->start_ns ? a->end_ns : a->start_ns, i};
+    }
+    qsort(order, n, sizeof *order, cmp_api_place);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        const api_place *a = &order[k];
+        uf_doctor_call *outer = m > 0 ? &w->calls[m - 1] : NULL;
+        if (outer != NULL && outer->thread == a->thread && a->start_ns < outer->end_ns) {
+            if (outer->kind == UF_CALL_OTHER)
+                outer->kind = kind[a->api];
+            if (a->end_ns > outer->end_ns)
+                outer->end_ns = a->end_ns;
+        } else {
+            w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api]};
+        }
+        w->call_of_api[a->api] = m - 1;
+    }
+    w->n_calls = m;
+    free(order);
+    free(kind);
+    w->threads = malloc((m + 1) * sizeof *w->threads);
+    if (w->threads == NULL)
+        return -1;
+    w->n_threads = 0;
+    for (size_t k = 0; k < m; k++) {
+        uf_doctor_thread *last = w->n_threads > 0 ? &w->threads[w->n_threads - 1] : NULL;
+        if (last != NULL && last->thread == w->calls[k].thread)
+            last->n++;
+        else
+            w->threads[w->n_threads++] = (uf_doctor_thread){w->calls[k].thread, k, 1};
+    }
+    return 0;
+}
+
+void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n)
+{
+    size_t lo = 0, hi = w->n_threads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->threads[mid].thread < thread)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int found = lo < w->n_threads && w->threads[lo].thread == thread;
+    *first = found ? w->threads[lo].first : 0;
+    *n = found ? w->threads[lo].n : 0;
+}
+
+static int cmp_host_sample(const void *pa, const void *pb)
+{
+    const uf_host_sample *a = *(const uf_host_sample *const *)pa;
+    const uf_host_sample *b = *(const uf_host_sample *const *)pb;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    return (a->t_ns > b->t_ns) - (a->t_ns < b->t_ns);
+}
+
+/* The host samples by thread, then time. 0, or -1 out of memory. */
+static int index_host(uf_doctor_work *w)
+{
+    const uf_dtrace *t = w->t;
+    w->host = malloc((t->n_host + 1) * sizeof *w->host);
+    if (w->host == NULL)
+        return -1;
+    for (size_t i = 0; i < t->n_host; i++)
+        w->host[i] = &t->host[i];
+    qsort(w->host, t->n_host, sizeof *w->host, cmp_host_sample);
+    w->n_host = t->n_host;
+    return 0;
+}
+
 int uf_doctor_pass_index(uf_doctor_work *w, const uf_dtrace *t)
 {
     w->t = t;
@@ -101,7 +260,8 @@ int uf_doctor_pass_index(uf_doctor_work *w, const uf_dtrace *t)
     if (w->launch_ns == NULL || w->launch_end == NULL || w->act_api == NULL ||
         w->sync_api == NULL ||
         uf_timeline_launch_calls(&w->tl, w->launch_ns, w->launch_end) != 0 ||
-        uf_timeline_launch_apis(&w->tl, w->act_api, w->sync_api) != 0)
+        uf_timeline_launch_apis(&w->tl, w->act_api, w->sync_api) != 0 ||
+        index_calls(w) != 0 || index_host(w) != 0)
         return -1;
     record_span(t, &w->first_ns, &w->last_ns);
     return 0;
@@ -299,6 +459,10 @@ void uf_doctor_work_free(uf_doctor_work *w)
     free(w->launch_end);
     free(w->act_api);
     free(w->sync_api);
+    free(w->calls);
+    free(w->call_of_api);
+    free(w->threads);
+    free(w->host);
     free(w->step_of);
     free(w->first_launch);
     free(w->first_start);

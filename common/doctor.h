@@ -13,10 +13,11 @@
  *    (start-up, compilation, warm-up) and follows them (the tail) is measured and reported,
  *    not analysed.
  * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
- *    syncs, drains, the idle after a drain and pageable copies per step included (its step
- *    window is the steps' host span), plus the host-wait idle gaps split by cause (after a
- *    drain, at a step boundary, between launches inside a step), where in the step the
- *    drains returned, and exposed host-to-device copies.
+ *    syncs, drains and pageable copies per step included (its step window is the steps' host
+ *    span); the device's idle time split by what the host thread that submitted the work
+ *    ending each gap was doing (doctor_idle.c: in launch calls, dispatching between them, its
+ *    own work, of it input, other CUDA calls, syncs, or nothing: device-side), where in the
+ *    step the drains returned, and exposed host-to-device copies.
  * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that the README's
  *    table is tested against): verdict none / moderate / high from the share of step time at
  *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
@@ -109,7 +110,8 @@ typedef enum {
 
 /* The rules, one per failure mode. */
 typedef enum {
-    UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_COMM_EXPOSED,
+    UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_HOST_BOUND,
+    UF_RULE_COMM_EXPOSED,
     UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_DECODE_GEMV,
     UF_RULE_PADDING, UF_RULE_RECOMPUTE, UF_N_RULES
 } uf_rule_id;
@@ -139,6 +141,16 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
+#define UF_DOCTOR_DISPATCH_NS 100000ull /* host time between two CUDA calls of a thread up to
+                                        * which it is a framework's per-launch cost, not the
+                                        * host's own work: PyTorch eager spends ~10 us of Python
+                                        * and dispatcher before each launch (examples/pytorch:
+                                        * serial_decode.py eager), JAX op by op some tens; CUDA
+                                        * graphs and compilation remove it. 10x that margin;
+                                        * what a program does besides launching (a loader's
+                                        * collate, logging, an optimizer's Python) takes
+                                        * milliseconds a stretch. The recorder's left-out calls
+                                        * (< 1 us each, format 4) add to a stretch */
 #define UF_DOCTOR_TENSOR_IDLE 0.25     /* simt_gemm: tensor active below this × the tensor-core
                                         * GEMMs' share of the step: they ran without them */
 #define UF_DOCTOR_DRAM_BOUND 50.0      /* simt_gemm: ... unless DRAM was at least this busy: the
@@ -219,10 +231,33 @@ typedef struct uf_diagnosis {
     uf_timeline_metrics tl;     /* the harness's metrics over the window; tl.window_ms is the
                                  * steady window on the device: first → last device work
                                  * launched inside the steps */
-    double launch_gap_pct;      /* host-wait idle between launches inside a step, % of window */
-    double input_gap_pct;       /* host-wait idle before a step's first work, % of window */
-    double sync_gap_pct;        /* idle after the timeline's drains (the gaps sync_gap_us
-                                 * averages), % of window; syncs, drains and pageable copies
+    /* The device's idle time in the window by what the host thread that submitted the work
+     * ending each gap was doing (pass 4, doctor_idle.c), % of the window (of n_devices x the
+     * window where the process drove several devices); the seven add up to the idle time: */
+    double idle_launch_pct;     /* inside launch calls: that work's own (and its latency to
+                                 * start), or another launch just before it */
+    double idle_dispatch_pct;   /* outside CUDA calls, in stretches of at most
+                                 * UF_DOCTOR_DISPATCH_NS between two calls of the thread: a
+                                 * framework's dispatch before each launch */
+    double idle_input_pct;      /* the host's own work (longer stretches) that ended in a
+                                 * host-to-device copy, and the copies' calls */
+    double idle_work_pct;       /* the host's own work otherwise: Python, logging, ... */
+    double idle_api_pct;        /* inside other CUDA calls (cudaMalloc, queries, ...) */
+    double idle_sync_pct;       /* after a drain (the thread's call waited while the device ran
+                                 * out of work: as long as that wait, at most the gap) and
+                                 * inside calls that wait for the device */
+    double idle_device_pct;     /* the work's launch call had returned before the gap began:
+                                 * a dependency, the queue, no launch call recorded */
+    double input_ran_pct;       /* the share of idle_input's time its thread ran on a CPU (the
+                                 * host samples, format 4): it prepared the data itself; low, it
+                                 * slept (waited for workers or I/O); NaN not recorded */
+    double work_ran_pct;        /* the same for idle_work */
+    int n_devices;              /* devices with work in the window */
+    /* the rules' shares from the split: */
+    double launch_gap_pct;      /* idle_launch + idle_dispatch: launch_bound's */
+    double input_gap_pct;       /* idle_input (starved_input adds exposed copies) */
+    double host_gap_pct;        /* idle_work + idle_api: host_bound's */
+    double sync_gap_pct;        /* idle_sync: host_sync's; syncs, drains and pageable copies
                                  * per step are tl's */
     double sync_pos_pct;        /* mean position in their step where the drains returned
                                  * (0 start, 100 end); NaN with none */

@@ -16,6 +16,33 @@
 
 #include "doctor.h"
 
+/* What a host thread was doing inside one of its CUDA calls, while the device sat idle. */
+typedef enum {
+    UF_CALL_LAUNCH,             /* queues work and returns: cudaLaunch*, cuLaunch*, graph
+                                 * launches, async copies and memsets, event records, stream
+                                 * waits (uf_api_never_waits, and the calls that launched a
+                                 * recorded activity without waiting) */
+    UF_CALL_WAIT,               /* may wait for the device: syncs, blocking copies, cudaFree
+                                 * (uf_doctor_may_drain, and the calls of blocking sync records) */
+    UF_CALL_H2D,                /* copies to the device (the call of a host-to-device copy
+                                 * record): the host stages or hands over a batch */
+    UF_CALL_OTHER               /* any other call (cudaMalloc, queries, module loading) */
+} uf_call_kind;
+
+/* A host thread's CUDA call, outermost only (a driver call made inside a runtime call is part
+ * of it). */
+typedef struct uf_doctor_call {
+    uint64_t start_ns, end_ns;
+    uint32_t thread;            /* 0 unknown: format <= 3 traces, one thread for the process */
+    uint8_t kind;               /* uf_call_kind */
+} uf_doctor_call;
+
+/* One thread's calls: calls[first .. first + n). */
+typedef struct uf_doctor_thread {
+    uint32_t thread;
+    size_t first, n;
+} uf_doctor_thread;
+
 /* The analysis's working state: what each pass leaves for the ones after it. */
 typedef struct uf_doctor_work {
     const uf_dtrace *t;
@@ -26,6 +53,13 @@ typedef struct uf_doctor_work {
                                  * (SIZE_MAX none) */
     size_t *sync_api;           /* per sync record: the call that waited (SIZE_MAX none) */
     uint64_t first_ns, last_ns; /* first and last record of the process */
+    uf_doctor_call *calls;      /* every thread's outermost calls, by thread, then start */
+    size_t n_calls;
+    size_t *call_of_api;        /* per API record: its outermost call in calls */
+    uf_doctor_thread *threads;  /* each thread's calls in calls, by thread */
+    size_t n_threads;
+    const uf_host_sample **host; /* the host samples by thread, then time */
+    size_t n_host;
     /* 2. steps */
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
     int n_steps;
@@ -40,7 +74,8 @@ typedef struct uf_doctor_work {
     uint64_t dev_begin, dev_end, dev_last_start; /* its first start, last end, last start */
 } uf_doctor_work;
 
-/* Pass 1: each activity's launching call and the records' span. 0, or -1 out of memory. */
+/* Pass 1: each activity's launching call, each thread's calls by time with their kind, the
+ * host samples by thread, and the records' span. 0, or -1 out of memory. */
 int uf_doctor_pass_index(uf_doctor_work *w, const uf_dtrace *t);
 /* Pass 2: the steps (NVTX, else detected, else the whole run), slow leading and trailing ones
  * left out: w->bounds, w->n_steps; d->step_source, d->steps_left_out. 0, or -1 out of memory. */
@@ -49,8 +84,12 @@ int uf_doctor_pass_steps(uf_doctor_work *w, uf_diagnosis *d);
  * window, start-up, tail and the median step. 0; -1 out of memory; -2 no device work launched
  * inside the steady window. */
 int uf_doctor_pass_window(uf_doctor_work *w, uf_diagnosis *d);
-/* Pass 4: the idle gaps by cause and where the drains returned. 0, or -1 out of memory. */
+/* Pass 4: the device's idle time in the steady window by what the host thread that submits
+ * the work ending each gap was doing (doctor_idle.c, doctor.h's idle split), and where in
+ * their step the drains returned. 0, or -1 out of memory. */
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d);
+/* The calls of thread `thread` in w->calls: [*first, *first + *n). */
+void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n);
 /* Pass 5: kernel time by class, copies, the host's cost per launch. 0, or -1 out of memory. */
 int uf_doctor_pass_kernels(const uf_doctor_work *w, uf_diagnosis *d);
 /* Pass 6: the counters over the steady window. */

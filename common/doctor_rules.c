@@ -18,7 +18,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_LAUNCH_BOUND] = {
         .id = "launch_bound",
         .failure = "launch storm: the GPU finishes each kernel before the host has launched the next",
-        .share = "device idle inside steps while the next launch call was still running",
+        .share = "device idle while the thread that submits the next work was inside launch calls (that work's until it starts, or another's), or dispatching between them (outside CUDA calls for at most 100 us between two: a framework's per-op cost)",
         .moderate_pct = 3.0, .high_pct = 15.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
         .scenario = "launch_storm",
@@ -26,7 +26,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_SYNC] = {
         .id = "host_sync",
         .failure = "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
-        .share = "device idle after a drain: a call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains_per_step, sync_gap_us)",
+        .share = "device idle after a drain of the submitting thread: its call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains), as long as the call waited, at most the gap; and idle while it was inside other calls that wait for the device",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
         .scenario = "host_sync (examples/pytorch/item_sync.py)",
@@ -34,11 +34,19 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
         .failure = "starved input: the step waits for the host to prepare and copy its batch",
-        .share = "device idle before each step's first work (the host's time between steps, whatever it did: a trace cannot tell batch preparation from other Python there) + host-to-device copy time not under a kernel",
+        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and then copied to the device (its next calls, each within 100 us, include a host-to-device copy), or was inside that copy's call; + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
         .scenario = "starved_input",
         .source = "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
+    [UF_RULE_HOST_BOUND] = {
+        .id = "host_bound",
+        .failure = "host-bound: the GPU waits while the host works outside CUDA (Python, data preparation, logging)",
+        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and did not copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
+        .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
+        .scenario = "",
+        .source = "the scale of starved_input, its input-side case: the host's time between launches of a few % is a loop's own cost"},
     [UF_RULE_COMM_EXPOSED] = {
         .id = "comm_exposed",
         .failure = "unoverlapped all-reduce: communication runs after the compute instead of under it",
@@ -293,13 +301,28 @@ static void decode_gemv(uf_diagnosis *d, double step)
                 uf_doctor_num(d->dram_pct, 1).s);
 }
 
+/* Whether the host thread ran or slept during its own work, in words: "ran 97 % of it: WHEN_RAN",
+ * "slept 90 % of it: WHEN_SLEPT" (at most half of it run), or that the host state was not
+ * recorded. */
+static void host_ran_text(char *out, size_t len, double ran_pct, const char *when_ran,
+                          const char *when_slept)
+{
+    if (isnan(ran_pct))
+        snprintf(out, len, "host state not recorded");
+    else if (ran_pct > 50.0)
+        snprintf(out, len, "its thread ran %.0f %% of it: %s", ran_pct, when_ran);
+    else
+        snprintf(out, len, "its thread slept %.0f %% of it: %s", 100.0 - ran_pct, when_slept);
+}
+
 void uf_doctor_apply_rules(uf_diagnosis *d)
 {
     double step = d->tl.window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
-                "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
-                "launch %s us; busy %.1f %%", d->launch_gap_pct, m->kernels_per_step,
+                "%.1f %% of the step idle in launch calls, %.1f %% dispatching between them; "
+                "%.0f kernels/step of %s us mean, launch %s us; busy %.1f %%",
+                d->idle_launch_pct, d->idle_dispatch_pct, m->kernels_per_step,
                 uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
                 m->busy_pct);
     set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
@@ -308,10 +331,17 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 m->syncs_per_step, m->drains_per_step, uf_doctor_num(m->sync_gap_us, 1).s,
                 uf_doctor_num(d->sync_pos_pct, 0).s);
     double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
+    char ran[96];
+    host_ran_text(ran, sizeof ran, d->input_ran_pct, "it prepares the data itself",
+                  "it waits for workers or I/O");
     set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
-                "%.1f %% of the step idle before its first work; %.3f ms/step of host-to-device "
-                "copies exposed; %.1f pageable copies/step", d->input_gap_pct, d->h2d_exposed_ms,
-                m->pageable_copies_per_step);
+                "%.1f %% of the step idle while the host prepared input (%s); %.3f ms/step of "
+                "host-to-device copies exposed; %.1f pageable copies/step", d->input_gap_pct,
+                ran, d->h2d_exposed_ms, m->pageable_copies_per_step);
+    host_ran_text(ran, sizeof ran, d->work_ran_pct, "it computes", "it waits: I/O, a lock");
+    set_finding(d, UF_RULE_HOST_BOUND, d->host_gap_pct, 1,
+                "%.1f %% of the step idle while the host worked outside CUDA (%s), %.1f %% in "
+                "other CUDA calls", d->idle_work_pct, ran, d->idle_api_pct);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];

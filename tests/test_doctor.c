@@ -26,7 +26,9 @@ typedef struct sim {
     uf_api_call apis[MAX_RECORDS];
     uf_sync_record syncs[MAX_RECORDS];
     uf_range ranges[MAX_RECORDS];
-    size_t n_acts, n_apis, n_syncs, n_ranges;
+    uf_host_sample host[MAX_RECORDS];
+    size_t n_acts, n_apis, n_syncs, n_ranges, n_host;
+    uint64_t run_ns;            /* the calling thread's CPU time so far (its host samples) */
     uint64_t host_ns;
     uint64_t stream_free_ns[4];
     uint32_t corr;
@@ -49,11 +51,33 @@ static const uf_dtrace *sim_trace(sim *s)
                        .n_apis = s->n_apis, .syncs = s->syncs, .n_syncs = s->n_syncs,
                        .ranges = s->ranges, .n_ranges = s->n_ranges, .pid = 42,
                        .sm_count = SM_COUNT, .sm_active_pct = NAN, .tensor_active_pct = NAN,
-                       .dram_pct = NAN, .nvml_util_pct = NAN};
+                       .dram_pct = NAN, .nvml_util_pct = NAN, .host = s->host,
+                       .n_host = s->n_host};
     return &s->t;
 }
 
 static void sim_host(sim *s, uint64_t ns) { s->host_ns += ns; }
+
+/* A host sample of the calling thread now, as the recorder's sampler takes one (format 4). */
+static void sim_sample(sim *s, char state)
+{
+    s->host[s->n_host++] = (uf_host_sample){.t_ns = s->host_ns, .run_ns = s->run_ns,
+                                            .tid = s->thread, .state = state};
+}
+
+/* The host's own work for ns on the calling thread, sampled every millisecond: running (it
+ * prepares the data itself) or sleeping (it waits for a worker), a fiftieth of it on a CPU. */
+static void sim_host_work(sim *s, uint64_t ns, int running)
+{
+    uint64_t end = s->host_ns + ns;
+    sim_sample(s, 'R');
+    while (s->host_ns < end) {
+        uint64_t dt = end - s->host_ns < 1 * MS ? end - s->host_ns : 1 * MS;
+        s->host_ns += dt;
+        s->run_ns += running ? dt : dt / 50;
+        sim_sample(s, running ? 'R' : 'S');
+    }
+}
 
 static uf_api_call *sim_api(sim *s, const char *name, uint64_t end_ns)
 {
@@ -352,6 +376,17 @@ static void case_nvjet_batched_decode(sim *s)
         decode_token(s, NVJET_64, NVJET_64);
 }
 
+/* Python between steps (bookkeeping, a host loop), no sync and no copy: the GPU waits for the
+ * host's own work. */
+static void case_host_bookkeeping(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 20; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 10 * US, SM_COUNT, 0);
+        sim_host(s, 2 * MS);
+    }
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -369,6 +404,7 @@ static const doctor_case cases[] = {
     {".item() every step", case_item_every_step, UF_RULE_HOST_SYNC},
     {".item() after the loop", case_item_after_loop, -1},
     {"starved input", case_starved_input, UF_RULE_STARVED_INPUT},
+    {"host bookkeeping between steps", case_host_bookkeeping, UF_RULE_HOST_BOUND},
     {"sequential all-reduce", case_comm_sequential, UF_RULE_COMM_EXPOSED},
     {"bucketed all-reduce", case_comm_overlapped, -1},
     {"elementwise chain", case_elementwise, UF_RULE_ELEMENTWISE_CHAIN},
@@ -518,29 +554,6 @@ Test(doctor, starved_step_starts_after_the_pause)
     cr_expect_float_eq(d.tl.pageable_copies_per_step, 1.0, 1e-9, "%g",
                        d.tl.pageable_copies_per_step);
     cr_expect_float_eq(d.h2d_exposed_ms, 0.3, 1e-9, "%g", d.h2d_exposed_ms);
-}
-
-/* Whatever the records are called, a detected step starts after the host's pause (the
- * tie between records that all repeat once a step goes to the one after the longest pause). */
-Test(doctor, detected_step_starts_after_the_pause_whatever_the_names)
-{
-    static const char *const names[] = {"embedding_fwd", "layernorm_fwd", "flash_attn_fwd",
-                                        "mlp_up_gemm", "mlp_down_gemm", "softmax_fwd",
-                                        "adam_step", "cross_entropy", "rmsnorm", "rope"};
-    for (int shift = 0; shift < 8; shift++) {
-        sim *s = sim_new();
-        for (int i = 0; i < STEPS; i++) {
-            sim_host(s, 3 * MS);
-            for (int k = 0; k < 3; k++)
-                sim_kernel(s, 0, names[shift + k], 500 * US, SM_COUNT, 0);
-        }
-        uf_diagnosis d;
-        char err[256];
-        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
-        free(s);
-        cr_expect_gt(d.input_gap_pct, 35.0, "names %s..: input %g, launch %g", names[shift],
-                     d.input_gap_pct, d.launch_gap_pct);
-    }
 }
 
 /* cudaStreamWaitEvent is a device-side wait: the host does not stall on it (the item loop
@@ -799,6 +812,38 @@ Test(doctor_steps, loader_pause_is_the_boundary)
     free(s);
 }
 
+/* Whatever the records are called, a detected step starts after the host's pause (the tie
+ * between records that all repeat once a step goes to the one after the longest pause), and
+ * the pause, 3 ms of the host's own work with no copy to the device after it, is host-bound
+ * time, not input. */
+Test(doctor_steps, step_starts_after_the_pause_whatever_the_names)
+{
+    static const char *const names[] = {"embedding_fwd", "layernorm_fwd", "flash_attn_fwd",
+                                        "mlp_up_gemm", "mlp_down_gemm", "softmax_fwd",
+                                        "adam_step", "cross_entropy", "rmsnorm", "rope"};
+    for (int shift = 0; shift < 8; shift++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 3 * MS);
+            starts[i] = s->host_ns;
+            for (int k = 0; k < 3; k++)
+                sim_kernel(s, 0, names[shift + k], 500 * US, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        uf_doctor_work_free(&w);
+        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, NULL, 0), 0);
+        free(s);
+        cr_expect_gt(d.host_gap_pct, 35.0, "names %s..: host %g, input %g, launch %g",
+                     names[shift], d.host_gap_pct, d.input_gap_pct, d.launch_gap_pct);
+        cr_expect_float_eq(d.input_gap_pct, 0.0, 1e-9, "%g", d.input_gap_pct);
+        cr_expect_eq(d.order[0], UF_RULE_HOST_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    }
+}
+
 /* The records repeat every 5 and the host pauses every 7: neither is a multiple of the other,
  * so no step can be told: the steady window is judged as one. */
 Test(doctor_steps, ambiguous_periods_judge_the_window_whole)
@@ -868,6 +913,212 @@ Test(doctor, no_activity_is_an_error)
     char err[256];
     cr_expect_eq(uf_doctor_analyze(&t, &d, err, sizeof err), -1);
     cr_expect(strstr(err, "another CUPTI client") != NULL, "%s", err);
+}
+
+/* ---- pass 4: the idle time by what the host was doing --------------------------------------- */
+
+static void diagnose_sim(sim *s, uf_diagnosis *d)
+{
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), d, err, sizeof err), 0, "%s", err);
+}
+
+static double idle_parts_sum(const uf_diagnosis *d)
+{
+    return d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct + d->idle_work_pct +
+           d->idle_api_pct + d->idle_sync_pct + d->idle_device_pct;
+}
+
+/* A DataLoader that augments in the main process (num_workers=0): the thread computes its
+ * batch (it runs: host samples), copies it, and the short step follows; or, with workers too
+ * slow, it sleeps until a worker hands it over. Both are starved input, told apart by the
+ * thread's state. */
+Test(doctor_idle, loader_in_the_main_process_or_waiting_for_workers)
+{
+    for (int running = 1; running >= 0; running--) {
+        sim *s = sim_new();
+        s->thread = 4242;
+        for (int i = 0; i < STEPS; i++) {
+            sim_host_work(s, 30 * MS, running);
+            sim_copy(s, 0, UF_COPY_HTOD, 0, 200 * US, 0);
+            train_kernels(s);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_STARVED_INPUT];
+        cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
+        cr_expect_eq(f->verdict, UF_VERDICT_HIGH);
+        cr_expect_gt(d.idle_input_pct, 85.0, "%g", d.idle_input_pct);
+        cr_expect_lt(d.host_gap_pct + d.launch_gap_pct, 1.0, "host %g launch %g", d.host_gap_pct,
+                     d.launch_gap_pct);
+        if (running) {
+            cr_expect_gt(d.input_ran_pct, 90.0, "%g", d.input_ran_pct);
+            cr_expect(strstr(f->evidence, "prepares the data itself") != NULL, "%s", f->evidence);
+        } else {
+            cr_expect_lt(d.input_ran_pct, 10.0, "%g", d.input_ran_pct);
+            cr_expect(strstr(f->evidence, "waits for workers or I/O") != NULL, "%s", f->evidence);
+        }
+    }
+}
+
+/* The issue's case 3: Python bookkeeping between steps (no sync, no copy) while the launch
+ * calls take a small part of the step: host-bound, not a launch storm; graphs would not help. */
+Test(doctor_idle, host_bookkeeping_is_host_bound)
+{
+    sim *s = sim_new();
+    case_host_bookkeeping(s);
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_HOST_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_eq(d.findings[UF_RULE_HOST_BOUND].verdict, UF_VERDICT_HIGH);
+    cr_expect_gt(d.idle_work_pct, 80.0, "%g", d.idle_work_pct);
+    cr_expect_lt(d.launch_gap_pct, 5.0, "%g", d.launch_gap_pct);
+    cr_expect(isnan(d.work_ran_pct), "no host samples: not recorded");
+    cr_expect(strstr(d.findings[UF_RULE_HOST_BOUND].evidence, "host state not recorded") != NULL,
+              "%s", d.findings[UF_RULE_HOST_BOUND].evidence);
+}
+
+/* The issue's case 2: 300 tiny ops a step in PyTorch eager, each after ~10 us of Python and
+ * dispatcher outside any CUDA call: launch-bound (in launch calls and dispatching between
+ * them, reported apart), not starved input; a jitted step of one kernel whose host dispatch
+ * is the cost reads the same. */
+Test(doctor_idle, dispatch_between_launches_is_launch_cost)
+{
+    for (int jitted = 0; jitted <= 1; jitted++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS * (jitted ? 10 : 1); i++) {
+            int ops = jitted ? 1 : 300;
+            for (int k = 0; k < ops; k++) {
+                sim_host(s, jitted ? 60 * US : 10 * US);
+                sim_kernel(s, 0, jitted ? "jit_step_fusion" : storm_ops[k % 4], 2 * US,
+                           SM_COUNT, 0);
+            }
+            if (!jitted)
+                sim_kernel(s, 0, "loss_kernel", 2 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND, "jitted %d: %s", jitted,
+                     uf_doctor_rules[d.order[0]].id);
+        cr_expect_gt(d.idle_dispatch_pct, d.idle_launch_pct, "dispatch %g launch %g",
+                     d.idle_dispatch_pct, d.idle_launch_pct);
+        cr_expect_gt(d.idle_launch_pct, 0.0);
+        cr_expect_eq(d.findings[UF_RULE_STARVED_INPUT].verdict, UF_VERDICT_NONE, "jitted %d: %g",
+                     jitted, d.findings[UF_RULE_STARVED_INPUT].share_pct);
+        cr_expect_eq(d.findings[UF_RULE_HOST_BOUND].verdict, UF_VERDICT_NONE, "jitted %d: %g",
+                     jitted, d.findings[UF_RULE_HOST_BOUND].share_pct);
+        cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "dispatching between them")
+                  != NULL);
+    }
+}
+
+/* The idle after a drain is the sync's: the .item() loop's Python after its sync stays
+ * host_sync. But only as long as the sync waited: where the host's work after the sync is far
+ * longer (a loader in the main process that also reads the loss every step), the device would
+ * have waited for that work anyway; the rest of the gap is input. */
+Test(doctor_idle, sync_precedence_as_long_as_the_wait)
+{
+    for (int loader = 0; loader <= 1; loader++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            if (loader) {
+                sim_host(s, 20 * MS);
+                sim_copy(s, 0, UF_COPY_HTOD, 0, 100 * US, 0);
+            }
+            train_kernels(s);
+            sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 0);
+            sim_sync(s, 0);
+            sim_host(s, 300 * US);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        if (!loader) {
+            cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
+            cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "all the idle");
+            continue;
+        }
+        cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
+        /* the sync waited about the step's kernels (1.5 ms) of a ~21.9 ms step */
+        cr_expect(d.idle_sync_pct > 5.0 && d.idle_sync_pct < 8.0, "%g", d.idle_sync_pct);
+        cr_expect_gt(d.idle_input_pct, 80.0, "%g", d.idle_input_pct);
+    }
+}
+
+/* Other CUDA calls in the gap (a cudaMalloc a step) are the host's, not launches; work whose
+ * launch call returned before the device went idle waits on the device (a dependency). */
+Test(doctor_idle, other_calls_and_device_side_waits)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        s->host_ns = s->stream_free_ns[0] + 10 * US;
+        sim_api(s, "cudaMalloc_v3020", s->host_ns + 1 * MS);
+        s->host_ns += 1 * MS;
+        sim_kernel(s, 0, "after_malloc", 100 * US, SM_COUNT, 0);
+        /* queued at once, started 400 us after the work before it: waits on the device */
+        sim_kernel(s, 1, "dependent_kernel", 100 * US, SM_COUNT, 0);
+        s->acts[s->n_acts - 1].start_ns = s->stream_free_ns[0] + 400 * US;
+        s->acts[s->n_acts - 1].end_ns = s->acts[s->n_acts - 1].start_ns + 100 * US;
+        s->stream_free_ns[0] = s->acts[s->n_acts - 1].end_ns;
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+    /* per step 1 ms in cudaMalloc and 400 us waiting on the device; the window holds all or
+     * all but one of its steps' gaps */
+    double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
+    double api = 1000.0 / step_us * 100.0, dev = 400.0 / step_us * 100.0;
+    cr_expect(d.idle_api_pct > api * (n - 1.5) / n && d.idle_api_pct < api * 1.001, "%g of %g",
+              d.idle_api_pct, api);
+    cr_expect(d.idle_device_pct > dev * (n - 1.5) / n && d.idle_device_pct < dev * 1.001,
+              "%g of %g", d.idle_device_pct, dev);
+    cr_expect_lt(d.idle_launch_pct + d.idle_dispatch_pct + d.idle_work_pct, 1.0);
+    cr_expect_float_eq(d.host_gap_pct, d.idle_work_pct + d.idle_api_pct, 1e-9);
+}
+
+/* A pin-memory thread's calls while the main thread does its own work do not make that work
+ * "other CUDA calls": the gap is read on the thread that submits the work ending it. */
+Test(doctor_idle, another_threads_calls_do_not_count)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        s->thread = 4242;
+        uint64_t t0 = s->host_ns;
+        sim_host(s, 5 * MS);
+        uint64_t t1 = s->host_ns;
+        s->thread = 4250;       /* the pin-memory thread, meanwhile */
+        for (uint64_t t = t0; t + 500 * US < t1; t += 1 * MS) {
+            s->host_ns = t;
+            sim_api(s, "cudaHostAlloc_v3020", t + 400 * US);
+        }
+        s->host_ns = t1;
+        s->thread = 4242;
+        sim_copy(s, 0, UF_COPY_HTOD, 0, 100 * US, 0);
+        train_kernels(s);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(d.idle_api_pct, 0.0, 1e-9, "%g", d.idle_api_pct);
+    cr_expect_gt(d.idle_input_pct, 60.0, "%g", d.idle_input_pct);
+}
+
+/* Every test case's idle split adds up to its idle time: no gap counted twice or missed. */
+Test(doctor_idle, parts_add_up_to_the_idle)
+{
+    for (int c = 0; c < N_CASES; c++) {
+        uf_diagnosis d;
+        diagnose(&cases[c], &d);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6, "%s: %g + %g",
+                           cases[c].name, idle_parts_sum(&d), d.tl.busy_pct);
+        cr_expect_eq(d.n_devices, 1);
+    }
 }
 
 /* ---- what the recorder could not see ------------------------------------------------------- */
