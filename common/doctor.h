@@ -151,12 +151,18 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * collate, logging, an optimizer's Python) takes
                                         * milliseconds a stretch. The recorder's left-out calls
                                         * (< 1 us each, format 4) add to a stretch */
+#define UF_DOCTOR_TENSOR_PIPES_IDLE 10.0 /* elementwise_chain with counters: tensor active
+                                        * below this while busy, the tensor pipes are idle (an
+                                        * attention or GEMM kernel keeps them well above) */
 #define UF_DOCTOR_TENSOR_IDLE 0.25     /* simt_gemm: tensor active below this × the tensor-core
                                         * GEMMs' share of the step: they ran without them */
 #define UF_DOCTOR_DRAM_BOUND 50.0      /* simt_gemm: ... unless DRAM was at least this busy: the
                                         * GEMMs waited on memory (a small M streams its weights
                                         * per token: small_batch micro1 on the H200 ran tensor
-                                        * 12.6 %, DRAM 61.8 %), no slow path */
+                                        * 12.6 %, DRAM 61.8 %), no slow path. elementwise_chain
+                                        * with counters: a kernel that kept DRAM this busy
+                                        * while the device ran (elementwise_chain unfused on
+                                        * the H200: 85.4 %, 96 % of the copy's) is memory-bound */
 #define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie
                                         * (doctor_steps.c, better_candidate) */
 #define UF_DOCTOR_PAUSE_BREAK 1.5      /* the host's pauses taken as step boundaries are at least
@@ -262,7 +268,13 @@ typedef struct uf_diagnosis {
     double sync_pos_pct;        /* mean position in their step where the drains returned
                                  * (0 start, 100 end); NaN with none */
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
-    double elementwise_ms;      /* kernel time per step in elementwise chains */
+    double elementwise_ms;      /* kernel time per step in memory-bound chains: runs of >=
+                                 * UF_DOCTOR_CHAIN_MIN consecutive memory-bound kernels */
+    double chain_family_per_step;   /* their kernels per step memory-bound by family (name) */
+    double chain_counters_per_step; /* ... by the counters alone (no family name) */
+    double chain_triton_per_step;   /* ... of them Triton's fused kernels (compiled already) */
+    int chain_counters;         /* 1: PM samples covered the window's kernels, the counters
+                                 * were a signal; 0: families alone */
     double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name;
                                  * decode-shaped ones are not counted in any of the three) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
@@ -327,10 +339,17 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
 /* The rule table as Markdown (the README's table is this output). */
 void uf_doctor_rules_markdown(uf_strbuf *b);
 
-/* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that
- * use tensor cores (not the ffma/simt ones). Substring matches, case-sensitive, against tables
- * in doctor_rules.c. */
-int uf_doctor_is_elementwise(const char *name);
+/* Kernel-name classes the rules use (exposed for tests): memory-bound families, GEMMs, GEMMs
+ * that use tensor cores (not the ffma/simt ones). Substring (or prefix) matches,
+ * case-sensitive, against tables in doctor_rules.c. */
+/* The family of memory-bound kernels a name belongs to ("PyTorch elementwise", "dropout",
+ * "casts and copies", norms, softmax, reductions, indexing, Triton pointwise and reductions,
+ * CuPy, XLA loop and input fusions), or NULL. */
+const char *uf_doctor_memory_family(const char *name);
+/* torch.compile's fused Triton kernels (triton_poi_, triton_red_, triton_per_). */
+int uf_doctor_is_triton_fused(const char *name);
+/* The families as Markdown (the README's table is this output). */
+void uf_doctor_families_markdown(uf_strbuf *b);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
 /* A matrix-vector product (batch-1 decode): the name contains "gemv" in any case (cuBLAS's

@@ -59,7 +59,211 @@ static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[],
     return uf_interval_union_ns(scratch, m);
 }
 
-/* Copies, elementwise chains, SIMT and misaligned GEMMs, decode-shaped matrix products and
+/* ---- memory-bound chains ------------------------------------------------------------------------ */
+
+/* What makes a kernel memory-bound for the chains: its family's name, or the counters. */
+enum { MEM_NO = 0, MEM_FAMILY = 1, MEM_COUNTERS = 2 };
+
+/* The window's busy time: every window activity's interval, merged, in time order, into
+ * *out (malloc'ed). 0, or -1 out of memory. */
+static int busy_intervals(const uf_doctor_work *w, uf_interval **out, size_t *n_out)
+{
+    const uf_dtrace *t = w->t;
+    uf_interval *iv = malloc((t->n_acts + 1) * sizeof *iv);
+    if (iv == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_acts; i++)
+        if (w->step_of[i] >= 0 && t->acts[i].end_ns > t->acts[i].start_ns)
+            iv[n++] = (uf_interval){t->acts[i].start_ns, t->acts[i].end_ns};
+    uf_interval_union_ns(iv, n);        /* sorts by start */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && iv[i].start_ns <= iv[m - 1].end_ns) {
+            if (iv[i].end_ns > iv[m - 1].end_ns)
+                iv[m - 1].end_ns = iv[i].end_ns;
+        } else {
+            iv[m++] = iv[i];
+        }
+    }
+    *out = iv;
+    *n_out = m;
+    return 0;
+}
+
+/* The busy ns of [a, b) in merged intervals iv[0..n). */
+static uint64_t busy_in(const uf_interval *iv, size_t n, uint64_t a, uint64_t b)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (iv[mid].end_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t ns = 0;
+    for (size_t i = lo; i < n && iv[i].start_ns < b; i++) {
+        uint64_t x = iv[i].start_ns > a ? iv[i].start_ns : a;
+        uint64_t y = iv[i].end_ns < b ? iv[i].end_ns : b;
+        ns += y > x ? y - x : 0;
+    }
+    return ns;
+}
+
+/* One PM sample's activity while the device was busy. */
+typedef struct busy_sample {
+    uint64_t start_ns, end_ns, max_end_ns;  /* max_end: the latest end up to it, by start */
+    double dram_pct, tensor_pct;            /* NaN: not read, or busy under a tenth of it */
+} busy_sample;
+
+static int cmp_busy_sample(const void *pa, const void *pb)
+{
+    const busy_sample *a = pa, *b = pb;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* The PM samples' DRAM and tensor activity while the device was busy: a sample's mean over
+ * its interval, divided by the share of it the device was busy (a sample half idle reads
+ * half the activity of the kernels in it), at most 100 %. By start, into *out (malloc'ed).
+ * 0, or -1 out of memory. */
+static int counters_while_busy(const uf_doctor_work *w, busy_sample **out, size_t *n_out)
+{
+    const uf_dtrace *t = w->t;
+    uf_interval *busy = NULL;
+    size_t n_busy = 0;
+    busy_sample *s = malloc((t->n_pm + 1) * sizeof *s);
+    if (s == NULL || busy_intervals(w, &busy, &n_busy) != 0) {
+        free(s);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_pm; i++) {
+        const uf_pm_sample *p = &t->pm[i];
+        if (p->end_ns <= p->start_ns || p->end_ns <= w->dev_begin || p->start_ns >= w->dev_end)
+            continue;
+        double share = (double)busy_in(busy, n_busy, p->start_ns, p->end_ns) /
+                       (double)(p->end_ns - p->start_ns);
+        double dram = share >= 0.1 ? p->dram_pct / share : NAN;
+        double tensor = share >= 0.1 ? p->tensor_active_pct / share : NAN;
+        s[n++] = (busy_sample){p->start_ns, p->end_ns, 0, fmin(dram, 100.0), fmin(tensor, 100.0)};
+    }
+    qsort(s, n, sizeof *s, cmp_busy_sample);
+    for (size_t i = 0; i < n; i++)
+        s[i].max_end_ns = i > 0 && s[i - 1].max_end_ns > s[i].end_ns ? s[i - 1].max_end_ns
+                                                                      : s[i].end_ns;
+    free(busy);
+    *out = s;
+    *n_out = n;
+    return 0;
+}
+
+/* Do the counters call kernel [k0, k1) memory-bound: over the samples it overlaps (weighted by
+ * the overlap), DRAM at least UF_DOCTOR_DRAM_BOUND while busy and the tensor pipes idle (under
+ * UF_DOCTOR_TENSOR_PIPES_IDLE)? *covered: some sample read it. */
+static int counters_memory_bound(const busy_sample *s, size_t n, uint64_t k0, uint64_t k1,
+                                 int *covered)
+{
+    size_t lo = 0, hi = n;      /* the first sample whose interval (or an earlier one's) ends after k0 */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].max_end_ns <= k0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double dram = 0.0, tensor = 0.0, weight = 0.0;
+    for (size_t i = lo; i < n && s[i].start_ns < k1; i++) {
+        uint64_t x = s[i].start_ns > k0 ? s[i].start_ns : k0;
+        uint64_t y = s[i].end_ns < k1 ? s[i].end_ns : k1;
+        if (y <= x || isnan(s[i].dram_pct) || isnan(s[i].tensor_pct))
+            continue;
+        dram += s[i].dram_pct * (double)(y - x);
+        tensor += s[i].tensor_pct * (double)(y - x);
+        weight += (double)(y - x);
+    }
+    *covered = weight > 0.0;
+    return weight > 0.0 && dram / weight >= UF_DOCTOR_DRAM_BOUND &&
+           tensor / weight < UF_DOCTOR_TENSOR_PIPES_IDLE;
+}
+
+/* Memory-bound chains: runs of at least UF_DOCTOR_CHAIN_MIN consecutive memory-bound kernels
+ * in launch order. A run no longer than a step's kernels is one chain wherever the step
+ * boundary falls (where nothing marks a step its phase is arbitrary, and must not cut a
+ * chain); a longer one (a step of memory-bound kernels only, steps back to back) is cut at
+ * the step boundaries, each step's part a chain if long enough (a fused kernel once a step is
+ * no chain, however many steps follow each other). A kernel is memory-bound by its family's
+ * name (uf_doctor_memory_family)
+ * or, where PM samples read the window, by the counters: DRAM busy and the tensor pipes idle
+ * while it ran; GEMMs, decode-shaped matrix products and communication never are (they have
+ * rules of their own). order[0..n): the window's kernels by launch. The chains' intervals
+ * into chain (*n_chain of them) and their kernels per step by signal into d. 0, or -1 out of
+ * memory. */
+static int chain_figures(const uf_doctor_work *w, const size_t *order, size_t n,
+                         uf_interval *chain, size_t *n_chain, uf_diagnosis *d)
+{
+    const uf_dtrace *t = w->t;
+    busy_sample *samples = NULL;
+    size_t n_samples = 0;
+    uint8_t *mem = malloc(n + 1);
+    if (mem == NULL || counters_while_busy(w, &samples, &n_samples) != 0) {
+        free(mem);
+        return -1;
+    }
+    int any_covered = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uf_activity *a = &t->acts[order[i]];
+        mem[i] = MEM_NO;
+        if (a->is_comm || uf_doctor_is_decode_matmul(a->name) || uf_doctor_is_gemm(a->name))
+            continue;
+        int covered = 0;
+        int counters = counters_memory_bound(samples, n_samples, a->start_ns, a->end_ns, &covered);
+        mem[i] = uf_doctor_memory_family(a->name) != NULL ? MEM_FAMILY
+                 : counters                                ? MEM_COUNTERS
+                                                           : MEM_NO;
+        any_covered |= covered;
+    }
+    /* maximal runs [i, e) of memory-bound kernels, each then cut into chains */
+    double by_family = 0, by_counters = 0, triton = 0;
+    double per_step = (double)n / w->n_steps;
+    *n_chain = 0;
+    for (size_t i = 0; i < n;) {
+        if (mem[i] == MEM_NO) {
+            i++;
+            continue;
+        }
+        size_t e = i;
+        while (e < n && mem[e] != MEM_NO)
+            e++;
+        int across = (double)(e - i) <= per_step &&
+                     w->step_of[order[e - 1]] - w->step_of[order[i]] <= 1;
+        for (size_t a = i; a < e;) {     /* the pieces: the run, or each step's part of it */
+            size_t b = a + 1;
+            while (b < e && (across || w->step_of[order[b]] == w->step_of[order[a]]))
+                b++;
+            for (size_t k = a; b - a >= UF_DOCTOR_CHAIN_MIN && k < b; k++) {
+                const uf_activity *m = &t->acts[order[k]];
+                chain[(*n_chain)++] = (uf_interval){m->start_ns, m->end_ns};
+                by_family += mem[k] == MEM_FAMILY;
+                by_counters += mem[k] == MEM_COUNTERS;
+                triton += uf_doctor_is_triton_fused(m->name);
+            }
+            a = b;
+        }
+        i = e;
+    }
+    d->chain_family_per_step = by_family / w->n_steps;
+    d->chain_counters_per_step = by_counters / w->n_steps;
+    d->chain_triton_per_step = triton / w->n_steps;
+    d->chain_counters = any_covered;
+    free(mem);
+    free(samples);
+    return 0;
+}
+
+/* ---- the classes' time ---------------------------------------------------------------------------- */
+
+/* Copies, memory-bound chains, SIMT and misaligned GEMMs, decode-shaped matrix products and
  * under-filled grids in the window, per step. A GEMV, or a GEMM tiled for a few tokens, is not
  * counted as a GEMM (a CUTLASS Gemv's namespace says gemm): it is memory-bound by nature,
  * whatever units it runs on. */
@@ -102,37 +306,9 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
             under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
-    /* Elementwise chains: runs of consecutive elementwise kernels in launch order within one
-     * step (a fused kernel once a step is no chain, however many steps follow each other). The
-     * window's kernels are in trace order: sort them by launch. A run's kernels are
-     * order[first .. first + run - 1]. */
-    if (sort_by_launch(w, order, n_order) != 0)
+    if (sort_by_launch(w, order, n_order) != 0 ||
+        chain_figures(w, order, n_order, cls[CLS_CHAIN], &n_cls[CLS_CHAIN], d) != 0)
         goto out_free;
-    size_t run = 0, first = 0;
-    int run_step = -1;
-    for (size_t i = 0; i <= n_order; i++) {
-        const uf_activity *a = i < n_order ? &t->acts[order[i]] : NULL;
-        int step = a != NULL ? w->step_of[order[i]] : -1;
-        int elementwise = a != NULL && uf_doctor_is_elementwise(a->name);
-        if (elementwise && (run == 0 || step == run_step)) {
-            if (run == 0)
-                first = i;
-            run_step = step;
-            run++;
-            continue;
-        }
-        if (run >= UF_DOCTOR_CHAIN_MIN)
-            for (size_t k = first; k < first + run; k++) {
-                const uf_activity *m = &t->acts[order[k]];
-                cls[CLS_CHAIN][n_cls[CLS_CHAIN]++] = (uf_interval){m->start_ns, m->end_ns};
-            }
-        run = 0;
-        if (elementwise) {   /* the first of the next step */
-            run = 1;
-            first = i;
-            run_step = step;
-        }
-    }
     double steps = w->n_steps, ms[N_CLS];
     for (int c = 0; c < N_CLS; c++)
         ms[c] = (double)uf_interval_union_ns(cls[c], n_cls[c]) / 1e6 / steps;

@@ -59,8 +59,8 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .source = "issue #20: communication > 10 % of the step and < 50 % overlapped"},
     [UF_RULE_ELEMENTWISE_CHAIN] = {
         .id = "elementwise_chain",
-        .failure = "bandwidth-bound elementwise chain: each op re-reads and re-writes the tensor",
-        .share = "kernel time in runs of >= 3 consecutive elementwise kernels",
+        .failure = "bandwidth-bound chain: memory-bound kernels one after another (elementwise ops, dropout, casts, norms, softmax, ...), each re-reading and re-writing the tensor",
+        .share = "kernel time in runs of >= 3 consecutive memory-bound kernels in a step: by kernel family (the README's table), or with counters by what they did (DRAM >= 50 % while busy, tensor pipes under 10 %); GEMMs, decode matrix products and communication never count",
         .moderate_pct = 20.0, .high_pct = 40.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fuse the chain (torch.compile, a fused kernel): one read and one write per tensor",
         .scenario = "elementwise_chain",
@@ -125,17 +125,92 @@ uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
 
 /* ---- kernel-name classes --------------------------------------------------------------- */
 
+/* Does name match a pattern: contain it, or begin with it where it starts with '^'? */
 static int matches_any(const char *name, const char *const *patterns)
 {
-    for (int i = 0; name != NULL && patterns[i] != NULL; i++)
-        if (strstr(name, patterns[i]) != NULL)
+    for (int i = 0; name != NULL && patterns[i] != NULL; i++) {
+        const char *p = patterns[i];
+        if (p[0] == '^' ? strncmp(name, p + 1, strlen(p + 1)) == 0 : strstr(name, p) != NULL)
             return 1;
+    }
     return 0;
 }
 
-/* PyTorch's eager elementwise kernels, and the suite's own unfused chain. */
-static const char *const elementwise_names[] = {
+/* ---- memory-bound kernel families --------------------------------------------------------------- */
+
+/* Kernels that by what they do read and write their tensors once per element with a few
+ * operations each, so that their time is DRAM traffic: a chain of them re-reads and re-writes
+ * what one fused kernel would read once. By family, from the names their libraries give them
+ * (substrings, or prefixes where a pattern begins with '^'); names mangled or demangled alike.
+ * Which families, and why each is memory-bound, is the mechanism; the patterns are each
+ * library's naming. */
+static const char *const pytorch_elementwise[] = {
     "elementwise_kernel", "vectorized_elementwise", "unrolled_elementwise", "ew_chain", NULL};
+static const char *const dropout[] = {"dropout", NULL};
+static const char *const casts_and_copies[] = {"copy_kernel", "CatArrayBatchedCopy",
+                                               "direct_copy", NULL};
+static const char *const norms[] = {"layer_norm", "LayerNorm", "layernorm", "rms_norm", "RMSNorm",
+                                    "rmsnorm", "RowwiseMoments", "batch_norm", "BatchNorm",
+                                    "group_norm", "GroupNorm", "bn_fw_", "bn_bw_", NULL};
+static const char *const softmax[] = {"softmax", "SoftMax", "Softmax", NULL};
+static const char *const reductions[] = {"reduce_kernel", "DeviceReduce", "DeviceSegmentedReduce",
+                                         "nll_loss", NULL};
+static const char *const indexing[] = {"index_select", "indexSelect", "index_elementwise",
+                                       "indexing_backward", "index_put", "gather", "scatter",
+                                       "embedding_backward", NULL};
+static const char *const triton_fused[] = {"triton_poi_", "triton_red_", "triton_per_", NULL};
+static const char *const cupy[] = {"^cupy_", NULL};
+static const char *const xla[] = {"^loop_", "^input_", "^wrapped_", "^fusion", NULL};
+
+static const struct memory_family {
+    const char *family;
+    const char *why;
+    const char *const *patterns;
+} memory_families[] = {
+    {"PyTorch elementwise", "one read and one write per element of each tensor (vectorized, "
+     "unrolled, and the suite's ew_chain)", pytorch_elementwise},
+    {"dropout", "a mask and a scale per element (fused_dropout_kernel_vec, ...)", dropout},
+    {"casts and copies", "a copy per element (dtype casts, contiguous(), cat)", casts_and_copies},
+    {"layer, RMS, batch and group norm", "two passes over a row: statistics, then scale", norms},
+    {"softmax", "a max, a sum and a scale over each row", softmax},
+    {"reductions", "one read per element (sum, mean, the loss)", reductions},
+    {"index, gather and scatter", "a read and a write per index (embeddings, indexing)", indexing},
+    {"Triton pointwise and reductions", "torch.compile's fused kernels (triton_poi_, "
+     "triton_red_, triton_per_): a chain of them is what the compiler left unfused",
+     triton_fused},
+    {"CuPy", "its ufuncs, reductions and elementwise kernels (cupy_*)", cupy},
+    {"XLA loop and input fusions", "JAX's elementwise and reduction kernels (loop_*, input_*, "
+     "wrapped_*, fusion*)", xla},
+};
+enum { N_MEMORY_FAMILIES = sizeof memory_families / sizeof memory_families[0] };
+
+const char *uf_doctor_memory_family(const char *name)
+{
+    for (int i = 0; name != NULL && i < N_MEMORY_FAMILIES; i++)
+        if (matches_any(name, memory_families[i].patterns))
+            return memory_families[i].family;
+    return NULL;
+}
+
+int uf_doctor_is_triton_fused(const char *name) { return matches_any(name, triton_fused); }
+
+void uf_doctor_families_markdown(uf_strbuf *b)
+{
+    uf_sb_puts(b, "| family | why memory-bound | kernel names |\n|---|---|---|\n");
+    for (int i = 0; i < N_MEMORY_FAMILIES; i++) {
+        const struct memory_family *f = &memory_families[i];
+        uf_sb_printf(b, "| %s | %s |", f->family, f->why);
+        for (int k = 0; f->patterns[k] != NULL; k++) {
+            const char *p = f->patterns[k];
+            uf_sb_printf(b, "%s`%s`%s", k ? ", " : " ", p[0] == '^' ? p + 1 : p,
+                         p[0] == '^' ? "..." : "");
+        }
+        uf_sb_puts(b, " |\n");
+    }
+}
+
+/* ---- GEMM classes --------------------------------------------------------------------------------- */
+
 /* cuBLAS/CUTLASS/nvjet GEMM kernels. */
 static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmul", NULL};
 /* Their tensor-core paths: HMMA/XMMA/GMMA instructions, CUTLASS tensorop, Hopper nvjet. */
@@ -161,8 +236,12 @@ static int contains_nocase(const char *name, const char *pattern)
     return 0;
 }
 
-int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
-int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
+/* A GEMM name; never a Triton pointwise or reduction, whose names list the ops they fused
+ * ("triton_poi_fused_addmm_gelu_0" is the bias and activation after a matmul). */
+int uf_doctor_is_gemm(const char *name)
+{
+    return matches_any(name, gemm_names) && !uf_doctor_is_triton_fused(name);
+}
 int uf_doctor_is_tensor_core(const char *name)
 {
     return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
@@ -350,8 +429,15 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 "communication %.1f %% of the step, %s %% overlapped, %s ms/step exposed",
                 comm_share, uf_doctor_num(m->comm_overlap_pct, 0).s,
                 uf_doctor_num(m->comm_exposed_ms, 3).s);
+    char triton[96] = "";
+    if (d->chain_triton_per_step > 0.0)
+        snprintf(triton, sizeof triton, ", %.1f of them Triton's: what torch.compile left "
+                 "unfused", d->chain_triton_per_step);
     set_finding(d, UF_RULE_ELEMENTWISE_CHAIN, d->elementwise_ms / step * 100.0, 1,
-                "%.3f ms/step in elementwise chains; DRAM %s %%", d->elementwise_ms,
+                "%.3f ms/step in memory-bound chains (%.1f kernels/step memory-bound by family, "
+                "%.1f by the counters%s; signal: %s); DRAM %s %%", d->elementwise_ms,
+                d->chain_family_per_step, d->chain_counters_per_step, triton,
+                d->chain_counters ? "kernel families and counters" : "kernel families (no counters)",
                 uf_doctor_num(d->dram_pct, 0).s);
     low_sm_fill(d, step);
     simt_gemm(d, step);

@@ -1121,6 +1121,135 @@ Test(doctor_idle, parts_add_up_to_the_idle)
     }
 }
 
+/* ---- pass 5: memory-bound chains by what the kernels do --------------------------------------- */
+
+/* The names PyTorch 2.11 gives the kernels of `gelu(x + b)`, dropout, `* c`, `+ r` in eager. */
+#define PT_ADD "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char *, 3>>(int, T2, T3)"
+#define PT_GELU "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 4)]::operator ()() const::[lambda(float) (instance 1)], std::array<char *, 2>>(int, T2, T3)"
+#define PT_DROPOUT "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<const T1, T3>, at::cuda::detail::TensorInfo<T1, T3>, at::cuda::detail::TensorInfo<T5, T3>, T3, T2, at::PhiloxCudaState)"
+#define PT_MUL "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"
+
+/* PM samples of `period` over the whole trace, each with these activities. */
+static void fill_pm(sim *s, uf_pm_sample *pm, size_t cap, uint64_t period, double dram,
+                    double tensor)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < s->n_acts; i++)
+        end = s->acts[i].end_ns > end ? s->acts[i].end_ns : end;
+    size_t n = 0;
+    for (uint64_t t = 0; t < end + period && n < cap; t += period)
+        pm[n++] = (uf_pm_sample){.start_ns = t, .end_ns = t + period, .sm_active_pct = 90.0,
+                                 .occupancy_pct = 50.0, .tensor_active_pct = tensor,
+                                 .dram_pct = dram};
+    s->t.pm = pm;
+    s->t.n_pm = n;
+}
+
+/* The issue's miss: five memory-bound kernels a step on 1 GiB fp32 tensors, busy 99.7 %. The
+ * dropout kernel's family makes the five one chain; with counters (DRAM 77 %, tensor 0.6 %)
+ * the signal says both. */
+Test(doctor_chains, gelu_dropout_mul_add_is_one_chain)
+{
+    static const char *const chain[] = {PT_ADD, PT_GELU, PT_DROPOUT, PT_MUL, PT_ADD};
+    for (int counters = 0; counters <= 1; counters++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int k = 0; k < 5; k++)
+                sim_kernel(s, 0, chain[k], 650 * US, 4 * SM_COUNT, 0);
+        static uf_pm_sample pm[64];
+        sim_trace(s);
+        if (counters)
+            fill_pm(s, pm, 64, 10 * MS, 77.0, 0.6);
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_ELEMENTWISE_CHAIN];
+        cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "%g: %s", f->share_pct, f->evidence);
+        cr_expect_gt(f->share_pct, 95.0, "%g", f->share_pct);
+        cr_expect_eq(d.order[0], UF_RULE_ELEMENTWISE_CHAIN);
+        cr_expect_float_eq(d.chain_family_per_step, 5.0, 1e-9, "%g", d.chain_family_per_step);
+        cr_expect(strstr(f->evidence, counters ? "signal: kernel families and counters"
+                                               : "signal: kernel families (no counters)") != NULL,
+                  "%s", f->evidence);
+    }
+}
+
+/* Kernels of no known family (a program's own) are a chain by what they did: DRAM busy and
+ * the tensor pipes idle while they ran. Not without counters, not with DRAM quiet, not with the
+ * tensor pipes busy; the GEMM between steps never counts. */
+Test(doctor_chains, unknown_kernels_by_the_counters)
+{
+    static const struct { int counters; double dram, tensor; int chain; } c[] = {
+        {1, 80.0, 1.0, 1}, {0, NAN, NAN, 0}, {1, 20.0, 1.0, 0}, {1, 80.0, 40.0, 0}};
+    for (int v = 0; v < 4; v++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 1 * MS, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_scale_kernel", 500 * US, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_bias_kernel", 500 * US, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_clamp_kernel", 500 * US, SM_COUNT, 0);
+        }
+        static uf_pm_sample pm[1024];
+        sim_trace(s);
+        if (c[v].counters)
+            fill_pm(s, pm, 1024, 100 * US, c[v].dram, c[v].tensor);
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_ELEMENTWISE_CHAIN];
+        if (c[v].chain) {
+            cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "variant %d: %s", v, f->evidence);
+            /* 3 a step, the window's edges cutting at most one chain (its phase is arbitrary) */
+            double n = d.n_steps;
+            cr_expect(d.chain_counters_per_step >= 3.0 * (n - 1) / n - 1e-9 &&
+                      d.chain_counters_per_step <= 3.0 + 1e-9, "%g", d.chain_counters_per_step);
+            cr_expect_float_eq(d.chain_family_per_step, 0.0, 1e-9);
+            cr_expect(f->share_pct > 60.0 * (n - 1) / n - 0.5 && f->share_pct < 60.5,
+                      "1.5 of 2.5 ms: %g", f->share_pct);
+        } else {
+            cr_expect_eq(f->verdict, UF_VERDICT_NONE, "variant %d: %g %s", v, f->share_pct,
+                         f->evidence);
+        }
+        cr_expect_eq(d.chain_counters, c[v].counters, "variant %d", v);
+    }
+}
+
+/* The families a transformer's eager step chains (dropout, the residual add, layer norm) and
+ * torch.compile's Triton kernels are memory-bound; a GEMM breaks a run, so elementwise ops
+ * between GEMMs are no chain. */
+Test(doctor_chains, families_chain_and_gemms_break)
+{
+    static const char *const residual[] = {
+        "sm90_xmma_gemm_bf16", PT_DROPOUT, PT_ADD,
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
+        "sm90_xmma_gemm_bf16"};
+    static const char *const compiled[] = {"triton_red_fused_native_layer_norm_0",
+                                           "triton_poi_fused_add_gelu_1",
+                                           "triton_per_fused_softmax_2", "sm90_xmma_gemm_bf16"};
+    static const char *const alternating[] = {"sm90_xmma_gemm_bf16", PT_ADD,
+                                              "sm90_xmma_gemm_bf16", PT_GELU};
+    const char *const *shapes[] = {residual, compiled, alternating};
+    const int lens[] = {5, 4, 4}, chained[] = {3, 3, 0};
+    for (int k = 0; k < 3; k++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int j = 0; j < lens[k]; j++)
+                sim_kernel(s, 0, shapes[k][j], 500 * US, SM_COUNT, 0);
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        /* a chain of 3 a step, cut once at most by the window's edges (an arbitrary phase) */
+        double n = d.n_steps;
+        cr_expect(d.chain_family_per_step >= chained[k] * (n - 1) / n - 1e-9 &&
+                  d.chain_family_per_step <= chained[k] + 1e-9, "shape %d: %g", k,
+                  d.chain_family_per_step);
+        const char *ev = d.findings[UF_RULE_ELEMENTWISE_CHAIN].evidence;
+        cr_expect((strstr(ev, "Triton") != NULL) == (k == 1), "shape %d: %s", k, ev);
+    }
+}
+
 /* ---- what the recorder could not see ------------------------------------------------------- */
 
 /* Another profiler holds CUPTI (result 39): the note names it, says the program runs on and
@@ -1201,8 +1330,13 @@ Test(doctor_rules, verdict_thresholds)
 
 Test(doctor_rules, kernel_name_classes)
 {
-    cr_expect(uf_doctor_is_elementwise("void at::native::vectorized_elementwise_kernel<4>"));
-    cr_expect(!uf_doctor_is_elementwise("triton_poi_fused_add_gelu_0"));
+    cr_expect_str_eq(uf_doctor_memory_family("void at::native::vectorized_elementwise_kernel<4>"),
+                     "PyTorch elementwise");
+    cr_expect_str_eq(uf_doctor_memory_family("triton_poi_fused_add_gelu_0"),
+                     "Triton pointwise and reductions");
+    cr_expect(!uf_doctor_is_gemm("triton_poi_fused_addmm_gelu_0"), "an epilogue, not a GEMM");
+    cr_expect(uf_doctor_memory_family("sm90_xmma_gemm_bf16") == NULL);
+    cr_expect(uf_doctor_memory_family("flash_fwd_kernel<Flash_fwd_kernel_traits<128>>") == NULL);
     cr_expect(uf_doctor_is_gemm("ampere_sgemm_128x64_nn"));
     cr_expect(!uf_doctor_is_tensor_core("ampere_sgemm_128x64_nn"));
     cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128"));
@@ -1288,6 +1422,23 @@ Test(doctor_rules, readme_table_is_the_code_table)
     cr_expect(strstr(readme, b.data) != NULL,
               "README.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
               b.data);
+    free(readme);
+    free(b.data);
+}
+
+Test(doctor_rules, readme_families_are_the_code_table)
+{
+    uf_strbuf b = {0};
+    uf_doctor_families_markdown(&b);
+    cr_assert(!b.failed);
+    char *readme;
+    size_t len;
+    char err[256];
+    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../README.md", &readme, &len, err, sizeof err),
+                 0, "%s", err);
+    cr_expect(strstr(readme, b.data) != NULL,
+              "README.md lacks the doctor's memory-bound families; paste "
+              "uf_doctor_families_markdown's table:\n%s", b.data);
     free(readme);
     free(b.data);
 }
