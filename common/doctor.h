@@ -130,6 +130,8 @@ typedef struct uf_doctor_rule {
     double gate_min_pct;        /* the failure's own time as % of the step from which the rule
                                  * applies (comm_exposed: communication); NaN none */
     const char *fix;
+    const char *gain;           /* what the most a fix could gain assumes: "if ..." (the step
+                                 * without the share at stake) */
     const char *scenario;       /* the suite's reproduction (build/scenarios/NAME --explain),
                                  * or the example; "" none yet */
     const char *source;         /* where the thresholds come from */
@@ -138,6 +140,7 @@ typedef struct uf_doctor_rule {
 extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 
 /* Thresholds the analysis itself uses (steady state, step detection). */
+#define UF_DOCTOR_GAIN_MAX 1000.0     /* a share of 99.9 % and more: "at most 1000x" */
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
@@ -219,6 +222,10 @@ typedef struct uf_finding {
     uf_rule_id rule;
     uf_verdict verdict;
     double share_pct;           /* share of step time at stake (NaN: cannot tell) */
+    double gain_x;              /* the most a fix could gain: the step over the step without
+                                 * the share at stake, 100 / (100 - share), at most
+                                 * UF_DOCTOR_GAIN_MAX (NaN: cannot tell) */
+    double step_without_ms;     /* the median step without it */
     char evidence[384];         /* the measured figures behind the verdict */
 } uf_finding;
 

@@ -176,7 +176,7 @@ static void print_ceilings(FILE *f, const uf_diagnosis *d)
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static void print_finding(FILE *f, const uf_finding *x)
+static void print_finding(FILE *f, const uf_diagnosis *d, const uf_finding *x)
 {
     const uf_doctor_rule *r = &uf_doctor_rules[x->rule];
     if (x->verdict == UF_VERDICT_CANNOT_TELL)
@@ -185,6 +185,8 @@ static void print_finding(FILE *f, const uf_finding *x)
         fprintf(f, "  %-18s %-11s %5.1f %% of step  %s\n", r->id, uf_doctor_verdict_name(x->verdict),
                 x->share_pct, x->evidence);
     if (x->verdict == UF_VERDICT_MODERATE || x->verdict == UF_VERDICT_HIGH) {
+        fprintf(f, "      gain: at most %.*fx faster (step %.3f -> %.3f ms) if %s\n",
+                x->gain_x < 10.0 ? 1 : 0, x->gain_x, d->step_ms, x->step_without_ms, r->gain);
         fprintf(f, "      fix: %s\n", r->fix);
         if (r->scenario[0])
             fprintf(f, "      reproduced by: %s\n", r->scenario);
@@ -224,8 +226,8 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             d->step_source, d->steps_left_out, d->step_ms);
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
                " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->tl.window_ms);
-    fprintf(f, "  per step: busy %.1f %%, %.1f kernels of %s us, launch %s us, %.2f syncs "
-               "(%.2f drained the device, returning at %s %% of the step), %.1f pageable "
+    fprintf(f, "  per step: busy %.1f %%, %.1f kernels of %s us, launch-to-start %s us, %.2f "
+               "syncs (%.2f drained the device, returning at %s %% of the step), %.1f pageable "
                "copies\n", d->tl.busy_pct, d->tl.kernels_per_step,
             uf_doctor_num(d->tl.kernel_us_mean, 1).s, uf_doctor_num(d->tl.launch_us, 1).s,
             d->tl.syncs_per_step, d->tl.drains_per_step, uf_doctor_num(d->sync_pos_pct, 0).s,
@@ -243,7 +245,7 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
         print_ceilings(f, d);
     fprintf(f, "  findings:\n");
     for (int i = 0; i < UF_N_RULES; i++)
-        print_finding(f, &d->findings[d->order[i]]);
+        print_finding(f, d, &d->findings[d->order[i]]);
 }
 
 static void json_num(uf_strbuf *b, const char *key, double v)
@@ -372,6 +374,8 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
         json_str(b, "rule", r->id);
         json_str(b, "verdict", uf_doctor_verdict_name(f->verdict));
         json_num(b, "share_pct", f->share_pct);
+        json_num(b, "gain_x", f->gain_x);
+        json_num(b, "step_without_ms", f->step_without_ms);
         json_str(b, "evidence", f->evidence);
         json_str(b, "fix", r->fix);
         json_str(b, "scenario", r->scenario);

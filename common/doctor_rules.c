@@ -21,6 +21,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "device idle while the thread that submits the next work was inside launch calls (that work's until it starts, or another's), or dispatching between them (outside CUDA calls for at most 100 us between two: a framework's per-op cost)",
         .moderate_pct = 3.0, .high_pct = 15.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
+        .gain = "launching cost the host nothing (no launch call or dispatch between kernels: one graph a step)",
         .scenario = "launch_storm",
         .source = "issue #20: launch-bound share >= 3 % moderate, >= 15 % high"},
     [UF_RULE_HOST_SYNC] = {
@@ -29,6 +30,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "device idle after a drain of the submitting thread: its call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains), as long as the call waited, at most the gap; and idle while it was inside other calls that wait for the device",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
+        .gain = "the host never waited for the device inside the step",
         .scenario = "host_sync (examples/pytorch/item_sync.py)",
         .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
     [UF_RULE_STARVED_INPUT] = {
@@ -37,6 +39,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and then copied to the device (its next calls, each within 100 us, include a host-to-device copy), or was inside that copy's call; + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
+        .gain = "each batch were on the device when the step needed it",
         .scenario = "starved_input",
         .source = "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
     [UF_RULE_HOST_BOUND] = {
@@ -45,6 +48,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and did not copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
+        .gain = "the GPU never waited for the host's own work",
         .scenario = "",
         .source = "the scale of starved_input, its input-side case: the host's time between launches of a few % is a loop's own cost"},
     [UF_RULE_COMM_EXPOSED] = {
@@ -55,6 +59,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gate = "communication >= 10 % of the step and overlapped < 50 %", .gate_value = 50.0,
         .gate_min_pct = 10.0,
         .fix = "bucketed all-reduce launched during backward (DDP bucket_cap_mb), on its own stream",
+        .gain = "all communication ran under compute",
         .scenario = "allreduce_overlap",
         .source = "issue #20: communication > 10 % of the step and < 50 % overlapped"},
     [UF_RULE_ELEMENTWISE_CHAIN] = {
@@ -63,6 +68,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "kernel time in runs of >= 3 consecutive memory-bound kernels in a step: by kernel family (the README's table), or with counters by what they did (DRAM >= 50 % while busy, tensor pipes under 10 %); GEMMs, decode matrix products and communication never count",
         .moderate_pct = 20.0, .high_pct = 40.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fuse the chain (torch.compile, a fused kernel): one read and one write per tensor",
+        .gain = "the chains cost nothing (fused, they still make one pass: less than this)",
         .scenario = "elementwise_chain",
         .source = "elementwise_chain's README: 5 unfused ops move 11 tensors where 3 suffice"},
     [UF_RULE_LOW_SM_FILL] = {
@@ -73,6 +79,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gate = "with counters: NVML utilization (without NVML, the trace's busy share) >= 90 %",
         .gate_value = 90.0, .gate_min_pct = NAN,
         .fix = "larger batch or micro-batch, fused kernels, more tokens per step",
+        .gain = "every SM were busy whenever a kernel ran",
         .scenario = "small_batch one_block (launch_storm's tiny kernels too)",
         .source = "issue #20: SM active < 50 % while NVML >= 90 %"},
     [UF_RULE_SIMT_GEMM] = {
@@ -81,6 +88,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
+        .gain = "those GEMMs cost nothing (on tensor cores they take about a sixth: less than this)",
         .scenario = "tensor_alignment",
         .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
     [UF_RULE_DECODE_GEMV] = {
@@ -89,6 +97,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: what cuBLAS picked for 1 to 16 tokens of bf16 F.linear on the H200; other layouts can get wider tiles, not counted); simt_gemm does not count them",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
+        .gain = "those matrix products cost nothing (batched, each weight read serves many tokens: less than this)",
         .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
         .source = "on the H200, 2026-12-01: examples/pytorch/serial_decode.py at batch 1 as a CUDA graph spends 72 % of its step in 128x8 nvjet GEMMs, and 64 sequences decode 43x the tokens/s of one; the serial_decode scenario (branch sdall) spends 98.5 % of graph_b1's step in GEMVs at d = 4096, streaming weights and cache at 86 % of the copy ceiling"},
     [UF_RULE_PADDING] = {
@@ -96,12 +105,14 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
         .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "pack sequences (varlen attention), bucket by length",
+        .gain = "",
         .scenario = "varlen_attention", .source = "a trace has no token counts"},
     [UF_RULE_RECOMPUTE] = {
         .id = "recompute", .failure = "activation recompute: forward kernels run again during backward",
         .share = "cannot tell: a re-run kernel is ordinary work in a trace; only the FLOP count per step shows it",
         .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "selective checkpointing: keep cheap-to-store activations",
+        .gain = "",
         .scenario = "checkpoint_recompute", .source = "a trace has no model FLOP count"},
 };
 
@@ -304,6 +315,10 @@ static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, c
     f->rule = r;
     f->share_pct = isnan(uf_doctor_rules[r].moderate_pct) ? NAN : share;
     f->verdict = uf_doctor_verdict(r, share, gate);
+    double left = 100.0 - f->share_pct;     /* the step without the share at stake, in % */
+    f->gain_x = isnan(left) ? NAN : left * UF_DOCTOR_GAIN_MAX <= 100.0 ? UF_DOCTOR_GAIN_MAX
+                                                                       : 100.0 / left;
+    f->step_without_ms = d->step_ms / f->gain_x;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(f->evidence, sizeof f->evidence, fmt, ap);
@@ -400,7 +415,7 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
     const uf_timeline_metrics *m = &d->tl;
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
                 "%.1f %% of the step idle in launch calls, %.1f %% dispatching between them; "
-                "%.0f kernels/step of %s us mean, launch %s us; busy %.1f %%",
+                "%.0f kernels/step of %s us mean, launch-to-start %s us; busy %.1f %%",
                 d->idle_launch_pct, d->idle_dispatch_pct, m->kernels_per_step,
                 uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
                 m->busy_pct);

@@ -2536,3 +2536,42 @@ Test(doctor_ceilings, units_agree_with_the_ceiling_table)
             }
     cr_expect_geq(shared, 2, "launch_us and h2d_pinned_gbs are in both tables");
 }
+
+/* ---- what a fix could gain, and the report's words ----------------------------------------------- */
+
+/* Each finding states the most its fix could gain: the step without the share at stake. */
+Test(doctor_report, gain_is_the_step_without_the_share)
+{
+    uf_diagnosis d;
+    diagnose(&cases[0], &d);        /* the launch storm */
+    const uf_finding *f = &d.findings[UF_RULE_LAUNCH_BOUND];
+    cr_expect_float_eq(f->gain_x, 100.0 / (100.0 - f->share_pct), 1e-9, "%g", f->gain_x);
+    cr_expect_float_eq(f->step_without_ms, d.step_ms * (1.0 - f->share_pct / 100.0), 1e-9);
+    cr_expect(isnan(d.findings[UF_RULE_PADDING].gain_x), "cannot tell: no gain");
+    cr_expect_float_eq(d.findings[UF_RULE_HOST_SYNC].gain_x, 1.0, 1e-12, "none at stake");
+    char text[16384], want[160];
+    report_text(&d, text, sizeof text);
+    snprintf(want, sizeof want, "gain: at most %.1fx faster (step %.3f -> %.3f ms) if launching "
+             "cost the host nothing", f->gain_x, d.step_ms, f->step_without_ms);
+    cr_expect(strstr(text, want) != NULL, "%s\n%s", want, text);
+    cr_expect(strstr(text, "launch-to-start 4.0 us") != NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    snprintf(want, sizeof want, "\"rule\": \"launch_bound\", \"verdict\": \"high\", "
+             "\"share_pct\": %.6g, \"gain_x\": %.6g, \"step_without_ms\": %.6g", f->share_pct,
+             f->gain_x, f->step_without_ms);
+    cr_expect(strstr(json, want) != NULL, "%s\n%s", want, json);
+    cr_expect(strstr(json, "\"rule\": \"padding\", \"verdict\": \"cannot tell\", \"share_pct\": "
+                           "null, \"gain_x\": null") != NULL, "%s", json);
+    free(json);
+    /* a share of 99.95 % is at most UF_DOCTOR_GAIN_MAX x, not 2000x */
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_host(s, 200 * MS);
+        sim_kernel(s, 0, "k", 10 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "k2", 10 * US, SM_COUNT, 0);
+    }
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(d.findings[UF_RULE_HOST_BOUND].gain_x, UF_DOCTOR_GAIN_MAX, 1e-9, "%g %g",
+                       d.findings[UF_RULE_HOST_BOUND].gain_x, d.findings[UF_RULE_HOST_BOUND].share_pct);
+}
