@@ -104,8 +104,9 @@ static int driver_may_wait(const char *name)
 
 /* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
  * host-to-device copy record copies input; a call that launched a recorded activity without
- * waiting, or made a stream wait, launches; the call of a blocking sync record waits. */
-static void call_kinds(const uf_doctor_work *w, uint8_t *kind)
+ * waiting, or made a stream wait, launches; the call of a blocking sync record waits. And
+ * what each launched (UF_WORK_*) into work. */
+static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
 {
     const uf_dtrace *t = w->t;
     for (size_t i = 0; i < t->n_apis; i++) {
@@ -117,14 +118,18 @@ static void call_kinds(const uf_doctor_work *w, uint8_t *kind)
                       ? UF_CALL_LAUNCH
                       : UF_CALL_OTHER;
     }
+    memset(work, UF_WORK_NONE, t->n_apis);
     for (size_t i = 0; i < t->n_acts; i++) {
         size_t j = w->act_api[i];
         if (j == SIZE_MAX)
             continue;
-        if (uf_copy_direction(&t->acts[i]) == UF_COPY_HTOD)
+        if (uf_copy_direction(&t->acts[i]) == UF_COPY_HTOD) {
             kind[j] = UF_CALL_H2D;
-        else if (kind[j] == UF_CALL_OTHER)
-            kind[j] = UF_CALL_LAUNCH;
+            work[j] = UF_WORK_H2D;
+        } else {
+            kind[j] = kind[j] == UF_CALL_OTHER ? UF_CALL_LAUNCH : kind[j];
+            work[j] = work[j] == UF_WORK_NONE ? UF_WORK_OTHER : work[j];
+        }
     }
     for (size_t i = 0; i < t->n_syncs; i++) {
         size_t j = w->sync_api[i];
@@ -163,15 +168,17 @@ static int index_calls(uf_doctor_work *w)
     const uf_dtrace *t = w->t;
     size_t n = t->n_apis;
     api_place *order = malloc((n + 1) * sizeof *order);
-    uint8_t *kind = malloc(n + 1);
+    uint8_t *kind = malloc(n + 1), *work = malloc(n + 1);
     w->calls = malloc((n + 1) * sizeof *w->calls);
     w->call_of_api = malloc((n + 1) * sizeof *w->call_of_api);
-    if (order == NULL || kind == NULL || w->calls == NULL || w->call_of_api == NULL) {
+    if (order == NULL || kind == NULL || work == NULL || w->calls == NULL ||
+        w->call_of_api == NULL) {
         free(order);
         free(kind);
+        free(work);
         return -1;
     }
-    call_kinds(w, kind);
+    call_kinds(w, kind, work);
     for (size_t i = 0; i < n; i++) {
         const uf_api_call *a = &t->apis[i];
         order[i] = (api_place){a->thread_id, a->start_ns,
@@ -185,16 +192,20 @@ static int index_calls(uf_doctor_work *w)
         if (outer != NULL && outer->thread == a->thread && a->start_ns < outer->end_ns) {
             if (outer->kind == UF_CALL_OTHER)
                 outer->kind = kind[a->api];
+            if (outer->work == UF_WORK_NONE)
+                outer->work = work[a->api];
             if (a->end_ns > outer->end_ns)
                 outer->end_ns = a->end_ns;
         } else {
-            w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api]};
+            w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api],
+                                             work[a->api]};
         }
         w->call_of_api[a->api] = m - 1;
     }
     w->n_calls = m;
     free(order);
     free(kind);
+    free(work);
     w->threads = malloc((m + 1) * sizeof *w->threads);
     if (w->threads == NULL)
         return -1;

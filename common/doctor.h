@@ -261,6 +261,12 @@ typedef struct uf_diagnosis {
                                  * inside calls that wait for the device */
     double idle_device_pct;     /* the work's launch call had returned before the gap began:
                                  * a dependency, the queue, no launch call recorded */
+    /* the raw state of the submitting thread over the host-wait idle (every part but
+     * idle_device), before any rule reads it; the three add up to it: */
+    double host_in_call_pct;    /* inside a CUDA call that does not wait (launches, copies,
+                                 * other calls) */
+    double host_in_wait_pct;    /* inside a call that may wait for the device */
+    double host_outside_pct;    /* inside no CUDA call (dispatch, the host's own work) */
     double input_ran_pct;       /* the share of idle_input's time its thread ran on a CPU (the
                                  * host samples, format 4): it prepared the data itself; low, it
                                  * slept (waited for workers or I/O); NaN not recorded */

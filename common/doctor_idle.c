@@ -17,11 +17,14 @@
  *      device: sync; inside a host-to-device copy's call: input; inside another call: other
  *      CUDA calls; inside no call: dispatch when the thread's stretch between two calls is at
  *      most UF_DOCTOR_DISPATCH_NS (a framework's per-launch cost), else the host's own work,
- *      input where the thread's next calls, each within UF_DOCTOR_DISPATCH_NS of the one
- *      before, copy to the device.
+ *      input where the first device work the thread launches after it is a copy to the
+ *      device (a loader's augmentation, collate and pinning, or its wait for a worker, end in
+ *      the batch's copy).
  * Each nanosecond of a gap is in one part, so the parts add up to the idle time. Where the
  * trace has host samples (format 4), the own-work parts also get the share of their time the
- * thread ran on a CPU. */
+ * thread ran on a CPU. Apart from the parts, the raw state of the thread over the host-wait
+ * gaps (all but device-side), before any rule reads it: inside a CUDA call, inside a call that
+ * waits for the device, outside CUDA calls. */
 #include "doctor.h"
 
 #include <math.h>
@@ -95,16 +98,16 @@ static void thread_ran(const uf_doctor_work *w, uint32_t thread, uint64_t x, uin
     }
 }
 
-/* Do the thread's calls from c[k] on, each within UF_DOCTOR_DISPATCH_NS of the one before (at
- * most 8 of them), copy to the device? Then the host's work before c[k] prepared input. */
-static int ends_in_copy(const uf_doctor_call *c, size_t n, size_t k)
+/* Is the first device work the thread launches from c[k] on (calls that launch nothing
+ * recorded, queries, allocations, event records, are passed over; at most 256 calls) a copy to
+ * the device? Then its host work before c[k] prepared input: a loader's augmentation, collate
+ * and pinning, or its wait for a worker's batch, end in the batch's copy before anything else
+ * reaches the device. */
+static int next_work_is_copy(const uf_doctor_call *c, size_t n, size_t k)
 {
-    for (size_t j = k; j < n && j < k + 8; j++) {
-        if (c[j].kind == UF_CALL_H2D)
-            return 1;
-        if (j + 1 < n && c[j + 1].start_ns - c[j].end_ns > UF_DOCTOR_DISPATCH_NS)
-            return 0;
-    }
+    for (size_t j = k; j < n && j < k + 256; j++)
+        if (c[j].work != UF_WORK_NONE)
+            return c[j].work == UF_WORK_H2D;
     return 0;
 }
 
@@ -121,21 +124,32 @@ static int part_of_call(uint8_t kind)
 static void add_own_work(const uf_doctor_work *w, uint32_t thread, int p, uint64_t x, uint64_t y,
                          idle_parts *parts)
 {
+    if (parts == NULL)
+        return;
     parts->ns[p] += (double)(y - x);
     int k = p == PART_INPUT ? 0 : 1;
     thread_ran(w, thread, x, y, &parts->ran_ns[k], &parts->sampled_ns[k]);
 }
 
-/* [a, b) of a gap by what thread `thread` was doing (rule 3 of the file's comment); l0: the
- * start of the launch call of the work that ends the gap. */
+/* The raw state of the thread during the host-wait idle, before the rules read it: inside a
+ * CUDA call (a launch, a copy, another call), inside a call that waits for the device, or
+ * outside CUDA calls. */
+enum { RAW_IN_CALL, RAW_IN_WAIT, RAW_OUTSIDE, N_RAW };
+
+/* [a, b) of a gap by what thread `thread` was doing (rule 3 of the file's comment) into parts,
+ * and its raw state into raw (either may be NULL); l0: the start of the launch call of the
+ * work that ends the gap. */
 static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, uint64_t b,
-                          uint64_t l0, idle_parts *parts)
+                          uint64_t l0, idle_parts *parts, double *raw)
 {
     if (a >= b)
         return;
     if (l0 < b) {               /* inside that work's launch call, then its way to the device */
         uint64_t from = l0 > a ? l0 : a;
-        parts->ns[PART_LAUNCH] += (double)(b - from);
+        if (parts != NULL)
+            parts->ns[PART_LAUNCH] += (double)(b - from);
+        if (raw != NULL)
+            raw[RAW_IN_CALL] += (double)(b - from);
         b = from;
     }
     size_t first, n;
@@ -153,7 +167,10 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
     for (size_t k = lo; a < b;) {
         if (k < n && c[k].start_ns <= a) {             /* inside call k */
             uint64_t to = c[k].end_ns < b ? c[k].end_ns : b;
-            parts->ns[part_of_call(c[k].kind)] += (double)(to - a);
+            if (parts != NULL)
+                parts->ns[part_of_call(c[k].kind)] += (double)(to - a);
+            if (raw != NULL)
+                raw[c[k].kind == UF_CALL_WAIT ? RAW_IN_WAIT : RAW_IN_CALL] += (double)(to - a);
             a = to;
             k++;
             continue;
@@ -161,11 +178,13 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
         uint64_t next = k < n ? c[k].start_ns : UINT64_MAX;   /* outside calls until next */
         uint64_t to = next < b ? next : b;
         int bounded = k > 0 && k < n;
-        if (bounded && next - c[k - 1].end_ns <= UF_DOCTOR_DISPATCH_NS)
+        if (raw != NULL)
+            raw[RAW_OUTSIDE] += (double)(to - a);
+        if (parts != NULL && bounded && next - c[k - 1].end_ns <= UF_DOCTOR_DISPATCH_NS)
             parts->ns[PART_DISPATCH] += (double)(to - a);
         else
-            add_own_work(w, thread, k < n && ends_in_copy(c, n, k) ? PART_INPUT : PART_WORK, a,
-                         to, parts);
+            add_own_work(w, thread, k < n && next_work_is_copy(c, n, k) ? PART_INPUT : PART_WORK,
+                         a, to, parts);
         a = to;
     }
 }
@@ -191,9 +210,10 @@ static const uf_drain *drain_into(const uf_doctor_work *w, uint32_t thread, uint
     return best;
 }
 
-/* One gap [g0, g1) that activity `act` ends, by the rules of the file's comment. */
+/* One gap [g0, g1) that activity `act` ends, by the rules of the file's comment; the
+ * thread's raw state over all of a host-wait gap into raw. */
 static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t act,
-                      idle_parts *parts)
+                      idle_parts *parts, double *raw)
 {
     size_t api = w->act_api[act];
     const uf_api_call *call = api != SIZE_MAX ? &w->t->apis[api] : NULL;
@@ -202,14 +222,15 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
         return;
     }
     const uf_drain *d = drain_into(w, call->thread_id, g0, g1);
-    uint64_t from = g0;
-    if (d != NULL) {
-        uint64_t wait = d->end_ns - d->start_ns, len = g1 - g0;
-        uint64_t sync = wait < len ? wait : len;
-        parts->ns[PART_SYNC] += (double)sync;
-        from = g1 - (len - sync);
+    if (d == NULL) {
+        split_by_host(w, call->thread_id, g0, g1, call->start_ns, parts, raw);
+        return;
     }
-    split_by_host(w, call->thread_id, from, g1, call->start_ns, parts);
+    uint64_t wait = d->end_ns - d->start_ns, len = g1 - g0;
+    uint64_t sync = wait < len ? wait : len;
+    parts->ns[PART_SYNC] += (double)sync;
+    split_by_host(w, call->thread_id, g1 - (len - sync), g1, call->start_ns, parts, NULL);
+    split_by_host(w, call->thread_id, g0, g1, call->start_ns, NULL, raw);
 }
 
 /* ---- the gaps of each device ------------------------------------------------------------------- */
@@ -235,7 +256,8 @@ static int cmp_dev_act(const void *pa, const void *pb)
 /* Every gap of every device in the window [w->dev_begin, w->dev_end] into parts (a device's
  * idle before its first work is ended by that work; after its last, device-side); the number
  * of devices into *n_devices. 0, or -1 out of memory. */
-static int split_devices(const uf_doctor_work *w, idle_parts *parts, int *n_devices)
+static int split_devices(const uf_doctor_work *w, idle_parts *parts, double *raw,
+                         int *n_devices)
 {
     const uf_dtrace *t = w->t;
     dev_act *v = malloc((t->n_acts + 1) * sizeof *v);
@@ -258,7 +280,7 @@ static int split_devices(const uf_doctor_work *w, idle_parts *parts, int *n_devi
         (*n_devices)++;
         for (; i < n && v[i].device == dev; i++) {
             if (v[i].start_ns > busy_end)
-                split_gap(w, busy_end, v[i].start_ns, v[i].act, parts);
+                split_gap(w, busy_end, v[i].start_ns, v[i].act, parts, raw);
             if (v[i].end_ns > busy_end)
                 busy_end = v[i].end_ns;
         }
@@ -281,7 +303,8 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
 {
     idle_parts parts;
     memset(&parts, 0, sizeof parts);
-    if (split_devices(w, &parts, &d->n_devices) != 0)
+    double raw[N_RAW] = {0, 0, 0};
+    if (split_devices(w, &parts, raw, &d->n_devices) != 0)
         return -1;
     double whole = (double)(w->dev_end - w->dev_begin) * (d->n_devices > 0 ? d->n_devices : 1);
     double pct[N_PART];
@@ -300,6 +323,9 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->input_gap_pct = pct[PART_INPUT];
     d->host_gap_pct = pct[PART_WORK] + pct[PART_API];
     d->sync_gap_pct = pct[PART_SYNC];
+    d->host_in_call_pct = whole > 0.0 ? raw[RAW_IN_CALL] / whole * 100.0 : 0.0;
+    d->host_in_wait_pct = whole > 0.0 ? raw[RAW_IN_WAIT] / whole * 100.0 : 0.0;
+    d->host_outside_pct = whole > 0.0 ? raw[RAW_OUTSIDE] / whole * 100.0 : 0.0;
     d->sync_pos_pct = drain_position_pct(w, w->drains, w->n_drains);
     return 0;
 }

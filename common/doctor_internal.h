@@ -35,7 +35,11 @@ typedef struct uf_doctor_call {
     uint64_t start_ns, end_ns;
     uint32_t thread;            /* 0 unknown: format <= 3 traces, one thread for the process */
     uint8_t kind;               /* uf_call_kind */
+    uint8_t work;               /* it launched recorded device work: UF_WORK_* */
 } uf_doctor_call;
+
+/* What a call launched on the device: nothing recorded, a host-to-device copy, other work. */
+enum { UF_WORK_NONE = 0, UF_WORK_H2D = 1, UF_WORK_OTHER = 2 };
 
 /* One thread's calls: calls[first .. first + n). */
 typedef struct uf_doctor_thread {

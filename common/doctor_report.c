@@ -240,6 +240,10 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             d->n_devices > 1 ? " of the devices' time" : "", d->idle_launch_pct,
             d->idle_dispatch_pct, d->idle_input_pct + d->idle_work_pct, d->idle_input_pct,
             d->idle_api_pct, d->idle_sync_pct, d->idle_device_pct);
+    fprintf(f, "  host-wait idle %.1f %%, the submitting thread's state: in CUDA calls %.1f, in "
+               "calls waiting for the device %.1f, outside CUDA %.1f\n",
+            d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct, d->host_in_call_pct,
+            d->host_in_wait_pct, d->host_outside_pct);
     print_counters(f, d);
     if (d->vs.compared)
         print_ceilings(f, d);
@@ -338,6 +342,10 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "idle_cuda_other_pct", d->idle_api_pct);
     json_num(b, "idle_sync_pct", d->idle_sync_pct);
     json_num(b, "idle_device_pct", d->idle_device_pct);
+    json_num(b, "host_wait_pct", d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct);
+    json_num(b, "host_wait_in_cuda_call_pct", d->host_in_call_pct);
+    json_num(b, "host_wait_in_sync_call_pct", d->host_in_wait_pct);
+    json_num(b, "host_wait_outside_cuda_pct", d->host_outside_pct);
     json_num(b, "input_thread_ran_pct", d->input_ran_pct);
     json_num(b, "host_work_thread_ran_pct", d->work_ran_pct);
     json_num(b, "devices", d->n_devices);

@@ -36,7 +36,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
         .failure = "starved input: the step waits for the host to prepare and copy its batch",
-        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and then copied to the device (its next calls, each within 100 us, include a host-to-device copy), or was inside that copy's call; + host-to-device copy time not under a kernel",
+        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and the first device work it launched next was a host-to-device copy (the batch), or was inside that copy's call; + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
         .gain = "each batch were on the device when the step needed it",
@@ -45,7 +45,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_BOUND] = {
         .id = "host_bound",
         .failure = "host-bound: the GPU waits while the host works outside CUDA (Python, data preparation, logging)",
-        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and did not copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
+        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
         .gain = "the GPU never waited for the host's own work",
@@ -395,13 +395,15 @@ static void decode_gemv(uf_diagnosis *d, double step)
                 uf_doctor_num(d->dram_pct, 1).s);
 }
 
-/* Whether the host thread ran or slept during its own work, in words: "ran 97 % of it: WHEN_RAN",
- * "slept 90 % of it: WHEN_SLEPT" (at most half of it run), or that the host state was not
- * recorded. */
-static void host_ran_text(char *out, size_t len, double ran_pct, const char *when_ran,
-                          const char *when_slept)
+/* Whether the host thread ran or slept during its own work (part_pct of the step), in words:
+ * "ran 97 % of it: WHEN_RAN", "slept 90 % of it: WHEN_SLEPT" (at most half of it run), that the
+ * host state was not recorded, or "none" without such time. */
+static void host_ran_text(char *out, size_t len, double part_pct, double ran_pct,
+                          const char *when_ran, const char *when_slept)
 {
-    if (isnan(ran_pct))
+    if (!(part_pct > 0.0))
+        snprintf(out, len, "none");
+    else if (isnan(ran_pct))
         snprintf(out, len, "host state not recorded");
     else if (ran_pct > 50.0)
         snprintf(out, len, "its thread ran %.0f %% of it: %s", ran_pct, when_ran);
@@ -426,13 +428,14 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 uf_doctor_num(d->sync_pos_pct, 0).s);
     double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
     char ran[96];
-    host_ran_text(ran, sizeof ran, d->input_ran_pct, "it prepares the data itself",
-                  "it waits for workers or I/O");
+    host_ran_text(ran, sizeof ran, d->idle_input_pct, d->input_ran_pct,
+                  "it prepares the data itself", "it waits for workers or I/O");
     set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
                 "%.1f %% of the step idle while the host prepared input (%s); %.3f ms/step of "
                 "host-to-device copies exposed; %.1f pageable copies/step", d->input_gap_pct,
                 ran, d->h2d_exposed_ms, m->pageable_copies_per_step);
-    host_ran_text(ran, sizeof ran, d->work_ran_pct, "it computes", "it waits: I/O, a lock");
+    host_ran_text(ran, sizeof ran, d->idle_work_pct, d->work_ran_pct, "it computes",
+                  "it waits: I/O, a lock");
     set_finding(d, UF_RULE_HOST_BOUND, d->host_gap_pct, 1,
                 "%.1f %% of the step idle while the host worked outside CUDA (%s), %.1f %% in "
                 "other CUDA calls", d->idle_work_pct, ran, d->idle_api_pct);

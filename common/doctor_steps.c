@@ -628,12 +628,19 @@ static size_t sub_sequence(const token *seq, size_t n, int by_thread, uint32_t w
     return m;
 }
 
-/* Is found b (from a sequence of nb records) a better reading than a (na records)? Steps
- * found beat an ambiguous reading, which beats none; among found steps, the larger share of
- * its own sequence covered, by a margin of 0.1 (the process's whole sequence, tried first,
- * keeps its steps unless one thread's or one stream's are clearly cleaner: records of another
- * thread interleave at random, a prefetcher's copies say). */
-static int better_found(const steps_found *a, size_t na, const steps_found *b, size_t nb)
+/* The host time the steps of f span in seq. */
+static uint64_t found_span_ns(const steps_found *f, const token *seq)
+{
+    return f->c.n_at > 1 ? seq[f->c.at[f->c.n_at - 1]].t_ns - seq[f->c.at[0]].t_ns : 0;
+}
+
+/* Is found b (in sequence sb) a better reading than a (in sa)? Steps found beat an ambiguous
+ * reading, which beats none; between found steps, b must span at least 1.25 x a's host time:
+ * the process's whole sequence, tried first, keeps its steps unless one thread's or one
+ * stream's cover clearly more of the run (records of another thread interleave at random, a
+ * prefetcher's copies say, and cut the whole sequence's repeats short). */
+static int better_found(const steps_found *a, const token *sa, const steps_found *b,
+                        const token *sb)
 {
     int ra = a->how == FOUND_NONE ? 0 : a->how == FOUND_AMBIGUOUS ? 1 : 2;
     int rb = b->how == FOUND_NONE ? 0 : b->how == FOUND_AMBIGUOUS ? 1 : 2;
@@ -641,7 +648,7 @@ static int better_found(const steps_found *a, size_t na, const steps_found *b, s
         return rb > ra;
     if (rb < 2)
         return 0;
-    return (double)b->c.covered / (double)nb > (double)a->c.covered / (double)na + 0.1;
+    return (double)found_span_ns(b, sb) > 1.25 * (double)found_span_ns(a, sa);
 }
 
 /* Detected steps: the process's sequence, else one thread's (the one launching the most), else
@@ -653,7 +660,6 @@ static int detect_steps(uf_doctor_work *w, char *source, size_t source_len, int 
     token *seq = make_sequence(w, &n);
     token *sub = malloc((n + 1) * sizeof *sub), *best_seq = malloc((n + 1) * sizeof *best_seq);
     steps_found best = {.how = FOUND_NONE}, f;
-    size_t best_n = n;
     char whose[64] = "";
     int rc = -1;
     if (seq == NULL || sub == NULL || best_seq == NULL)
@@ -671,10 +677,9 @@ static int detect_steps(uf_doctor_work *w, char *source, size_t source_len, int 
         size_t m = sub_sequence(seq, n, by_thread, which, sub);
         if (steps_of_sequence(sub, m, &f) != 0)
             goto out;
-        if (better_found(&best, best_n, &f, m)) {
+        if (better_found(&best, best_seq, &f, sub)) {
             candidate_free(&best.c);
             best = f;
-            best_n = m;
             memcpy(best_seq, sub, m * sizeof *sub);
             snprintf(whose, sizeof whose, " (%s %u's records)", by_thread ? "thread" : "stream",
                      which);

@@ -939,7 +939,12 @@ Test(doctor_idle, loader_in_the_main_process_or_waiting_for_workers)
         sim *s = sim_new();
         s->thread = 4242;
         for (int i = 0; i < STEPS; i++) {
-            sim_host_work(s, 30 * MS, running);
+            sim_host_work(s, 30 * MS, running);     /* augment, collate */
+            /* pin_memory: the caching host allocator's call, then the copy into pinned memory,
+             * on the host: the batch's copy to the device is still the first work after it */
+            sim_api(s, "cudaHostAlloc_v3020", s->host_ns + 20 * US);
+            s->host_ns += 20 * US;
+            sim_host_work(s, 2 * MS, 1);
             sim_copy(s, 0, UF_COPY_HTOD, 0, 200 * US, 0);
             train_kernels(s);
         }
@@ -1040,6 +1045,9 @@ Test(doctor_idle, sync_precedence_as_long_as_the_wait)
         if (!loader) {
             cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
             cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "all the idle");
+            /* raw, the thread spent that idle outside CUDA (its Python after the sync) */
+            cr_expect_gt(d.host_outside_pct, 0.9 * d.idle_sync_pct, "%g", d.host_outside_pct);
+            cr_expect_lt(d.host_in_wait_pct, 0.1 * d.idle_sync_pct, "%g", d.host_in_wait_pct);
             continue;
         }
         cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
@@ -1117,6 +1125,9 @@ Test(doctor_idle, parts_add_up_to_the_idle)
         diagnose(&cases[c], &d);
         cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6, "%s: %g + %g",
                            cases[c].name, idle_parts_sum(&d), d.tl.busy_pct);
+        /* the thread's raw state covers the host-wait idle: all of it but device-side */
+        cr_expect_float_eq(d.host_in_call_pct + d.host_in_wait_pct + d.host_outside_pct,
+                           idle_parts_sum(&d) - d.idle_device_pct, 1e-6, "%s", cases[c].name);
         cr_expect_eq(d.n_devices, 1);
     }
 }
