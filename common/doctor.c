@@ -102,6 +102,28 @@ static int driver_may_wait(const char *name)
     return 0;
 }
 
+/* Driver calls that queue work or a dependency and return (uf_api_never_waits lists the
+ * runtime's): launches of kernels, graphs and host functions, event records, stream waits. */
+static int driver_queues(const char *name)
+{
+    static const char *const queues[] = {"cuLaunch", "cuGraphLaunch", "cuEventRecord",
+                                         "cuStreamWaitEvent", NULL};
+    for (int i = 0; queues[i] != NULL; i++)
+        if (strncmp(name, queues[i], strlen(queues[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* A call that may have waited while the device ran dry: a runtime call other than those that
+ * never wait (the calls the timeline's drains_per_step weighs), or a driver call that may
+ * wait. */
+static int call_may_wait(const uf_api_call *a)
+{
+    if (a->is_runtime)
+        return !uf_api_never_waits(a->name);
+    return a->name != NULL && driver_may_wait(a->name);
+}
+
 /* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
  * host-to-device copy record copies input; a call that launched a recorded activity without
  * waiting, or made a stream wait, launches; the call of a blocking sync record waits. And
@@ -113,10 +135,8 @@ static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
         const char *name = t->apis[i].name != NULL ? t->apis[i].name : "";
         int waits = t->apis[i].is_runtime ? uf_doctor_may_drain(name) : driver_may_wait(name);
         kind[i] = waits ? UF_CALL_WAIT
-                  : uf_api_never_waits(name) || strncmp(name, "cuLaunch", 8) == 0 ||
-                            strncmp(name, "cuGraphLaunch", 13) == 0
-                      ? UF_CALL_LAUNCH
-                      : UF_CALL_OTHER;
+                  : uf_api_never_waits(name) || driver_queues(name) ? UF_CALL_LAUNCH
+                                                                     : UF_CALL_OTHER;
     }
     memset(work, UF_WORK_NONE, t->n_apis);
     for (size_t i = 0; i < t->n_acts; i++) {
@@ -354,11 +374,15 @@ int uf_doctor_pass_window(uf_doctor_work *w, uf_diagnosis *d)
     w->tl.measure_end_ns = w->bounds[w->n_steps] - 1;
     w->tl.steps_enqueued_ns = w->bounds[w->n_steps];     /* host calls: [bounds[0], bounds[n]) */
     w->tl.n_steps = w->n_steps;
-    int analyzed = uf_timeline_analyze_drains(&w->tl, &d->tl, &w->drains, &w->n_drains);
+    int analyzed = uf_timeline_analyze(&w->tl, &d->tl);
     if (analyzed != 0 && d->tl.n_activities > 0)   /* it counted work, then ran out of memory */
         return -1;
     if (analyzed != 0 || !(d->tl.window_ms > 0.0))
         return -2;
+    /* the drains of the runtime calls that tl's drains_per_step counts, and of the driver's
+     * syncs (JAX and other driver-API programs wait in cuStreamSynchronize) */
+    if (uf_timeline_drains_where(&w->tl, call_may_wait, &w->drains, &w->n_drains) != 0)
+        return -1;
     /* The steady window on the device is the harness's window over the steps' work
      * (d->tl.window_ms); its ends, and the last start in it, for the counters and syncs. */
     if (assign_steps(w) != 0)

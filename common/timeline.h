@@ -218,6 +218,12 @@ typedef struct uf_drain {
  * when steps_enqueued_ns is 0). Returns 0, or -1 when out of memory. */
 int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains);
 
+/* The same rule over the calls `weighs` picks (uf_timeline_drains: runtime calls that may
+ * wait, those drains_per_step counts; the doctor adds the driver's syncs, which programs that
+ * call the driver API, such as JAX, make). */
+int uf_timeline_drains_where(const uf_timeline *tl, int (*weighs)(const uf_api_call *),
+                             uf_drain **drains, size_t *n_drains);
+
 /* uf_timeline_analyze, also handing over the drains it counted (as uf_timeline_drains lists
  * them) into *drains (malloc'ed, caller frees; NULL when none): one pass where a caller needs
  * both. On -1 *drains is NULL. */

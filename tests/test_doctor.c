@@ -1117,6 +1117,38 @@ Test(doctor_idle, another_threads_calls_do_not_count)
     cr_expect_gt(d.idle_input_pct, 60.0, "%g", d.idle_input_pct);
 }
 
+/* A program on the driver API (JAX, XLA) syncs in cuStreamSynchronize: its drain is a sync
+ * as the runtime's is, and the Python after it stays the sync's; its launches
+ * (cuLaunchKernelEx, cuEventRecord) are launch calls. */
+Test(doctor_idle, driver_syncs_drain_too)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 3; k++) {
+            uf_api_call *a = sim_api(s, "cuLaunchKernelEx", s->host_ns + LAUNCH_COST_NS);
+            a->is_runtime = 0;
+            uf_activity *kern = sim_work(s, 0, UF_ACT_KERNEL, 500 * US);
+            kern->name = "jit_step_kernel";
+            kern->blocks = SM_COUNT;
+            s->host_ns += LAUNCH_COST_NS;
+        }
+        sim_api(s, "cuEventRecord", s->host_ns + 2 * US)->is_runtime = 0;
+        s->host_ns += 2 * US;
+        uint64_t done = s->stream_free_ns[0];
+        uf_api_call *sync = sim_api(s, "cuStreamSynchronize", done + 3 * US);
+        sync->is_runtime = 0;
+        s->host_ns = sync->end_ns;
+        sim_host(s, 300 * US);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "%g", d.idle_sync_pct);
+    cr_expect_float_eq(d.tl.drains_per_step, 0.0, 1e-9, "the harness's metric counts runtime "
+                       "calls only: %g", d.tl.drains_per_step);
+}
+
 /* Every test case's idle split adds up to its idle time: no gap counted twice or missed. */
 Test(doctor_idle, parts_add_up_to_the_idle)
 {
