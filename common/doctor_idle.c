@@ -8,10 +8,11 @@
  *      queue; also no launch call recorded, and a device's idle after its last work);
  *   2. a drain of that thread returned inside the gap, having started before it (the
  *      timeline's drains: its call waited while the device ran out of work): the gap's first
- *      part, as long as the drain's call (without the sync the host would have done that part
- *      of its work while the device still ran), at most the whole gap, is the sync's; the
- *      rest is classified as below over the gap's last part (what the host would have kept
- *      the device waiting for anyway);
+ *      part, as long as the host had waited in the call while the device still ran (the lead
+ *      the sync threw away: without it the host would have done that much of its work while
+ *      the device still ran), at most the whole gap, is the sync's; the rest is classified as
+ *      below over the gap's last part (what the host would have kept the device waiting for
+ *      anyway);
  *   3. otherwise, moment by moment: inside that work's launch call (and after it, until the
  *      work starts) or another launch call: launch; inside a call that may wait for the
  *      device: sync; inside a host-to-device copy's call: input; inside another call: other
@@ -189,8 +190,9 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
     }
 }
 
-/* The longest drain of `thread` (any, when the trace has no threads: all its calls are
- * thread 0's) that returned inside [g0, g1] having started before g0; NULL none. */
+/* The drain of `thread` (any, when the trace has no threads: all its calls are thread 0's)
+ * that returned inside [g0, g1] having started before g0, the one that started first (it
+ * waited longest while the device ran); NULL none. */
 static const uf_drain *drain_into(const uf_doctor_work *w, uint32_t thread, uint64_t g0,
                                   uint64_t g1)
 {
@@ -205,7 +207,7 @@ static const uf_drain *drain_into(const uf_doctor_work *w, uint32_t thread, uint
     }
     for (size_t i = lo; i < w->n_drains && dr[i].end_ns <= g1; i++)
         if (dr[i].start_ns <= g0 && w->t->apis[dr[i].api].thread_id == thread &&
-            (best == NULL || dr[i].end_ns - dr[i].start_ns > best->end_ns - best->start_ns))
+            (best == NULL || dr[i].start_ns < best->start_ns))
             best = &dr[i];
     return best;
 }
@@ -226,7 +228,9 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
         split_by_host(w, call->thread_id, g0, g1, call->start_ns, parts, raw);
         return;
     }
-    uint64_t wait = d->end_ns - d->start_ns, len = g1 - g0;
+    /* the lead the sync threw away: how long the host had waited in it while the device still
+     * ran (the device ran dry at g0) */
+    uint64_t wait = g0 - d->start_ns, len = g1 - g0;
     uint64_t sync = wait < len ? wait : len;
     parts->ns[PART_SYNC] += (double)sync;
     split_by_host(w, call->thread_id, g1 - (len - sync), g1, call->start_ns, parts, NULL);

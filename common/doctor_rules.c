@@ -27,7 +27,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_SYNC] = {
         .id = "host_sync",
         .failure = "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
-        .share = "device idle after a drain of the submitting thread: its call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains), as long as the call waited, at most the gap; and idle while it was inside other calls that wait for the device",
+        .share = "device idle after a drain of the submitting thread: its call (sync, blocking read-back, pageable copy; the driver's syncs too) in flight when the device ran out of work (the timeline's drains), as long as it had waited in the call while the device ran, at most the gap; and idle while it was inside other calls that wait for the device",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
         .gain = "the host never waited for the device inside the step",
