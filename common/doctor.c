@@ -114,6 +114,12 @@ static int driver_queues(const char *name)
     return 0;
 }
 
+int uf_doctor_is_graph_launch(const char *api_name)
+{
+    return api_name != NULL && (strncmp(api_name, "cudaGraphLaunch", 15) == 0 ||
+                                strncmp(api_name, "cuGraphLaunch", 13) == 0);
+}
+
 /* A call that may have waited while the device ran dry: a runtime call other than those that
  * never wait (the calls the timeline's drains_per_step weighs), or a driver call that may
  * wait. */
@@ -218,7 +224,8 @@ static int index_calls(uf_doctor_work *w)
                 outer->end_ns = a->end_ns;
         } else {
             w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api],
-                                             work[a->api]};
+                                             work[a->api],
+                                             (uint8_t)uf_doctor_is_graph_launch(t->apis[a->api].name)};
         }
         w->call_of_api[a->api] = m - 1;
     }
@@ -235,12 +242,40 @@ static int index_calls(uf_doctor_work *w)
         if (last != NULL && last->thread == w->calls[k].thread)
             last->n++;
         else
-            w->threads[w->n_threads++] = (uf_doctor_thread){w->calls[k].thread, k, 1};
+            w->threads[w->n_threads++] = (uf_doctor_thread){w->calls[k].thread, k, 1, 0};
+    }
+    for (size_t i = 0; i < w->n_threads; i++) {
+        uf_doctor_thread *th = &w->threads[i];
+        th->dispatch_ns = uf_doctor_dispatch_ns(w->calls + th->first, th->n);
+        if (th->dispatch_ns == 0)
+            return -1;
     }
     return 0;
 }
 
-void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n)
+uint64_t uf_doctor_dispatch_ns(const uf_doctor_call *c, size_t n)
+{
+    double *stretch = malloc((n + 1) * sizeof *stretch);
+    if (stretch == NULL)
+        return 0;
+    int m = 0;
+    double outside = 0.0;       /* outside calls since the last call that launched work */
+    for (size_t k = 1; k < n; k++) {
+        if (c[k].start_ns >= c[k - 1].end_ns)
+            outside += (double)(c[k].start_ns - c[k - 1].end_ns);
+        if (c[k].work != UF_WORK_NONE) {
+            stretch[m++] = outside;
+            outside = 0.0;
+        }
+    }
+    double typical = m > 0 ? uf_median(stretch, m) : 0.0;
+    free(stretch);
+    double bound = UF_DOCTOR_DISPATCH_X * typical;
+    return bound > (double)UF_DOCTOR_DISPATCH_NS ? (uint64_t)bound : UF_DOCTOR_DISPATCH_NS;
+}
+
+void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n,
+                            uint64_t *dispatch_ns)
 {
     size_t lo = 0, hi = w->n_threads;
     while (lo < hi) {
@@ -253,6 +288,7 @@ void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *fi
     int found = lo < w->n_threads && w->threads[lo].thread == thread;
     *first = found ? w->threads[lo].first : 0;
     *n = found ? w->threads[lo].n : 0;
+    *dispatch_ns = found ? w->threads[lo].dispatch_ns : UF_DOCTOR_DISPATCH_NS;
 }
 
 static int cmp_host_sample(const void *pa, const void *pb)

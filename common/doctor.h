@@ -154,6 +154,13 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * collate, logging, an optimizer's Python) takes
                                         * milliseconds a stretch. The recorder's left-out calls
                                         * (< 1 us each, format 4) add to a stretch */
+#define UF_DOCTOR_DISPATCH_X 4.0       /* ... or up to this x the thread's median stretch before
+                                        * a launch, where that is longer: JAX op by op spends
+                                        * 0.5-2 ms of dispatch before each launch (the corpus's
+                                        * jax_opbyop on the H200), every launch alike, while a
+                                        * program's own work is one long stretch among short
+                                        * ones; a framework's ops vary a few times (an optimizer
+                                        * step, an autograd node) around their median */
 #define UF_DOCTOR_TENSOR_PIPES_IDLE 10.0 /* elementwise_chain with counters: tensor active
                                         * below this while busy, the tensor pipes are idle (an
                                         * attention or GEMM kernel keeps them well above) */
@@ -249,6 +256,8 @@ typedef struct uf_diagnosis {
      * window where the process drove several devices); the seven add up to the idle time: */
     double idle_launch_pct;     /* inside launch calls: that work's own (and its latency to
                                  * start), or another launch just before it */
+    double idle_graph_launch_pct; /* of idle_launch, inside graph launches (a graph of many
+                                 * tiny kernels can take longer to launch than to run) */
     double idle_dispatch_pct;   /* outside CUDA calls, in stretches of at most
                                  * UF_DOCTOR_DISPATCH_NS between two calls of the thread: a
                                  * framework's dispatch before each launch */
@@ -288,9 +297,12 @@ typedef struct uf_diagnosis {
     double chain_triton_per_step;   /* ... of them Triton's fused kernels (compiled already) */
     int chain_counters;         /* 1: PM samples covered the window's kernels, the counters
                                  * were a signal; 0: families alone */
-    double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name;
-                                 * decode-shaped ones are not counted in any of the three) */
+    double simt_gemm_ms;        /* GEMM kernel time per step on the CUDA cores, as the name
+                                 * says (uf_doctor_is_cuda_core_gemm; decode-shaped ones are
+                                 * not counted in any of the four) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
+    double unknown_gemm_ms;     /* ... whose name says neither (XLA's gemm_fusion_dot, Triton
+                                 * templates): only the counters can tell */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
     double gemv_ms;             /* decode-shaped matrix products' kernel time per step
                                  * (uf_doctor_is_decode_matmul) */
@@ -365,6 +377,10 @@ int uf_doctor_is_triton_fused(const char *name);
 void uf_doctor_families_markdown(uf_strbuf *b);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
+/* A GEMM whose name says it runs on the CUDA cores: ffma, simt, or cuBLAS's and CUTLASS's
+ * SIMT GEMMs (sgemm, dgemm, gemmSN, gemmk1). A GEMM name that says neither this nor a
+ * tensor-core path (uf_doctor_is_tensor_core) tells nothing of its path. */
+int uf_doctor_is_cuda_core_gemm(const char *name);
 /* A matrix-vector product (batch-1 decode): the name contains "gemv" in any case (cuBLAS's
  * gemv2T_kernel_val, gemv2N_kernel, gemvx_kernel; CUTLASS's gemm::kernel::Gemv, whose
  * namespace also makes it a uf_doctor_is_gemm name; serial_decode's sd_gemv_kernel). The
@@ -378,6 +394,13 @@ int uf_doctor_is_gemv(const char *name);
 int uf_doctor_nvjet_tile_min(const char *name);
 /* Tiles this narrow (<= 16) mean a matrix product of at most 16 tokens: decode-shaped. */
 #define UF_DOCTOR_SKINNY_TILE 16
+/* decode_gemv counts a decode-shaped product only when its grid holds at least half the SMs:
+ * a decode product streams a weight matrix that spans the GPU (the corpus's 4096-wide decode
+ * on the H200 ran its 128x8 nvjet GEMMs on 96-128 CTAs of 132 SMs), while a skinny tile on a
+ * grid that leaves most SMs idle is a small matrix (a width-512 MLP at batch 64 ran 64x8
+ * tiles on 64 CTAs), low_sm_fill's to judge (its fix: more rows per kernel). Grids or SM
+ * counts unknown count. */
+#define UF_DOCTOR_DECODE_MIN_FILL 0.5
 /* A decode-shaped matrix product: a GEMV, or an nvjet GEMM whose tile side is <= 16. Such a
  * kernel streams its weights for a few tokens; memory-bound whatever units it runs on, so the
  * simt_gemm figures leave it out. A training job's rank-8 LoRA adapter or 8-expert router

@@ -17,7 +17,8 @@
  *      work starts) or another launch call: launch; inside a call that may wait for the
  *      device: sync; inside a host-to-device copy's call: input; inside another call: other
  *      CUDA calls; inside no call: dispatch when the thread's stretch between two calls is at
- *      most UF_DOCTOR_DISPATCH_NS (a framework's per-launch cost), else the host's own work,
+ *      most its dispatch bound (uf_doctor_dispatch_ns: 100 us, or 4x its typical time before
+ *      a launch where that is longer: a framework's per-launch cost), else the host's own work,
  *      input where the first device work the thread launches after it is a copy to the
  *      device (a loader's augmentation, collate and pinning, or its wait for a worker, end in
  *      the batch's copy).
@@ -42,6 +43,7 @@ enum {
  * the time the host samples covered. */
 typedef struct idle_parts {
     double ns[N_PART];
+    double graph_ns;                    /* of ns[PART_LAUNCH], inside graph launches */
     double ran_ns[2], sampled_ns[2];    /* [0] input, [1] work */
 } idle_parts;
 
@@ -138,23 +140,27 @@ static void add_own_work(const uf_doctor_work *w, uint32_t thread, int p, uint64
 enum { RAW_IN_CALL, RAW_IN_WAIT, RAW_OUTSIDE, N_RAW };
 
 /* [a, b) of a gap by what thread `thread` was doing (rule 3 of the file's comment) into parts,
- * and its raw state into raw (either may be NULL); l0: the start of the launch call of the
- * work that ends the gap. */
+ * and its raw state into raw (either may be NULL); launch: the call that launched the work
+ * that ends the gap. */
 static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, uint64_t b,
-                          uint64_t l0, idle_parts *parts, double *raw)
+                          const uf_api_call *launch, idle_parts *parts, double *raw)
 {
+    uint64_t l0 = launch->start_ns;
     if (a >= b)
         return;
     if (l0 < b) {               /* inside that work's launch call, then its way to the device */
         uint64_t from = l0 > a ? l0 : a;
         if (parts != NULL)
             parts->ns[PART_LAUNCH] += (double)(b - from);
+        if (parts != NULL && uf_doctor_is_graph_launch(launch->name))
+            parts->graph_ns += (double)(b - from);
         if (raw != NULL)
             raw[RAW_IN_CALL] += (double)(b - from);
         b = from;
     }
     size_t first, n;
-    uf_doctor_thread_calls(w, thread, &first, &n);
+    uint64_t dispatch_ns;
+    uf_doctor_thread_calls(w, thread, &first, &n, &dispatch_ns);
     const uf_doctor_call *c = w->calls + first;
     size_t lo = 0, hi = n;      /* the first call ending after a (a thread's calls are in time
                                  * order and do not overlap, so their ends are too) */
@@ -170,6 +176,8 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
             uint64_t to = c[k].end_ns < b ? c[k].end_ns : b;
             if (parts != NULL)
                 parts->ns[part_of_call(c[k].kind)] += (double)(to - a);
+            if (parts != NULL && c[k].kind == UF_CALL_LAUNCH && c[k].graph)
+                parts->graph_ns += (double)(to - a);
             if (raw != NULL)
                 raw[c[k].kind == UF_CALL_WAIT ? RAW_IN_WAIT : RAW_IN_CALL] += (double)(to - a);
             a = to;
@@ -181,7 +189,7 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
         int bounded = k > 0 && k < n;
         if (raw != NULL)
             raw[RAW_OUTSIDE] += (double)(to - a);
-        if (parts != NULL && bounded && next - c[k - 1].end_ns <= UF_DOCTOR_DISPATCH_NS)
+        if (parts != NULL && bounded && next - c[k - 1].end_ns <= dispatch_ns)
             parts->ns[PART_DISPATCH] += (double)(to - a);
         else
             add_own_work(w, thread, k < n && next_work_is_copy(c, n, k) ? PART_INPUT : PART_WORK,
@@ -225,7 +233,7 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
     }
     const uf_drain *d = drain_into(w, call->thread_id, g0, g1);
     if (d == NULL) {
-        split_by_host(w, call->thread_id, g0, g1, call->start_ns, parts, raw);
+        split_by_host(w, call->thread_id, g0, g1, call, parts, raw);
         return;
     }
     /* the lead the sync threw away: how long the host had waited in it while the device still
@@ -233,8 +241,8 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
     uint64_t wait = g0 - d->start_ns, len = g1 - g0;
     uint64_t sync = wait < len ? wait : len;
     parts->ns[PART_SYNC] += (double)sync;
-    split_by_host(w, call->thread_id, g1 - (len - sync), g1, call->start_ns, parts, NULL);
-    split_by_host(w, call->thread_id, g0, g1, call->start_ns, NULL, raw);
+    split_by_host(w, call->thread_id, g1 - (len - sync), g1, call, parts, NULL);
+    split_by_host(w, call->thread_id, g0, g1, call, NULL, raw);
 }
 
 /* ---- the gaps of each device ------------------------------------------------------------------- */
@@ -315,6 +323,7 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     for (int p = 0; p < N_PART; p++)
         pct[p] = whole > 0.0 ? parts.ns[p] / whole * 100.0 : 0.0;
     d->idle_launch_pct = pct[PART_LAUNCH];
+    d->idle_graph_launch_pct = whole > 0.0 ? parts.graph_ns / whole * 100.0 : 0.0;
     d->idle_dispatch_pct = pct[PART_DISPATCH];
     d->idle_input_pct = pct[PART_INPUT];
     d->idle_work_pct = pct[PART_WORK];

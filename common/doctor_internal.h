@@ -36,7 +36,11 @@ typedef struct uf_doctor_call {
     uint32_t thread;            /* 0 unknown: format <= 3 traces, one thread for the process */
     uint8_t kind;               /* uf_call_kind */
     uint8_t work;               /* it launched recorded device work: UF_WORK_* */
+    uint8_t graph;              /* a graph launch (cudaGraphLaunch, cuGraphLaunch) */
 } uf_doctor_call;
+
+/* Is this API call's name a graph launch? */
+int uf_doctor_is_graph_launch(const char *api_name);
 
 /* What a call launched on the device: nothing recorded, a host-to-device copy, other work. */
 enum { UF_WORK_NONE = 0, UF_WORK_H2D = 1, UF_WORK_OTHER = 2 };
@@ -45,6 +49,8 @@ enum { UF_WORK_NONE = 0, UF_WORK_H2D = 1, UF_WORK_OTHER = 2 };
 typedef struct uf_doctor_thread {
     uint32_t thread;
     size_t first, n;
+    uint64_t dispatch_ns;       /* its stretches between two calls up to this long are a
+                                 * framework's per-launch cost (uf_doctor_dispatch_ns) */
 } uf_doctor_thread;
 
 /* The analysis's working state: what each pass leaves for the ones after it. */
@@ -92,8 +98,16 @@ int uf_doctor_pass_window(uf_doctor_work *w, uf_diagnosis *d);
  * the work ending each gap was doing (doctor_idle.c, doctor.h's idle split), and where in
  * their step the drains returned. 0, or -1 out of memory. */
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d);
-/* The calls of thread `thread` in w->calls: [*first, *first + *n). */
-void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n);
+/* The calls of thread `thread` in w->calls: [*first, *first + *n), and its dispatch bound
+ * (uf_doctor_thread.dispatch_ns; UF_DOCTOR_DISPATCH_NS for a thread without calls). */
+void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n,
+                            uint64_t *dispatch_ns);
+/* A thread's dispatch bound from its calls c[0..n) (by time): the longer of
+ * UF_DOCTOR_DISPATCH_NS and UF_DOCTOR_DISPATCH_X x the median, over its calls that launch
+ * device work, of its time outside CUDA calls since the last such call (its typical host time
+ * per launch: a framework's dispatch spans the small calls it makes on the way).
+ * 0 on out of memory (the caller falls back to UF_DOCTOR_DISPATCH_NS). */
+uint64_t uf_doctor_dispatch_ns(const uf_doctor_call *c, size_t n);
 /* Pass 5: kernel time by class, copies, the host's cost per launch. 0, or -1 out of memory. */
 int uf_doctor_pass_kernels(const uf_doctor_work *w, uf_diagnosis *d);
 /* Pass 6: the counters over the steady window. */

@@ -45,7 +45,7 @@ static int sort_by_launch(const uf_doctor_work *w, size_t *order, size_t n)
 /* The kernel classes whose time work_figures measures: each class's time is the union of its
  * kernels' intervals, not the sum of their lengths, so that kernels that overlap (programmatic
  * dependent launch, concurrent streams) count once and no share exceeds its step. */
-enum { CLS_SIMT, CLS_TC, CLS_MISALIGNED, CLS_CHAIN, CLS_GEMV, N_CLS };
+enum { CLS_SIMT, CLS_MISALIGNED, CLS_TC, CLS_UNKNOWN, CLS_CHAIN, CLS_GEMV, N_CLS };
 
 /* The union of the intervals of `n_which` classes (copied into scratch, which holds them all). */
 static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[], const int *which,
@@ -296,11 +296,17 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
         kern[n_kern++] = iv;
         order[n_order++] = i;
         if (uf_doctor_is_decode_matmul(a->name)) {
-            cls[CLS_GEMV][n_cls[CLS_GEMV]++] = iv;
+            /* decode streams a weight matrix whose grid spans the GPU; a skinny tile over a
+             * grid that leaves most SMs idle is a small matrix (low_sm_fill's: a larger batch) */
+            int spans = t->sm_count <= 0 || a->blocks == 0 ||
+                        (double)a->blocks >= UF_DOCTOR_DECODE_MIN_FILL * t->sm_count;
+            if (spans)
+                cls[CLS_GEMV][n_cls[CLS_GEMV]++] = iv;
         } else if (uf_doctor_is_gemm(a->name)) {
-            int c = !uf_doctor_is_tensor_core(a->name)  ? CLS_SIMT
-                    : uf_doctor_is_misaligned(a->name) ? CLS_MISALIGNED
-                                                        : CLS_TC;
+            int c = uf_doctor_is_cuda_core_gemm(a->name) ? CLS_SIMT
+                    : !uf_doctor_is_tensor_core(a->name)  ? CLS_UNKNOWN
+                    : uf_doctor_is_misaligned(a->name)    ? CLS_MISALIGNED
+                                                          : CLS_TC;
             cls[c][n_cls[c]++] = iv;
         }
         if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
@@ -316,13 +322,14 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
     uint64_t hidden_ns = uf_interval_overlap_ns(h2d, n_h2d, kern, n_kern);
     /* simt_gemm's time spans classes: their union, in kern (done with; the GEMMs are among its
      * kernels), so that a SIMT and a misaligned GEMM at once count once */
-    static const int gemm_classes[] = {CLS_SIMT, CLS_MISALIGNED, CLS_TC};
+    static const int gemm_classes[] = {CLS_SIMT, CLS_MISALIGNED, CLS_TC, CLS_UNKNOWN};
     d->simt_any_ms = (double)classes_union_ns(cls, n_cls, gemm_classes, 2, kern) / 1e6 / steps;
-    d->gemm_any_ms = (double)classes_union_ns(cls, n_cls, gemm_classes, 3, kern) / 1e6 / steps;
+    d->gemm_any_ms = (double)classes_union_ns(cls, n_cls, gemm_classes, 4, kern) / 1e6 / steps;
     d->h2d_exposed_ms = (double)(h2d_ns - hidden_ns) / 1e6 / steps;
     d->elementwise_ms = ms[CLS_CHAIN];
     d->simt_gemm_ms = ms[CLS_SIMT];
     d->tc_gemm_ms = ms[CLS_TC];
+    d->unknown_gemm_ms = ms[CLS_UNKNOWN];
     d->misaligned_gemm_ms = ms[CLS_MISALIGNED];
     d->gemv_ms = ms[CLS_GEMV];
     d->gemv_per_step = (double)n_cls[CLS_GEMV] / steps;

@@ -336,6 +336,7 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "host_gap_pct", d->host_gap_pct);
     json_num(b, "sync_gap_pct", d->sync_gap_pct);
     json_num(b, "idle_launch_call_pct", d->idle_launch_pct);
+    json_num(b, "idle_graph_launch_pct", d->idle_graph_launch_pct);
     json_num(b, "idle_dispatch_pct", d->idle_dispatch_pct);
     json_num(b, "idle_input_pct", d->idle_input_pct);
     json_num(b, "idle_host_work_pct", d->idle_work_pct);

@@ -85,7 +85,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
+        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name says the CUDA cores (ffma, simt, sgemm, dgemm, gemmSN, gemmk1) or a misaligned tensor-core path (align1/align2: rows not 16-byte aligned); with counters, also the other GEMMs' time (tensor-core names, and names that say neither, such as XLA's gemm_fusion_dot) when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
         .gain = "those GEMMs cost nothing (on tensor cores they take about a sixth: less than this)",
@@ -257,6 +257,16 @@ int uf_doctor_is_tensor_core(const char *name)
 {
     return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
 }
+
+/* cuBLAS's and CUTLASS's CUDA-core GEMMs by name: ampere_sgemm_*, cutlass_*_simt_sgemm_*,
+ * *_dgemm_*, cuBLAS's small-N gemmSN and its k = 1 gemmk1 kernels. */
+static const char *const cuda_core_gemm_names[] = {"sgemm", "dgemm", "gemmSN", "gemmk1", NULL};
+
+int uf_doctor_is_cuda_core_gemm(const char *name)
+{
+    return uf_doctor_is_gemm(name) &&
+           (matches_any(name, cuda_core_names) || matches_any(name, cuda_core_gemm_names));
+}
 int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
 
 /* The smaller side of an nvjet kernel's CTA tile: the first "_AxB_" field of its name with
@@ -359,13 +369,14 @@ static void low_sm_fill(uf_diagnosis *d, double step)
                 d->counters_note[0] ? ": " : "", d->counters_note);
 }
 
-/* simt_gemm. GEMM kernels whose name shows no tensor-core path or a misaligned one (align1/2);
- * with tensor active (PM sampling), also the other tensor-core-named GEMMs when the tensor
- * pipes were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
+/* simt_gemm. GEMM kernels whose name says they run on the CUDA cores, or on a misaligned
+ * tensor-core path (align1/2); with tensor active (PM sampling), also the other GEMMs
+ * (tensor-core-named, and those whose name says nothing of the path) when the tensor pipes
+ * were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
  * tensorop name), unless DRAM was UF_DOCTOR_DRAM_BOUND busy: then they waited on memory. */
 static void simt_gemm(uf_diagnosis *d, double step)
 {
-    double tc = d->tc_gemm_ms / step * 100.0;
+    double tc = (d->tc_gemm_ms + d->unknown_gemm_ms) / step * 100.0;
     int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
                d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
     int memory_bound = idle && d->dram_pct >= UF_DOCTOR_DRAM_BOUND;   /* false when NaN */
@@ -373,13 +384,14 @@ static void simt_gemm(uf_diagnosis *d, double step)
     /* the union of the classes it counts: kernels of two classes at once count once */
     double share = (with_tc ? d->gemm_any_ms : d->simt_any_ms) / step * 100.0;
     set_finding(d, UF_RULE_SIMT_GEMM, share, 1,
-                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
-                "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
-                "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,
+                "%.3f ms/step in GEMM kernels on the CUDA cores by name (ffma, simt, sgemm), "
+                "%.3f ms/step in misaligned ones (align1/align2), %.3f ms/step in tensor-core "
+                "ones, %.3f ms/step in ones whose name says neither; tensor active %s %%%s",
+                d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms, d->unknown_gemm_ms,
                 uf_doctor_num(d->tensor_active_pct, 1).s,
-                memory_bound ? " (under a quarter of the tensor-core GEMMs' time, but DRAM "
-                               "busy: memory-bound, not counted)"
-                : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
+                memory_bound ? " (under a quarter of the other GEMMs' time, but DRAM busy: "
+                               "memory-bound, not counted)"
+                : idle ? " (under a quarter of the other GEMMs' time: counted)" : "");
 }
 
 /* decode_gemv. Kernel time in decode-shaped matrix products (GEMVs, and GEMMs tiled for a few
@@ -415,10 +427,14 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
 {
     double step = d->tl.window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
+    char graph[96] = "";
+    if (d->idle_graph_launch_pct >= 0.05)
+        snprintf(graph, sizeof graph, " (%.1f of it in graph launches: fewer, larger nodes)",
+                 d->idle_graph_launch_pct);
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
-                "%.1f %% of the step idle in launch calls, %.1f %% dispatching between them; "
+                "%.1f %% of the step idle in launch calls%s, %.1f %% dispatching between them; "
                 "%.0f kernels/step of %s us mean, launch-to-start %s us; busy %.1f %%",
-                d->idle_launch_pct, d->idle_dispatch_pct, m->kernels_per_step,
+                d->idle_launch_pct, graph, d->idle_dispatch_pct, m->kernels_per_step,
                 uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
                 m->busy_pct);
     set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,

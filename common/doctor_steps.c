@@ -89,13 +89,22 @@ static void candidate_free(candidate *c)
     *c = (candidate){0};
 }
 
-/* Is a candidate covering `covered` records at `period` better than the best so far? More
- * records win. Within UF_DOCTOR_COVER_TIE of each other, the longer period: a kernel repeating
+/* Do records [lo, hi) lie apart from candidate c's (c not empty)? */
+static int disjoint(size_t lo, size_t hi, const candidate *c)
+{
+    return hi <= c->at[0] || lo >= c->at[c->n_at - 1];
+}
+
+/* Is a candidate covering `covered` records from `first` at `period` better than the best so
+ * far? More records win. Within UF_DOCTOR_COVER_TIE of each other: of two runs in different
+ * parts of the run, the later (the steady state follows the warm-up: a generate() call's
+ * first tokens, slower, repeat as many times as a later call's); else the longer period: a kernel repeating
  * inside the step (once per layer, 600 identical kernels at spacing 1, an op cycle whose last
  * slot the step's own last kernel takes) can cover as much as the step's own marker, and only
  * the longer period repeats every record; at one period, the one after the longer host pause
  * (the step starts after its data loading or its sync). */
-static int better_candidate(size_t covered, size_t period, double pause_ns, const candidate *best)
+static int better_candidate(size_t covered, size_t period, double pause_ns, size_t first,
+                            const candidate *best)
 {
     if (best->n_at == 0)
         return 1;
@@ -104,6 +113,8 @@ static int better_candidate(size_t covered, size_t period, double pause_ns, cons
         return 1;
     if (cov < best_cov * (1.0 - UF_DOCTOR_COVER_TIE))
         return 0;
+    if (disjoint(first, first + covered, best))
+        return first > best->at[0];
     if (period != best->period)
         return period > best->period;
     return pause_ns > best->pause_ns;
@@ -113,7 +124,7 @@ static int better_candidate(size_t covered, size_t period, double pause_ns, cons
 static int offer(candidate *best, const size_t *at, size_t n, size_t period, double pause_ns)
 {
     size_t covered = at[n - 1] - at[0];
-    if (!better_candidate(covered, period, pause_ns, best))
+    if (!better_candidate(covered, period, pause_ns, at[0], best))
         return 0;
     size_t *copy = malloc(n * sizeof *copy);
     if (copy == NULL)
@@ -341,7 +352,8 @@ static int same_phase(const candidate *a, const candidate *b)
 
 /* The steps of one sequence from its two signals (doctor.h's step detection): the repeating
  * records (rec) and the host's recurring pause (pause). One alone decides; so does one that
- * covers at least twice the other's records. When both hold: the same period at the same
+ * covers at least twice the other's records, or the later of two that cover different parts
+ * of the run. When both hold: the same period at the same
  * phase is the records' (they reach back to the first step); the same period at another phase
  * (the repeating sequence starts mid-step), or a pause that recurs every k record periods (600 identical kernels a step repeat at spacing 1: the
  * pause shows the step), is the pause's; records that repeat every k pauses make steps of k
@@ -356,6 +368,8 @@ static int choose_steps(const token *seq, candidate *rec, candidate *pause, step
             use_pause = 0;
         else if ((double)rec->covered < 0.5 * (double)pause->covered)
             use_rec = 0;
+        else if (disjoint(pause->at[0], pause->at[pause->n_at - 1], rec))
+            use_rec = !(use_pause = pause->at[0] > rec->at[0]);   /* two parts: the later */
     }
     if (use_rec && !use_pause) {
         f->c = *rec;

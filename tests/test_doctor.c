@@ -844,6 +844,34 @@ Test(doctor_steps, step_starts_after_the_pause_whatever_the_names)
     }
 }
 
+/* Two calls of a generate(): the first (warm-up) spends 5 ms of Python on every token, the
+ * second runs the same tokens at the host's pace; a prefill between them breaks the runs. Both
+ * repeat as often: the steady state is the later call, not the slow one its pauses mark. */
+Test(doctor_steps, the_later_of_two_equal_parts)
+{
+    static const char *const token_kernels[] = {"embed", "attn_gemm", "mlp_gemm", "lm_head",
+                                                "argmax"};
+    sim *s = sim_new();
+    uint64_t starts[STEPS];
+    for (int call = 0; call < 2; call++) {
+        sim_host(s, 50 * MS);
+        sim_kernel(s, 0, "prefill_gemm", 2 * MS, SM_COUNT, 0);
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, call == 0 ? 5 * MS : 10 * US);
+            if (call == 1)
+                starts[i] = s->host_ns;
+            for (int k = 0; k < 5; k++)
+                sim_kernel(s, 0, token_kernels[k], 30 * US, SM_COUNT, 0);
+        }
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
 /* The records repeat every 5 and the host pauses every 7: neither is a multiple of the other,
  * so no step can be told: the steady window is judged as one. */
 Test(doctor_steps, ambiguous_periods_judge_the_window_whole)
@@ -1018,6 +1046,60 @@ Test(doctor_idle, dispatch_between_launches_is_launch_cost)
         cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "dispatching between them")
                   != NULL);
     }
+}
+
+/* JAX op by op: every op spends ~700 us of dispatch on the host before its launch, so the
+ * thread's typical time before a launch is that long, and a stretch of it is per-launch cost
+ * (launch_bound: jit removes it), not the host's own work; a stretch ten times that, once a
+ * step (its Python bookkeeping), still is host work. */
+Test(doctor_idle, slow_framework_dispatch_is_per_launch_cost)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 40; k++) {
+            sim_host(s, (650 + 25 * (k % 5)) * US);
+            sim_kernel(s, 0, storm_ops[k % 4], 5 * US, SM_COUNT, 0);
+        }
+        sim_host(s, 10 * MS);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    /* 40 x ~700 us of dispatch, 10 ms of bookkeeping a step of ~38 ms */
+    cr_expect(d.idle_dispatch_pct > 65.0 && d.idle_dispatch_pct < 78.0, "%g", d.idle_dispatch_pct);
+    cr_expect(d.idle_work_pct > 20.0 && d.idle_work_pct < 30.0, "%g", d.idle_work_pct);
+}
+
+/* A graph of 1000 tiny kernels replayed once a step, whose launch call takes longer than the
+ * replay runs (the suite's launch_storm graph on the H200: cudaGraphLaunch ~1.15 ms, the
+ * replay ~1.05 ms, its kernels starting as the call returns): the device waits inside the graph
+ * launches, launch-bound still, and the evidence says it is graph launches. */
+Test(doctor_idle, graph_launches_longer_than_their_replay)
+{
+    sim *s = sim_new();
+    uint64_t free_ns = 0;
+    for (int i = 0; i < STEPS; i++) {
+        uf_api_call *a = sim_api(s, "cudaGraphLaunch_v10000", s->host_ns + 1150 * US);
+        uint64_t t = a->end_ns > free_ns ? a->end_ns : free_ns;
+        for (int k = 0; k < 1000; k++, t += 1050) {
+            uf_activity *x = &s->acts[s->n_acts++];
+            *x = (uf_activity){.start_ns = t, .end_ns = t + 1000, .correlation_id = a->correlation_id,
+                               .graph_id = 1, .kind = UF_ACT_KERNEL, .blocks = 1,
+                               .name = "tiny_kernel"};
+        }
+        free_ns = t;
+        s->host_ns = a->end_ns + 10 * US;
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.findings[UF_RULE_LAUNCH_BOUND].verdict, UF_VERDICT_MODERATE, "%g %s",
+                 d.findings[UF_RULE_LAUNCH_BOUND].share_pct,
+                 d.findings[UF_RULE_LAUNCH_BOUND].evidence);
+    cr_expect_float_eq(d.idle_graph_launch_pct, d.idle_launch_pct, 1e-9, "%g of %g",
+                       d.idle_graph_launch_pct, d.idle_launch_pct);
+    cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "in graph launches") != NULL);
 }
 
 /* The idle after a drain is the sync's: the .item() loop's Python after its sync stays
@@ -2265,6 +2347,58 @@ Test(doctor, decode_nvjet_not_simt_gemm)
 }
 
 /* The thresholds: moderate from 10 %, high from 30 % of the step, no gate. */
+/* A skinny nvjet tile on a grid that leaves most SMs idle is a small matrix, not decode: a
+ * width-512 MLP at batch 64 (the corpus's small_batch_graph ran nvjet 64x8 tiles on 64 CTAs
+ * of 132 SMs) is low_sm_fill's; the same tile on a grid that spans the GPU is decode. */
+Test(doctor, skinny_tiles_on_small_grids_are_a_small_batch)
+{
+    for (int spans = 0; spans <= 1; spans++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int k = 0; k < 8; k++)
+                sim_kernel(s, 0, "nvjet_sm90_tst_64x8_64x16_2x4_h_bz_bias_TNT", 200 * US,
+                           spans ? 128 : 64, 0);
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_eq(d.findings[UF_RULE_DECODE_GEMV].verdict, spans ? UF_VERDICT_HIGH
+                                                                   : UF_VERDICT_NONE,
+                     "spans %d: %g", spans, d.findings[UF_RULE_DECODE_GEMV].share_pct);
+        cr_expect_eq(d.order[0], spans ? UF_RULE_DECODE_GEMV : UF_RULE_LOW_SM_FILL, "spans %d: %s",
+                     spans, uf_doctor_rules[d.order[0]].id);
+        cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, UF_VERDICT_NONE);
+    }
+}
+
+/* A GEMM whose name says nothing of its path (XLA's Triton GEMM fusions) is no SIMT GEMM by
+ * its name; with counters whose tensor pipes stayed idle under it, it is. */
+Test(doctor, gemm_names_that_say_no_path)
+{
+    for (int counters = 0; counters <= 1; counters++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_kernel(s, 0, "gemm_fusion_dot_5", 1 * MS, SM_COUNT, 0);
+            sim_kernel(s, 0, "loop_add_fusion_1", 100 * US, SM_COUNT, 0);
+        }
+        sim_trace(s);
+        s->t.tensor_active_pct = counters ? 2.0 : NAN;
+        s->t.dram_pct = counters ? 20.0 : NAN;
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        cr_expect_float_eq(d.unknown_gemm_ms, 1.0, 1e-9, "%g", d.unknown_gemm_ms);
+        cr_expect_float_eq(d.simt_gemm_ms, 0.0, 1e-9);
+        cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, counters ? UF_VERDICT_HIGH
+                                                                   : UF_VERDICT_NONE,
+                     "counters %d: %s", counters, d.findings[UF_RULE_SIMT_GEMM].evidence);
+    }
+    cr_expect(uf_doctor_is_cuda_core_gemm("ampere_sgemm_128x64_nn"));
+    cr_expect(uf_doctor_is_cuda_core_gemm("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"));
+    cr_expect(!uf_doctor_is_cuda_core_gemm("gemm_fusion_dot_5"));
+    cr_expect(!uf_doctor_is_cuda_core_gemm("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
+}
+
 Test(doctor_rules, decode_gemv_thresholds)
 {
     cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 9.99, 1), UF_VERDICT_NONE);
