@@ -223,9 +223,9 @@ static int index_calls(uf_doctor_work *w)
             if (a->end_ns > outer->end_ns)
                 outer->end_ns = a->end_ns;
         } else {
+            uint8_t graph = (uint8_t)uf_doctor_is_graph_launch(t->apis[a->api].name);
             w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api],
-                                             work[a->api],
-                                             (uint8_t)uf_doctor_is_graph_launch(t->apis[a->api].name)};
+                                             work[a->api], graph};
         }
         w->call_of_api[a->api] = m - 1;
     }

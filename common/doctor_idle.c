@@ -47,7 +47,7 @@ typedef struct idle_parts {
     double ran_ns[2], sampled_ns[2];    /* [0] input, [1] work */
 } idle_parts;
 
-/* ---- where the drains returned ---------------------------------------------------------------- */
+/* ---- where the drains returned --------------------------------------------------------------- */
 
 /* Where in their step the drains returned, on average (0 start, 100 end): where the host got
  * its value (a sync is entered early when the host runs ahead; what the step pays for is when
@@ -245,7 +245,7 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
     split_by_host(w, call->thread_id, g0, g1, call, NULL, raw);
 }
 
-/* ---- the gaps of each device ------------------------------------------------------------------- */
+/* ---- the gaps of each device ----------------------------------------------------------------- */
 
 /* A window activity on its device. */
 typedef struct dev_act {

@@ -59,7 +59,7 @@ static uint64_t classes_union_ns(uf_interval *const cls[], const size_t n_cls[],
     return uf_interval_union_ns(scratch, m);
 }
 
-/* ---- memory-bound chains ------------------------------------------------------------------------ */
+/* ---- memory-bound chains --------------------------------------------------------------------- */
 
 /* What makes a kernel memory-bound for the chains: its family's name, or the counters. */
 enum { MEM_NO = 0, MEM_FAMILY = 1, MEM_COUNTERS = 2 };
@@ -164,7 +164,7 @@ static int counters_while_busy(const uf_doctor_work *w, busy_sample **out, size_
 static int counters_memory_bound(const busy_sample *s, size_t n, uint64_t k0, uint64_t k1,
                                  int *covered)
 {
-    size_t lo = 0, hi = n;      /* the first sample whose interval (or an earlier one's) ends after k0 */
+    size_t lo = 0, hi = n;      /* the first sample that (or one before it) ends after k0 */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s[mid].max_end_ns <= k0)
@@ -261,7 +261,7 @@ static int chain_figures(const uf_doctor_work *w, const size_t *order, size_t n,
     return 0;
 }
 
-/* ---- the classes' time ---------------------------------------------------------------------------- */
+/* ---- the classes' time ----------------------------------------------------------------------- */
 
 /* Copies, memory-bound chains, SIMT and misaligned GEMMs, decode-shaped matrix products and
  * under-filled grids in the window, per step. A GEMV, or a GEMM tiled for a few tokens, is not

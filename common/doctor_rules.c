@@ -12,7 +12,7 @@
 
 #include "doctor_internal.h"
 
-/* ---- the rule table -------------------------------------------------------------------- */
+/* ---- the rule table -------------------------------------------------------------------------- */
 
 const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_LAUNCH_BOUND] = {
@@ -134,7 +134,7 @@ uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
     return share_pct >= rule->moderate_pct ? UF_VERDICT_MODERATE : UF_VERDICT_NONE;
 }
 
-/* ---- kernel-name classes --------------------------------------------------------------- */
+/* ---- kernel-name classes --------------------------------------------------------------------- */
 
 /* Does name match a pattern: contain it, or begin with it where it starts with '^'? */
 static int matches_any(const char *name, const char *const *patterns)
@@ -147,7 +147,7 @@ static int matches_any(const char *name, const char *const *patterns)
     return 0;
 }
 
-/* ---- memory-bound kernel families --------------------------------------------------------------- */
+/* ---- memory-bound kernel families ------------------------------------------------------------ */
 
 /* Kernels that by what they do read and write their tensors once per element with a few
  * operations each, so that their time is DRAM traffic: a chain of them re-reads and re-writes
@@ -220,7 +220,7 @@ void uf_doctor_families_markdown(uf_strbuf *b)
     }
 }
 
-/* ---- GEMM classes --------------------------------------------------------------------------------- */
+/* ---- GEMM classes ---------------------------------------------------------------------------- */
 
 /* cuBLAS/CUTLASS/nvjet GEMM kernels. */
 static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmul", NULL};
@@ -313,7 +313,7 @@ int uf_doctor_is_misaligned(const char *name)
     return 0;
 }
 
-/* ---- the rules ----------------------------------------------------------------------------- */
+/* ---- the rules ------------------------------------------------------------------------------- */
 
 static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));

@@ -9,7 +9,7 @@
 #include "doctor_internal.h"
 #include "stats.h"
 
-/* ---- the records in launch order ------------------------------------------------------------ */
+/* ---- the records in launch order ------------------------------------------------------------- */
 
 /* One record of device work or a host wait, at its launch time: the sequence steps repeat. */
 typedef struct token {
@@ -71,7 +71,7 @@ static double pause_before(const token *seq, size_t i)
     return i > 0 ? (double)(seq[i].t_ns - seq[i - 1].t_ns) : 0.0;
 }
 
-/* ---- step candidates ------------------------------------------------------------------------ */
+/* ---- step candidates ------------------------------------------------------------------------- */
 
 /* Steps found in one sequence: their boundaries as positions in it. */
 typedef struct candidate {
@@ -97,12 +97,12 @@ static int disjoint(size_t lo, size_t hi, const candidate *c)
 
 /* Is a candidate covering `covered` records from `first` at `period` better than the best so
  * far? More records win. Within UF_DOCTOR_COVER_TIE of each other: of two runs in different
- * parts of the run, the later (the steady state follows the warm-up: a generate() call's
- * first tokens, slower, repeat as many times as a later call's); else the longer period: a kernel repeating
- * inside the step (once per layer, 600 identical kernels at spacing 1, an op cycle whose last
- * slot the step's own last kernel takes) can cover as much as the step's own marker, and only
- * the longer period repeats every record; at one period, the one after the longer host pause
- * (the step starts after its data loading or its sync). */
+ * parts of the run, the later (the steady state follows the warm-up: a generate() call's first
+ * tokens, slower, repeat as many times as a later call's); else the longer period: a kernel
+ * repeating inside the step (once per layer, 600 identical kernels at spacing 1, an op cycle
+ * whose last slot the step's own last kernel takes) can cover as much as the step's own marker,
+ * and only the longer period repeats every record; at one period, the one after the longer
+ * host pause (the step starts after its data loading or its sync). */
 static int better_candidate(size_t covered, size_t period, double pause_ns, size_t first,
                             const candidate *best)
 {
@@ -302,7 +302,7 @@ out:
     return rc;
 }
 
-/* ---- the steps of one sequence -------------------------------------------------------------- */
+/* ---- the steps of one sequence --------------------------------------------------------------- */
 
 /* How the steps were found. */
 typedef enum { FOUND_NONE, FOUND_RECORDS, FOUND_PAUSE, FOUND_BOTH, FOUND_AMBIGUOUS } found_how;
@@ -353,11 +353,12 @@ static int same_phase(const candidate *a, const candidate *b)
 /* The steps of one sequence from its two signals (doctor.h's step detection): the repeating
  * records (rec) and the host's recurring pause (pause). One alone decides; so does one that
  * covers at least twice the other's records, or the later of two that cover different parts
- * of the run. When both hold: the same period at the same
- * phase is the records' (they reach back to the first step); the same period at another phase
- * (the repeating sequence starts mid-step), or a pause that recurs every k record periods (600 identical kernels a step repeat at spacing 1: the
- * pause shows the step), is the pause's; records that repeat every k pauses make steps of k
- * pauses, starting after the longest; any other pair is ambiguous. 0, or -1 out of memory. */
+ * of the run. When both hold: the same period at the same phase is the records' (they reach
+ * back to the first step); the same period at another phase (the repeating sequence starts
+ * mid-step), or a pause that recurs every k record periods (600 identical kernels a step
+ * repeat at spacing 1: the pause shows the step), is the pause's; records that repeat every k
+ * pauses make steps of k pauses, starting after the longest; any other pair is ambiguous. 0,
+ * or -1 out of memory. */
 static int choose_steps(const token *seq, candidate *rec, candidate *pause, steps_found *f)
 {
     f->records_period = rec->n_at > 0 ? rec->period : 0;
