@@ -2,17 +2,22 @@
  * libunderfed_inject.so or made by hand in a test). Plain C, no CUDA.
  *
  * 1. The steady state: steps from NVTX ranges (the most frequent range name), else from the
- *    repeating sequence of device work (kernels by name, copies by direction, memsets, syncs,
- *    event records) in launch order: the record whose occurrences keep a constant spacing over the most
- *    records (near ties: the longer spacing, then the one after the longest host pause) marks
- *    the steps; leading and trailing steps much slower than the median (warm-up, a
- *    compiling first step) are left out. What precedes the steps (start-up, compilation,
- *    warm-up) and follows them (the tail) is measured and reported, not analysed.
+ *    sequence of device work (kernels by name, copies by direction, memsets, syncs, event
+ *    records) in launch order, by two signals (doctor_steps.c): the record whose occurrences
+ *    keep a constant spacing over the most records (near ties: the longer spacing, then the
+ *    one after the longest host pause; one kernel a step is a step of one kernel), and the
+ *    host's pause that recurs at one spacing; the pause sets the phase, and the step's length
+ *    where it recurs every k record periods; periods that are not multiples of each other are
+ *    ambiguous, and the window is judged as one step. Leading and trailing steps much slower
+ *    than the median (warm-up, a compiling first step) are left out. What precedes the steps
+ *    (start-up, compilation, warm-up) and follows them (the tail) is measured and reported,
+ *    not analysed.
  * 2. Per-step figures: the harness's timeline analysis (timeline.h) over the steady window,
- *    syncs, drains, the idle after a drain and pageable copies per step included (its step
- *    window is the steps' host span), plus the host-wait idle gaps split by cause (after a
- *    drain, at a step boundary, between launches inside a step), where in the step the
- *    drains returned, and exposed host-to-device copies.
+ *    syncs, drains and pageable copies per step included (its step window is the steps' host
+ *    span); the device's idle time split by what the host thread that submitted the work
+ *    ending each gap was doing (doctor_idle.c: in launch calls, dispatching between them, its
+ *    own work, of it input, other CUDA calls, syncs, or nothing: device-side), where in the
+ *    step the drains returned, and exposed host-to-device copies.
  * 3. One rule per failure mode (uf_doctor_rules, the one table of thresholds that docs/doctor.md's
  *    table is tested against): verdict none / moderate / high from the share of step time at
  *    stake, the evidence, the fix and the scenario that reproduces it. Padding and recompute
@@ -105,7 +110,8 @@ typedef enum {
 
 /* The rules, one per failure mode. */
 typedef enum {
-    UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_COMM_EXPOSED,
+    UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_HOST_BOUND,
+    UF_RULE_COMM_EXPOSED,
     UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_DECODE_GEMV,
     UF_RULE_PADDING, UF_RULE_RECOMPUTE, UF_N_RULES
 } uf_rule_id;
@@ -124,6 +130,8 @@ typedef struct uf_doctor_rule {
     double gate_min_pct;        /* the failure's own time as % of the step from which the rule
                                  * applies (comm_exposed: communication); NaN none */
     const char *fix;
+    const char *gain;           /* what the most a fix could gain assumes: "if ..." (the step
+                                 * without the share at stake) */
     const char *scenario;       /* the suite's reproduction (build/scenarios/NAME --explain),
                                  * or the example; "" none yet */
     const char *source;         /* where the thresholds come from */
@@ -132,17 +140,51 @@ typedef struct uf_doctor_rule {
 extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 
 /* Thresholds the analysis itself uses (steady state, step detection). */
+#define UF_DOCTOR_GAIN_MAX 1000.0     /* a share of 99.9 % and more: "at most 1000x" */
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
+#define UF_DOCTOR_DISPATCH_NS 100000ull /* host time between two CUDA calls of a thread up to
+                                        * which it is a framework's per-launch cost, not the
+                                        * host's own work: PyTorch eager spends ~10 us of Python
+                                        * and dispatcher before each launch (examples/pytorch:
+                                        * serial_decode.py eager), JAX op by op some tens; CUDA
+                                        * graphs and compilation remove it. 10x that margin;
+                                        * what a program does besides launching (a loader's
+                                        * collate, logging, an optimizer's Python) takes
+                                        * milliseconds a stretch. The recorder's left-out calls
+                                        * (< 1 us each, format 4) add to a stretch */
+#define UF_DOCTOR_DISPATCH_X 4.0       /* ... or up to this x the thread's median stretch before
+                                        * a launch, where that is longer: JAX op by op spends
+                                        * 0.5-2 ms of dispatch before each launch (the corpus's
+                                        * jax_opbyop on the H200), every launch alike, while a
+                                        * program's own work is one long stretch among short
+                                        * ones; a framework's ops vary a few times (an optimizer
+                                        * step, an autograd node) around their median */
+#define UF_DOCTOR_TENSOR_PIPES_IDLE 10.0 /* elementwise_chain with counters: tensor active
+                                        * below this while busy, the tensor pipes are idle (an
+                                        * attention or GEMM kernel keeps them well above) */
 #define UF_DOCTOR_TENSOR_IDLE 0.25     /* simt_gemm: tensor active below this × the tensor-core
                                         * GEMMs' share of the step: they ran without them */
 #define UF_DOCTOR_DRAM_BOUND 50.0      /* simt_gemm: ... unless DRAM was at least this busy: the
                                         * GEMMs waited on memory (a small M streams its weights
                                         * per token: small_batch micro1 on the H200 ran tensor
-                                        * 12.6 %, DRAM 61.8 %), no slow path */
-#define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie:
-                                        * the longer period wins */
+                                        * 12.6 %, DRAM 61.8 %), no slow path. elementwise_chain
+                                        * with counters: a kernel that kept DRAM this busy
+                                        * while the device ran (elementwise_chain unfused on
+                                        * the H200: 85.4 %, 96 % of the copy's) is memory-bound */
+#define UF_DOCTOR_COVER_TIE 0.02       /* step candidates covering within 2 % of each other tie
+                                        * (doctor_steps.c, better_candidate) */
+#define UF_DOCTOR_PAUSE_BREAK 1.5      /* the host's pauses taken as step boundaries are at least
+                                        * 1.5 x the longest of the others: a dataloader's or a
+                                        * sync's pause stands out from the ~10 us a framework
+                                        * spends between launches by far more; jitter between
+                                        * launches rarely does by this much at a constant
+                                        * spacing */
+#define UF_DOCTOR_PAUSE_REGULAR 0.6    /* ... and at least 60 % of them follow each other at one
+                                        * spacing (the rest: a collection or a page fault inside
+                                        * a step, a pause missing where the batch was ready) */
+#define UF_DOCTOR_PAUSE_BREAKS 32      /* natural breaks tried, from the longest pause down */
 
 /* ---- against the machine's ceilings (opt-in: underfed doctor --ceilings FILE) -------------- */
 
@@ -187,6 +229,10 @@ typedef struct uf_finding {
     uf_rule_id rule;
     uf_verdict verdict;
     double share_pct;           /* share of step time at stake (NaN: cannot tell) */
+    double gain_x;              /* the most a fix could gain: the step over the step without
+                                 * the share at stake, 100 / (100 - share), at most
+                                 * UF_DOCTOR_GAIN_MAX (NaN: cannot tell) */
+    double step_without_ms;     /* the median step without it */
     char evidence[384];         /* the measured figures behind the verdict */
 } uf_finding;
 
@@ -205,18 +251,58 @@ typedef struct uf_diagnosis {
     uf_timeline_metrics tl;     /* the harness's metrics over the window; tl.window_ms is the
                                  * steady window on the device: first → last device work
                                  * launched inside the steps */
-    double launch_gap_pct;      /* host-wait idle between launches inside a step, % of window */
-    double input_gap_pct;       /* host-wait idle before a step's first work, % of window */
-    double sync_gap_pct;        /* idle after the timeline's drains (the gaps sync_gap_us
-                                 * averages), % of window; syncs, drains and pageable copies
+    /* The device's idle time in the window by what the host thread that submitted the work
+     * ending each gap was doing (pass 4, doctor_idle.c), % of the window (of n_devices x the
+     * window where the process drove several devices); the seven add up to the idle time: */
+    double idle_launch_pct;     /* inside launch calls: that work's own (and its latency to
+                                 * start), or another launch just before it */
+    double idle_graph_launch_pct; /* of idle_launch, inside graph launches (a graph of many
+                                 * tiny kernels can take longer to launch than to run) */
+    double idle_dispatch_pct;   /* outside CUDA calls, in stretches of at most
+                                 * UF_DOCTOR_DISPATCH_NS between two calls of the thread: a
+                                 * framework's dispatch before each launch */
+    double idle_input_pct;      /* the host's own work (longer stretches) that ended in a
+                                 * host-to-device copy, and the copies' calls */
+    double idle_work_pct;       /* the host's own work otherwise: Python, logging, ... */
+    double idle_api_pct;        /* inside other CUDA calls (cudaMalloc, queries, ...) */
+    double idle_sync_pct;       /* after a drain (the thread's call waited while the device ran
+                                 * out of work: as long as that wait, at most the gap) and
+                                 * inside calls that wait for the device */
+    double idle_device_pct;     /* the work's launch call had returned before the gap began:
+                                 * a dependency, the queue, no launch call recorded */
+    /* the raw state of the submitting thread over the host-wait idle (every part but
+     * idle_device), before any rule reads it; the three add up to it: */
+    double host_in_call_pct;    /* inside a CUDA call that does not wait (launches, copies,
+                                 * other calls) */
+    double host_in_wait_pct;    /* inside a call that may wait for the device */
+    double host_outside_pct;    /* inside no CUDA call (dispatch, the host's own work) */
+    double input_ran_pct;       /* the share of idle_input's time its thread ran on a CPU (the
+                                 * host samples, format 4): it prepared the data itself; low, it
+                                 * slept (waited for workers or I/O); NaN not recorded */
+    double work_ran_pct;        /* the same for idle_work */
+    int n_devices;              /* devices with work in the window */
+    /* the rules' shares from the split: */
+    double launch_gap_pct;      /* idle_launch + idle_dispatch: launch_bound's */
+    double input_gap_pct;       /* idle_input (starved_input adds exposed copies) */
+    double host_gap_pct;        /* idle_work + idle_api: host_bound's */
+    double sync_gap_pct;        /* idle_sync: host_sync's; syncs, drains and pageable copies
                                  * per step are tl's */
     double sync_pos_pct;        /* mean position in their step where the drains returned
                                  * (0 start, 100 end); NaN with none */
     double h2d_exposed_ms;      /* host-to-device copy time per step not under a kernel */
-    double elementwise_ms;      /* kernel time per step in elementwise chains */
-    double simt_gemm_ms;        /* GEMM kernel time per step without tensor cores (by name;
-                                 * decode-shaped ones are not counted in any of the three) */
+    double elementwise_ms;      /* kernel time per step in memory-bound chains: runs of >=
+                                 * UF_DOCTOR_CHAIN_MIN consecutive memory-bound kernels */
+    double chain_family_per_step;   /* their kernels per step memory-bound by family (name) */
+    double chain_counters_per_step; /* ... by the counters alone (no family name) */
+    double chain_triton_per_step;   /* ... of them Triton's fused kernels (compiled already) */
+    int chain_counters;         /* 1: PM samples covered the window's kernels, the counters
+                                 * were a signal; 0: families alone */
+    double simt_gemm_ms;        /* GEMM kernel time per step on the CUDA cores, as the name
+                                 * says (uf_doctor_is_cuda_core_gemm; decode-shaped ones are
+                                 * not counted in any of the four) */
     double tc_gemm_ms;          /* ... with a tensor-core name and no misalignment */
+    double unknown_gemm_ms;     /* ... whose name says neither (XLA's gemm_fusion_dot, Triton
+                                 * templates): only the counters can tell */
     double misaligned_gemm_ms;  /* ... with a tensor-core name that says align1/align2 */
     double gemv_ms;             /* decode-shaped matrix products' kernel time per step
                                  * (uf_doctor_is_decode_matmul) */
@@ -278,12 +364,23 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d);
 /* The rule table as Markdown (docs/doctor.md's table is this output). */
 void uf_doctor_rules_markdown(uf_strbuf *b);
 
-/* Kernel-name classes the rules use (exposed for tests): elementwise ops, GEMMs, GEMMs that
- * use tensor cores (not the ffma/simt ones). Substring matches, case-sensitive, against tables
- * in doctor_rules.c. */
-int uf_doctor_is_elementwise(const char *name);
+/* Kernel-name classes the rules use (exposed for tests): memory-bound families, GEMMs, GEMMs
+ * that use tensor cores (not the ffma/simt ones). Substring (or prefix) matches,
+ * case-sensitive, against tables in doctor_rules.c. */
+/* The family of memory-bound kernels a name belongs to ("PyTorch elementwise", "dropout",
+ * "casts and copies", norms, softmax, reductions, indexing, Triton pointwise and reductions,
+ * CuPy, XLA loop and input fusions), or NULL. */
+const char *uf_doctor_memory_family(const char *name);
+/* torch.compile's fused Triton kernels (triton_poi_, triton_red_, triton_per_). */
+int uf_doctor_is_triton_fused(const char *name);
+/* The families as Markdown (docs/doctor.md's table is this output). */
+void uf_doctor_families_markdown(uf_strbuf *b);
 int uf_doctor_is_gemm(const char *name);
 int uf_doctor_is_tensor_core(const char *name);
+/* A GEMM whose name says it runs on the CUDA cores: ffma, simt, or cuBLAS's and CUTLASS's
+ * SIMT GEMMs (sgemm, dgemm, gemmSN, gemmk1). A GEMM name that says neither this nor a
+ * tensor-core path (uf_doctor_is_tensor_core) tells nothing of its path. */
+int uf_doctor_is_cuda_core_gemm(const char *name);
 /* A matrix-vector product (batch-1 decode): the name contains "gemv" in any case (cuBLAS's
  * gemv2T_kernel_val, gemv2N_kernel, gemvx_kernel; CUTLASS's gemm::kernel::Gemv, whose
  * namespace also makes it a uf_doctor_is_gemm name; serial_decode's sd_gemv_kernel). The
@@ -297,6 +394,13 @@ int uf_doctor_is_gemv(const char *name);
 int uf_doctor_nvjet_tile_min(const char *name);
 /* Tiles this narrow (<= 16) mean a matrix product of at most 16 tokens: decode-shaped. */
 #define UF_DOCTOR_SKINNY_TILE 16
+/* decode_gemv counts a decode-shaped product only when its grid holds at least half the SMs:
+ * a decode product streams a weight matrix that spans the GPU (the corpus's 4096-wide decode
+ * on the H200 ran its 128x8 nvjet GEMMs on 96-128 CTAs of 132 SMs), while a skinny tile on a
+ * grid that leaves most SMs idle is a small matrix (a width-512 MLP at batch 64 ran 64x8
+ * tiles on 64 CTAs), low_sm_fill's to judge (its fix: more rows per kernel). Grids or SM
+ * counts unknown count. */
+#define UF_DOCTOR_DECODE_MIN_FILL 0.5
 /* A decode-shaped matrix product: a GEMV, or an nvjet GEMM whose tile side is <= 16. Such a
  * kernel streams its weights for a few tokens; memory-bound whatever units it runs on, so the
  * simt_gemm figures leave it out. A training job's rank-8 LoRA adapter or 8-expert router

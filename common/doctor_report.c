@@ -176,7 +176,7 @@ static void print_ceilings(FILE *f, const uf_diagnosis *d)
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static void print_finding(FILE *f, const uf_finding *x)
+static void print_finding(FILE *f, const uf_diagnosis *d, const uf_finding *x)
 {
     const uf_doctor_rule *r = &uf_doctor_rules[x->rule];
     if (x->verdict == UF_VERDICT_CANNOT_TELL)
@@ -185,6 +185,8 @@ static void print_finding(FILE *f, const uf_finding *x)
         fprintf(f, "  %-18s %-11s %5.1f %% of step  %s\n", r->id, uf_doctor_verdict_name(x->verdict),
                 x->share_pct, x->evidence);
     if (x->verdict == UF_VERDICT_MODERATE || x->verdict == UF_VERDICT_HIGH) {
+        fprintf(f, "      gain: at most %.*fx faster (step %.3f -> %.3f ms) if %s\n",
+                x->gain_x < 10.0 ? 1 : 0, x->gain_x, d->step_ms, x->step_without_ms, r->gain);
         fprintf(f, "      fix: %s\n", r->fix);
         if (r->scenario[0])
             fprintf(f, "      reproduced by: %s\n", r->scenario);
@@ -224,20 +226,30 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             d->step_source, d->steps_left_out, d->step_ms);
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
                " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->tl.window_ms);
-    fprintf(f, "  per step: busy %.1f %%, idle waiting for the host %.1f %% (launches %.1f, "
-               "input %.1f, syncs %.1f), %.1f kernels of %s us, launch %s us, %.2f syncs "
-               "(%.2f drained the device, returning at %s %% of the step), %.1f pageable "
-               "copies\n", d->tl.busy_pct, d->tl.idle_host_pct, d->launch_gap_pct,
-            d->input_gap_pct, d->sync_gap_pct, d->tl.kernels_per_step,
+    fprintf(f, "  per step: busy %.1f %%, %.1f kernels of %s us, launch-to-start %s us, %.2f "
+               "syncs (%.2f drained the device, returning at %s %% of the step), %.1f pageable "
+               "copies\n", d->tl.busy_pct, d->tl.kernels_per_step,
             uf_doctor_num(d->tl.kernel_us_mean, 1).s, uf_doctor_num(d->tl.launch_us, 1).s,
             d->tl.syncs_per_step, d->tl.drains_per_step, uf_doctor_num(d->sync_pos_pct, 0).s,
             d->tl.pageable_copies_per_step);
+    double idle = d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct +
+                  d->idle_work_pct + d->idle_api_pct + d->idle_sync_pct + d->idle_device_pct;
+    fprintf(f, "  idle %.1f %%%s, by what the submitting thread did: in launch calls %.1f, "
+               "dispatching between launches %.1f, the host's own work %.1f (of it input %.1f), "
+               "other CUDA calls %.1f, syncs %.1f; device-side %.1f\n", idle,
+            d->n_devices > 1 ? " of the devices' time" : "", d->idle_launch_pct,
+            d->idle_dispatch_pct, d->idle_input_pct + d->idle_work_pct, d->idle_input_pct,
+            d->idle_api_pct, d->idle_sync_pct, d->idle_device_pct);
+    fprintf(f, "  host-wait idle %.1f %%, the submitting thread's state: in CUDA calls %.1f, in "
+               "calls waiting for the device %.1f, outside CUDA %.1f\n",
+            d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct, d->host_in_call_pct,
+            d->host_in_wait_pct, d->host_outside_pct);
     print_counters(f, d);
     if (d->vs.compared)
         print_ceilings(f, d);
     fprintf(f, "  findings:\n");
     for (int i = 0; i < UF_N_RULES; i++)
-        print_finding(f, &d->findings[d->order[i]]);
+        print_finding(f, d, &d->findings[d->order[i]]);
 }
 
 static void json_num(uf_strbuf *b, const char *key, double v)
@@ -321,7 +333,23 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "idle_host_pct", d->tl.idle_host_pct);
     json_num(b, "launch_gap_pct", d->launch_gap_pct);
     json_num(b, "input_gap_pct", d->input_gap_pct);
+    json_num(b, "host_gap_pct", d->host_gap_pct);
     json_num(b, "sync_gap_pct", d->sync_gap_pct);
+    json_num(b, "idle_launch_call_pct", d->idle_launch_pct);
+    json_num(b, "idle_graph_launch_pct", d->idle_graph_launch_pct);
+    json_num(b, "idle_dispatch_pct", d->idle_dispatch_pct);
+    json_num(b, "idle_input_pct", d->idle_input_pct);
+    json_num(b, "idle_host_work_pct", d->idle_work_pct);
+    json_num(b, "idle_cuda_other_pct", d->idle_api_pct);
+    json_num(b, "idle_sync_pct", d->idle_sync_pct);
+    json_num(b, "idle_device_pct", d->idle_device_pct);
+    json_num(b, "host_wait_pct", d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct);
+    json_num(b, "host_wait_in_cuda_call_pct", d->host_in_call_pct);
+    json_num(b, "host_wait_in_sync_call_pct", d->host_in_wait_pct);
+    json_num(b, "host_wait_outside_cuda_pct", d->host_outside_pct);
+    json_num(b, "input_thread_ran_pct", d->input_ran_pct);
+    json_num(b, "host_work_thread_ran_pct", d->work_ran_pct);
+    json_num(b, "devices", d->n_devices);
     json_num(b, "kernels_per_step", d->tl.kernels_per_step);
     json_num(b, "kernel_us_mean", d->tl.kernel_us_mean);
     json_num(b, "launch_us", d->tl.launch_us);
@@ -355,6 +383,8 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
         json_str(b, "rule", r->id);
         json_str(b, "verdict", uf_doctor_verdict_name(f->verdict));
         json_num(b, "share_pct", f->share_pct);
+        json_num(b, "gain_x", f->gain_x);
+        json_num(b, "step_without_ms", f->step_without_ms);
         json_str(b, "evidence", f->evidence);
         json_str(b, "fix", r->fix);
         json_str(b, "scenario", r->scenario);

@@ -12,33 +12,45 @@
 
 #include "doctor_internal.h"
 
-/* ---- the rule table -------------------------------------------------------------------- */
+/* ---- the rule table -------------------------------------------------------------------------- */
 
 const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_LAUNCH_BOUND] = {
         .id = "launch_bound",
         .failure = "launch storm: the GPU finishes each kernel before the host has launched the next",
-        .share = "device idle inside steps while the next launch call was still running",
+        .share = "device idle while the thread that submits the next work was inside launch calls (that work's until it starts, or another's), or dispatching between them (outside CUDA calls for at most 100 us between two: a framework's per-op cost)",
         .moderate_pct = 3.0, .high_pct = 15.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
+        .gain = "launching cost the host nothing (no launch call or dispatch between kernels: one graph a step)",
         .scenario = "launch_storm",
         .source = "issue #20: launch-bound share >= 3 % moderate, >= 15 % high"},
     [UF_RULE_HOST_SYNC] = {
         .id = "host_sync",
         .failure = "host synchronization inside the step (.item(), cudaStreamSynchronize, a blocking read-back)",
-        .share = "device idle after a drain: a call (sync, blocking read-back, pageable copy) in flight when the device ran out of work (the timeline's drains_per_step, sync_gap_us)",
+        .share = "device idle after a drain of the submitting thread: its call (sync, blocking read-back, pageable copy; the driver's syncs too) in flight when the device ran out of work (the timeline's drains), as long as it had waited in the call while the device ran, at most the gap; and idle while it was inside other calls that wait for the device",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
+        .gain = "the host never waited for the device inside the step",
         .scenario = "host_sync (examples/pytorch/item_sync.py)",
         .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
         .failure = "starved input: the step waits for the host to prepare and copy its batch",
-        .share = "device idle before each step's first work (the host's time between steps, whatever it did: a trace cannot tell batch preparation from other Python there) + host-to-device copy time not under a kernel",
+        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and the first device work it launched next was a host-to-device copy (the batch), or was inside that copy's call; + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
+        .gain = "each batch were on the device when the step needed it",
         .scenario = "starved_input",
         .source = "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
+    [UF_RULE_HOST_BOUND] = {
+        .id = "host_bound",
+        .failure = "host-bound: the GPU waits while the host works outside CUDA (Python, data preparation, logging)",
+        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
+        .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
+        .gain = "the GPU never waited for the host's own work",
+        .scenario = "",
+        .source = "the scale of starved_input, its input-side case: the host's time between launches of a few % is a loop's own cost"},
     [UF_RULE_COMM_EXPOSED] = {
         .id = "comm_exposed",
         .failure = "unoverlapped all-reduce: communication runs after the compute instead of under it",
@@ -47,14 +59,16 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gate = "communication >= 10 % of the step and overlapped < 50 %", .gate_value = 50.0,
         .gate_min_pct = 10.0,
         .fix = "bucketed all-reduce launched during backward (DDP bucket_cap_mb), on its own stream",
+        .gain = "all communication ran under compute",
         .scenario = "allreduce_overlap",
         .source = "issue #20: communication > 10 % of the step and < 50 % overlapped"},
     [UF_RULE_ELEMENTWISE_CHAIN] = {
         .id = "elementwise_chain",
-        .failure = "bandwidth-bound elementwise chain: each op re-reads and re-writes the tensor",
-        .share = "kernel time in runs of >= 3 consecutive elementwise kernels",
+        .failure = "bandwidth-bound chain: memory-bound kernels one after another (elementwise ops, dropout, casts, norms, softmax, ...), each re-reading and re-writing the tensor",
+        .share = "kernel time in runs of >= 3 consecutive memory-bound kernels in a step: by kernel family (docs/doctor.md's table), or with counters by what they did (DRAM >= 50 % while busy, tensor pipes under 10 %); GEMMs, decode matrix products and communication never count",
         .moderate_pct = 20.0, .high_pct = 40.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fuse the chain (torch.compile, a fused kernel): one read and one write per tensor",
+        .gain = "the chains cost nothing (fused, they still make one pass: less than this)",
         .scenario = "elementwise_chain",
         .source = "elementwise_chain's README: 5 unfused ops move 11 tensors where 3 suffice"},
     [UF_RULE_LOW_SM_FILL] = {
@@ -65,14 +79,16 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gate = "with counters: NVML utilization (without NVML, the trace's busy share) >= 90 %",
         .gate_value = 90.0, .gate_min_pct = NAN,
         .fix = "larger batch or micro-batch, fused kernels, more tokens per step",
+        .gain = "every SM were busy whenever a kernel ran",
         .scenario = "small_batch one_block (launch_storm's tiny kernels too)",
         .source = "issue #20: SM active < 50 % while NVML >= 90 %"},
     [UF_RULE_SIMT_GEMM] = {
         .id = "simt_gemm",
         .failure = "tensor-core-unfriendly GEMMs: matrix products on the CUDA cores (fp32, odd shapes)",
-        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name shows no tensor-core path (or says ffma/simt) or a misaligned one (align1/align2: rows not 16-byte aligned); with counters, also the other tensor-core-named GEMMs' time when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
+        .share = "GEMM kernel time (GEMVs and GEMMs tiled for <= 16 tokens not counted: decode_gemv) whose kernel name says the CUDA cores (ffma, simt, sgemm, dgemm, gemmSN, gemmk1) or a misaligned tensor-core path (align1/align2: rows not 16-byte aligned); with counters, also the other GEMMs' time (tensor-core names, and names that say neither, such as XLA's gemm_fusion_dot) when tensor active is under a quarter of it and DRAM under 50 % (else they were memory-bound: small batch)",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "bf16/fp16 or TF32 (torch.backends.cuda.matmul.allow_tf32), dimensions multiple of 8/16",
+        .gain = "those GEMMs cost nothing (on tensor cores they take about a sixth: less than this)",
         .scenario = "tensor_alignment",
         .source = "tensor_alignment on the H200: fp32 SIMT 6.47x slower than TF32, an align1 bf16 GEMM 6.41x slower per useful FLOP than its padded twin"},
     [UF_RULE_DECODE_GEMV] = {
@@ -81,6 +97,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "kernel time in decode-shaped matrix products: GEMV kernels (name contains gemv, any case: cuBLAS gemv2T/gemv2N/gemvx, CUTLASS Gemv, serial_decode's sd_gemv_kernel) and cuBLAS nvjet GEMMs whose CTA tile has a side <= 16 (nvjet_sm90_tst_128x8_...: what cuBLAS picked for 1 to 16 tokens of bf16 F.linear on the H200; other layouts can get wider tiles, not counted); simt_gemm does not count them",
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
+        .gain = "those matrix products cost nothing (batched, each weight read serves many tokens: less than this)",
         .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
         .source = "on the H200, 2026-12-01: examples/pytorch/serial_decode.py at batch 1 as a CUDA graph spends 72 % of its step in 128x8 nvjet GEMMs, and 64 sequences decode 43x the tokens/s of one; the serial_decode scenario (branch sdall) spends 98.5 % of graph_b1's step in GEMVs at d = 4096, streaming weights and cache at 86 % of the copy ceiling"},
     [UF_RULE_PADDING] = {
@@ -88,12 +105,14 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",
         .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "pack sequences (varlen attention), bucket by length",
+        .gain = "",
         .scenario = "varlen_attention", .source = "a trace has no token counts"},
     [UF_RULE_RECOMPUTE] = {
         .id = "recompute", .failure = "activation recompute: forward kernels run again during backward",
         .share = "cannot tell: a re-run kernel is ordinary work in a trace; only the FLOP count per step shows it",
         .moderate_pct = NAN, .high_pct = NAN, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "selective checkpointing: keep cheap-to-store activations",
+        .gain = "",
         .scenario = "checkpoint_recompute", .source = "a trace has no model FLOP count"},
 };
 
@@ -115,19 +134,94 @@ uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
     return share_pct >= rule->moderate_pct ? UF_VERDICT_MODERATE : UF_VERDICT_NONE;
 }
 
-/* ---- kernel-name classes --------------------------------------------------------------- */
+/* ---- kernel-name classes --------------------------------------------------------------------- */
 
+/* Does name match a pattern: contain it, or begin with it where it starts with '^'? */
 static int matches_any(const char *name, const char *const *patterns)
 {
-    for (int i = 0; name != NULL && patterns[i] != NULL; i++)
-        if (strstr(name, patterns[i]) != NULL)
+    for (int i = 0; name != NULL && patterns[i] != NULL; i++) {
+        const char *p = patterns[i];
+        if (p[0] == '^' ? strncmp(name, p + 1, strlen(p + 1)) == 0 : strstr(name, p) != NULL)
             return 1;
+    }
     return 0;
 }
 
-/* PyTorch's eager elementwise kernels, and the suite's own unfused chain. */
-static const char *const elementwise_names[] = {
+/* ---- memory-bound kernel families ------------------------------------------------------------ */
+
+/* Kernels that by what they do read and write their tensors once per element with a few
+ * operations each, so that their time is DRAM traffic: a chain of them re-reads and re-writes
+ * what one fused kernel would read once. By family, from the names their libraries give them
+ * (substrings, or prefixes where a pattern begins with '^'); names mangled or demangled alike.
+ * Which families, and why each is memory-bound, is the mechanism; the patterns are each
+ * library's naming. */
+static const char *const pytorch_elementwise[] = {
     "elementwise_kernel", "vectorized_elementwise", "unrolled_elementwise", "ew_chain", NULL};
+static const char *const dropout[] = {"dropout", NULL};
+static const char *const casts_and_copies[] = {"copy_kernel", "CatArrayBatchedCopy",
+                                               "direct_copy", NULL};
+static const char *const norms[] = {"layer_norm", "LayerNorm", "layernorm", "rms_norm", "RMSNorm",
+                                    "rmsnorm", "RowwiseMoments", "batch_norm", "BatchNorm",
+                                    "group_norm", "GroupNorm", "bn_fw_", "bn_bw_", NULL};
+static const char *const softmax[] = {"softmax", "SoftMax", "Softmax", NULL};
+static const char *const reductions[] = {"reduce_kernel", "DeviceReduce", "DeviceSegmentedReduce",
+                                         "nll_loss", NULL};
+static const char *const indexing[] = {"index_select", "indexSelect", "index_elementwise",
+                                       "indexing_backward", "index_put", "gather", "scatter",
+                                       "embedding_backward", NULL};
+static const char *const triton_fused[] = {"triton_poi_", "triton_red_", "triton_per_", NULL};
+static const char *const cupy[] = {"^cupy_", NULL};
+static const char *const xla[] = {"^loop_", "^input_", "^wrapped_", "^fusion", NULL};
+
+static const struct memory_family {
+    const char *family;
+    const char *why;
+    const char *const *patterns;
+} memory_families[] = {
+    {"PyTorch elementwise", "one read and one write per element of each tensor (vectorized, "
+     "unrolled, and the suite's ew_chain)", pytorch_elementwise},
+    {"dropout", "a mask and a scale per element (fused_dropout_kernel_vec, ...)", dropout},
+    {"casts and copies", "a copy per element (dtype casts, contiguous(), cat)", casts_and_copies},
+    {"layer, RMS, batch and group norm", "two passes over a row: statistics, then scale", norms},
+    {"softmax", "a max, a sum and a scale over each row", softmax},
+    {"reductions", "one read per element (sum, mean, the loss)", reductions},
+    {"index, gather and scatter", "a read and a write per index (embeddings, indexing)", indexing},
+    {"Triton pointwise and reductions", "torch.compile's fused kernels (triton_poi_, "
+     "triton_red_, triton_per_): a chain of them is what the compiler left unfused",
+     triton_fused},
+    {"CuPy", "its ufuncs, reductions and elementwise kernels (cupy_*)", cupy},
+    {"XLA loop and input fusions", "JAX's elementwise and reduction kernels (loop_*, input_*, "
+     "wrapped_*, fusion*)", xla},
+};
+enum { N_MEMORY_FAMILIES = sizeof memory_families / sizeof memory_families[0] };
+
+const char *uf_doctor_memory_family(const char *name)
+{
+    for (int i = 0; name != NULL && i < N_MEMORY_FAMILIES; i++)
+        if (matches_any(name, memory_families[i].patterns))
+            return memory_families[i].family;
+    return NULL;
+}
+
+int uf_doctor_is_triton_fused(const char *name) { return matches_any(name, triton_fused); }
+
+void uf_doctor_families_markdown(uf_strbuf *b)
+{
+    uf_sb_puts(b, "| family | why memory-bound | kernel names |\n|---|---|---|\n");
+    for (int i = 0; i < N_MEMORY_FAMILIES; i++) {
+        const struct memory_family *f = &memory_families[i];
+        uf_sb_printf(b, "| %s | %s |", f->family, f->why);
+        for (int k = 0; f->patterns[k] != NULL; k++) {
+            const char *p = f->patterns[k];
+            uf_sb_printf(b, "%s`%s`%s", k ? ", " : " ", p[0] == '^' ? p + 1 : p,
+                         p[0] == '^' ? "..." : "");
+        }
+        uf_sb_puts(b, " |\n");
+    }
+}
+
+/* ---- GEMM classes ---------------------------------------------------------------------------- */
+
 /* cuBLAS/CUTLASS/nvjet GEMM kernels. */
 static const char *const gemm_names[] = {"gemm", "Gemm", "GEMM", "nvjet", "matmul", NULL};
 /* Their tensor-core paths: HMMA/XMMA/GMMA instructions, CUTLASS tensorop, Hopper nvjet. */
@@ -153,11 +247,25 @@ static int contains_nocase(const char *name, const char *pattern)
     return 0;
 }
 
-int uf_doctor_is_elementwise(const char *name) { return matches_any(name, elementwise_names); }
-int uf_doctor_is_gemm(const char *name) { return matches_any(name, gemm_names); }
+/* A GEMM name; never a Triton pointwise or reduction, whose names list the ops they fused
+ * ("triton_poi_fused_addmm_gelu_0" is the bias and activation after a matmul). */
+int uf_doctor_is_gemm(const char *name)
+{
+    return matches_any(name, gemm_names) && !uf_doctor_is_triton_fused(name);
+}
 int uf_doctor_is_tensor_core(const char *name)
 {
     return matches_any(name, tensor_core_names) && !matches_any(name, cuda_core_names);
+}
+
+/* cuBLAS's and CUTLASS's CUDA-core GEMMs by name: ampere_sgemm_*, cutlass_*_simt_sgemm_*,
+ * *_dgemm_*, cuBLAS's small-N gemmSN and its k = 1 gemmk1 kernels. */
+static const char *const cuda_core_gemm_names[] = {"sgemm", "dgemm", "gemmSN", "gemmk1", NULL};
+
+int uf_doctor_is_cuda_core_gemm(const char *name)
+{
+    return uf_doctor_is_gemm(name) &&
+           (matches_any(name, cuda_core_names) || matches_any(name, cuda_core_gemm_names));
 }
 int uf_doctor_is_gemv(const char *name) { return contains_nocase(name, "gemv"); }
 
@@ -205,7 +313,7 @@ int uf_doctor_is_misaligned(const char *name)
     return 0;
 }
 
-/* ---- the rules ----------------------------------------------------------------------------- */
+/* ---- the rules ------------------------------------------------------------------------------- */
 
 static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));
@@ -217,6 +325,10 @@ static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, c
     f->rule = r;
     f->share_pct = isnan(uf_doctor_rules[r].moderate_pct) ? NAN : share;
     f->verdict = uf_doctor_verdict(r, share, gate);
+    double left = 100.0 - f->share_pct;     /* the step without the share at stake, in % */
+    f->gain_x = isnan(left) ? NAN : left * UF_DOCTOR_GAIN_MAX <= 100.0 ? UF_DOCTOR_GAIN_MAX
+                                                                       : 100.0 / left;
+    f->step_without_ms = d->step_ms / f->gain_x;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(f->evidence, sizeof f->evidence, fmt, ap);
@@ -257,13 +369,14 @@ static void low_sm_fill(uf_diagnosis *d, double step)
                 d->counters_note[0] ? ": " : "", d->counters_note);
 }
 
-/* simt_gemm. GEMM kernels whose name shows no tensor-core path or a misaligned one (align1/2);
- * with tensor active (PM sampling), also the other tensor-core-named GEMMs when the tensor
- * pipes were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
+/* simt_gemm. GEMM kernels whose name says they run on the CUDA cores, or on a misaligned
+ * tensor-core path (align1/2); with tensor active (PM sampling), also the other GEMMs
+ * (tensor-core-named, and those whose name says nothing of the path) when the tensor pipes
+ * were active less than UF_DOCTOR_TENSOR_IDLE of their time (a fallback kernel keeps its
  * tensorop name), unless DRAM was UF_DOCTOR_DRAM_BOUND busy: then they waited on memory. */
 static void simt_gemm(uf_diagnosis *d, double step)
 {
-    double tc = d->tc_gemm_ms / step * 100.0;
+    double tc = (d->tc_gemm_ms + d->unknown_gemm_ms) / step * 100.0;
     int idle = !isnan(d->tensor_active_pct) && tc > 0.0 &&
                d->tensor_active_pct < UF_DOCTOR_TENSOR_IDLE * tc;
     int memory_bound = idle && d->dram_pct >= UF_DOCTOR_DRAM_BOUND;   /* false when NaN */
@@ -271,13 +384,14 @@ static void simt_gemm(uf_diagnosis *d, double step)
     /* the union of the classes it counts: kernels of two classes at once count once */
     double share = (with_tc ? d->gemm_any_ms : d->simt_any_ms) / step * 100.0;
     set_finding(d, UF_RULE_SIMT_GEMM, share, 1,
-                "%.3f ms/step in GEMM kernels without a tensor-core name, %.3f ms/step in "
-                "misaligned ones (align1/align2), %.3f ms/step in the others; tensor active "
-                "%s %%%s", d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms,
+                "%.3f ms/step in GEMM kernels on the CUDA cores by name (ffma, simt, sgemm), "
+                "%.3f ms/step in misaligned ones (align1/align2), %.3f ms/step in tensor-core "
+                "ones, %.3f ms/step in ones whose name says neither; tensor active %s %%%s",
+                d->simt_gemm_ms, d->misaligned_gemm_ms, d->tc_gemm_ms, d->unknown_gemm_ms,
                 uf_doctor_num(d->tensor_active_pct, 1).s,
-                memory_bound ? " (under a quarter of the tensor-core GEMMs' time, but DRAM "
-                               "busy: memory-bound, not counted)"
-                : idle ? " (under a quarter of the tensor-core GEMMs' time: counted)" : "");
+                memory_bound ? " (under a quarter of the other GEMMs' time, but DRAM busy: "
+                               "memory-bound, not counted)"
+                : idle ? " (under a quarter of the other GEMMs' time: counted)" : "");
 }
 
 /* decode_gemv. Kernel time in decode-shaped matrix products (GEMVs, and GEMMs tiled for a few
@@ -293,13 +407,34 @@ static void decode_gemv(uf_diagnosis *d, double step)
                 uf_doctor_num(d->dram_pct, 1).s);
 }
 
+/* Whether the host thread ran or slept during its own work (part_pct of the step), in words:
+ * "ran 97 % of it: WHEN_RAN", "slept 90 % of it: WHEN_SLEPT" (at most half of it run), that the
+ * host state was not recorded, or "none" without such time. */
+static void host_ran_text(char *out, size_t len, double part_pct, double ran_pct,
+                          const char *when_ran, const char *when_slept)
+{
+    if (!(part_pct > 0.0))
+        snprintf(out, len, "none");
+    else if (isnan(ran_pct))
+        snprintf(out, len, "host state not recorded");
+    else if (ran_pct > 50.0)
+        snprintf(out, len, "its thread ran %.0f %% of it: %s", ran_pct, when_ran);
+    else
+        snprintf(out, len, "its thread slept %.0f %% of it: %s", 100.0 - ran_pct, when_slept);
+}
+
 void uf_doctor_apply_rules(uf_diagnosis *d)
 {
     double step = d->tl.window_ms / d->n_steps;
     const uf_timeline_metrics *m = &d->tl;
+    char graph[96] = "";
+    if (d->idle_graph_launch_pct >= 0.05)
+        snprintf(graph, sizeof graph, " (%.1f of it in graph launches: fewer, larger nodes)",
+                 d->idle_graph_launch_pct);
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
-                "%.1f %% of the step idle between launches; %.0f kernels/step of %s us mean, "
-                "launch %s us; busy %.1f %%", d->launch_gap_pct, m->kernels_per_step,
+                "%.1f %% of the step idle in launch calls%s, %.1f %% dispatching between them; "
+                "%.0f kernels/step of %s us mean, launch-to-start %s us; busy %.1f %%",
+                d->idle_launch_pct, graph, d->idle_dispatch_pct, m->kernels_per_step,
                 uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
                 m->busy_pct);
     set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
@@ -308,10 +443,18 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 m->syncs_per_step, m->drains_per_step, uf_doctor_num(m->sync_gap_us, 1).s,
                 uf_doctor_num(d->sync_pos_pct, 0).s);
     double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
+    char ran[96];
+    host_ran_text(ran, sizeof ran, d->idle_input_pct, d->input_ran_pct,
+                  "it prepares the data itself", "it waits for workers or I/O");
     set_finding(d, UF_RULE_STARVED_INPUT, input, 1,
-                "%.1f %% of the step idle before its first work; %.3f ms/step of host-to-device "
-                "copies exposed; %.1f pageable copies/step", d->input_gap_pct, d->h2d_exposed_ms,
-                m->pageable_copies_per_step);
+                "%.1f %% of the step idle while the host prepared input (%s); %.3f ms/step of "
+                "host-to-device copies exposed; %.1f pageable copies/step", d->input_gap_pct,
+                ran, d->h2d_exposed_ms, m->pageable_copies_per_step);
+    host_ran_text(ran, sizeof ran, d->idle_work_pct, d->work_ran_pct, "it computes",
+                  "it waits: I/O, a lock");
+    set_finding(d, UF_RULE_HOST_BOUND, d->host_gap_pct, 1,
+                "%.1f %% of the step idle while the host worked outside CUDA (%s), %.1f %% in "
+                "other CUDA calls", d->idle_work_pct, ran, d->idle_api_pct);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];
@@ -320,8 +463,15 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 "communication %.1f %% of the step, %s %% overlapped, %s ms/step exposed",
                 comm_share, uf_doctor_num(m->comm_overlap_pct, 0).s,
                 uf_doctor_num(m->comm_exposed_ms, 3).s);
+    char triton[96] = "";
+    if (d->chain_triton_per_step > 0.0)
+        snprintf(triton, sizeof triton, ", %.1f of them Triton's: what torch.compile left "
+                 "unfused", d->chain_triton_per_step);
     set_finding(d, UF_RULE_ELEMENTWISE_CHAIN, d->elementwise_ms / step * 100.0, 1,
-                "%.3f ms/step in elementwise chains; DRAM %s %%", d->elementwise_ms,
+                "%.3f ms/step in memory-bound chains (%.1f kernels/step memory-bound by family, "
+                "%.1f by the counters%s; signal: %s); DRAM %s %%", d->elementwise_ms,
+                d->chain_family_per_step, d->chain_counters_per_step, triton,
+                d->chain_counters ? "kernel families and counters" : "kernel families (no counters)",
                 uf_doctor_num(d->dram_pct, 0).s);
     low_sm_fill(d, step);
     simt_gemm(d, step);

@@ -127,6 +127,7 @@ typedef struct api_key {
     uint32_t correlation_id;
     uint8_t is_runtime;
     uint64_t start_ns, end_ns;
+    size_t index;               /* the call's index in the records given */
 } api_key;
 
 /* By correlation id, the runtime record first, then the earliest. */
@@ -159,6 +160,7 @@ static int api_index_build(api_index *ix, const uf_api_call *apis, size_t n)
         ix->keys[i].is_runtime = apis[i].is_runtime ? 1 : 0;
         ix->keys[i].start_ns = apis[i].start_ns;
         ix->keys[i].end_ns = apis[i].end_ns;
+        ix->keys[i].index = i;
     }
     qsort(ix->keys, n, sizeof *ix->keys, cmp_api_key);
     ix->n = n;
@@ -609,9 +611,17 @@ static void host_call_window(const uf_timeline *tl, uint64_t *w0, uint64_t *w1)
     *w1 = tl->steps_enqueued_ns;
 }
 
-/* The drains of the step window (timeline.h, drains_per_step) into out (room for tl->n_apis),
- * each with the device gap around its return. Returns how many, or -1 when out of memory. */
-static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drain *out)
+/* The calls drains_per_step weighs: runtime calls that may wait (not uf_api_never_waits). */
+static int runtime_may_wait(const uf_api_call *a)
+{
+    return a->is_runtime && !uf_api_never_waits(a->name);
+}
+
+/* The drains of the step window (timeline.h, drains_per_step) among the calls `weighs` picks,
+ * into out (room for tl->n_apis), each with the device gap around its return. Returns how
+ * many, or -1 when out of memory. */
+static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix,
+                             int (*weighs)(const uf_api_call *), uf_drain *out)
 {
     uint64_t w0, w1;
     host_call_window(tl, &w0, &w1);
@@ -621,11 +631,11 @@ static ptrdiff_t find_drains(const uf_timeline *tl, const api_index *ix, uf_drai
     ptrdiff_t n = 0;
     for (size_t i = 0; tl->apis != NULL && i < tl->n_apis; i++) {
         const uf_api_call *a = &tl->apis[i];
-        if (!a->is_runtime || a->start_ns < w0 || a->start_ns >= w1 ||
-            uf_api_never_waits(a->name) || !is_drain(&v, a->start_ns, a->end_ns))
+        if (a->start_ns < w0 || a->start_ns >= w1 || !weighs(a) ||
+            !is_drain(&v, a->start_ns, a->end_ns))
             continue;
         uf_drain *d = &out[n++];
-        *d = (uf_drain){.start_ns = a->start_ns, .end_ns = a->end_ns};
+        *d = (uf_drain){.start_ns = a->start_ns, .end_ns = a->end_ns, .api = i};
         d->has_gap = (uint8_t)gap_around(&v, a->end_ns, &d->gap_ns);
     }
     device_views_free(&v);
@@ -657,7 +667,7 @@ static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const c
     out->pageable_copies_per_step = (double)pageable / steps;
 
     uf_drain *drains = malloc((tl->n_apis > 0 ? tl->n_apis : 1) * sizeof *drains);
-    ptrdiff_t n_drains = drains != NULL ? find_drains(tl, ix, drains) : -1;
+    ptrdiff_t n_drains = drains != NULL ? find_drains(tl, ix, runtime_may_wait, drains) : -1;
     if (n_drains < 0) {
         free(drains);
         return -1;
@@ -682,6 +692,12 @@ static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const c
 
 int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains)
 {
+    return uf_timeline_drains_where(tl, runtime_may_wait, drains, n_drains);
+}
+
+int uf_timeline_drains_where(const uf_timeline *tl, int (*weighs)(const uf_api_call *),
+                             uf_drain **drains, size_t *n_drains)
+{
     *drains = NULL;
     *n_drains = 0;
     if (tl == NULL || tl->steps_enqueued_ns == 0 || tl->apis == NULL || tl->n_apis == 0)
@@ -690,7 +706,7 @@ int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drain
     if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
         return -1;
     uf_drain *out = malloc(tl->n_apis * sizeof *out);
-    ptrdiff_t n = out != NULL ? find_drains(tl, &ix, out) : -1;
+    ptrdiff_t n = out != NULL ? find_drains(tl, &ix, weighs, out) : -1;
     free(ix.keys);
     if (n <= 0) {
         free(out);
@@ -812,6 +828,23 @@ int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
         launch_start_ns[i] = launch_of(&ix, &tl->acts[i], &k);
         if (launch_end_ns != NULL)
             launch_end_ns[i] = k != NULL ? k->end_ns : 0;
+    }
+    free(ix.keys);
+    return 0;
+}
+
+int uf_timeline_launch_apis(const uf_timeline *tl, size_t *act_api, size_t *sync_api)
+{
+    api_index ix;
+    if (api_index_build(&ix, tl->apis, tl->n_apis) != 0)
+        return -1;
+    for (size_t i = 0; i < tl->n_acts; i++) {
+        const api_key *k = api_find(&ix, tl->acts[i].correlation_id);
+        act_api[i] = k != NULL ? k->index : SIZE_MAX;
+    }
+    for (size_t i = 0; sync_api != NULL && i < tl->n_syncs; i++) {
+        const api_key *k = api_find(&ix, tl->syncs[i].correlation_id);
+        sync_api[i] = k != NULL ? k->index : SIZE_MAX;
     }
     free(ix.keys);
     return 0;

@@ -210,12 +210,19 @@ typedef struct uf_drain {
     uint64_t start_ns, end_ns;  /* the call */
     uint64_t gap_ns;            /* the device idle gap around its return (sync_gap_us's term) */
     uint8_t has_gap;            /* device work followed it, so gap_ns was measured */
+    size_t api;                 /* the call's index in tl->apis */
 } uf_drain;
 
 /* The drains uf_timeline_analyze counts in drains_per_step and sync_gap_us (same window, same
  * rule), in the order of tl->apis, into *drains (malloc'ed, caller frees; NULL when none or
  * when steps_enqueued_ns is 0). Returns 0, or -1 when out of memory. */
 int uf_timeline_drains(const uf_timeline *tl, uf_drain **drains, size_t *n_drains);
+
+/* The same rule over the calls `weighs` picks (uf_timeline_drains: runtime calls that may
+ * wait, those drains_per_step counts; the doctor adds the driver's syncs, which programs that
+ * call the driver API, such as JAX, make). */
+int uf_timeline_drains_where(const uf_timeline *tl, int (*weighs)(const uf_api_call *),
+                             uf_drain **drains, size_t *n_drains);
 
 /* uf_timeline_analyze, also handing over the drains it counted (as uf_timeline_drains lists
  * them) into *drains (malloc'ed, caller frees; NULL when none): one pass where a caller needs
@@ -234,6 +241,12 @@ int uf_timeline_idle_gaps(const uf_timeline *tl, uf_gap **gaps, size_t *n_gaps);
  * Returns 0, or -1 when out of memory. */
 int uf_timeline_launch_calls(const uf_timeline *tl, uint64_t *launch_start_ns,
                              uint64_t *launch_end_ns);
+
+/* The launching call of each activity of tl->acts (the match uf_timeline_launch_calls makes:
+ * same correlation id, runtime record preferred) as its index in tl->apis into act_api[i],
+ * SIZE_MAX where no call matches; with sync_api, the same for each of tl->syncs (the call that
+ * waited). Returns 0, or -1 when out of memory. */
+int uf_timeline_launch_apis(const uf_timeline *tl, size_t *act_api, size_t *sync_api);
 
 /* Index of the step whose begin time is the last one <= t_ns (step_begin_ns ascending), or -1
  * when t_ns is before the first step. */

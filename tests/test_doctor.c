@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
+#include "doctor_internal.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
 
@@ -25,10 +26,13 @@ typedef struct sim {
     uf_api_call apis[MAX_RECORDS];
     uf_sync_record syncs[MAX_RECORDS];
     uf_range ranges[MAX_RECORDS];
-    size_t n_acts, n_apis, n_syncs, n_ranges;
+    uf_host_sample host[MAX_RECORDS];
+    size_t n_acts, n_apis, n_syncs, n_ranges, n_host;
+    uint64_t run_ns;            /* the calling thread's CPU time so far (its host samples) */
     uint64_t host_ns;
     uint64_t stream_free_ns[4];
     uint32_t corr;
+    uint32_t thread;            /* the calling thread of the next API records (0 unknown) */
     uf_dtrace t;
 } sim;
 
@@ -47,17 +51,39 @@ static const uf_dtrace *sim_trace(sim *s)
                        .n_apis = s->n_apis, .syncs = s->syncs, .n_syncs = s->n_syncs,
                        .ranges = s->ranges, .n_ranges = s->n_ranges, .pid = 42,
                        .sm_count = SM_COUNT, .sm_active_pct = NAN, .tensor_active_pct = NAN,
-                       .dram_pct = NAN, .nvml_util_pct = NAN};
+                       .dram_pct = NAN, .nvml_util_pct = NAN, .host = s->host,
+                       .n_host = s->n_host};
     return &s->t;
 }
 
 static void sim_host(sim *s, uint64_t ns) { s->host_ns += ns; }
 
+/* A host sample of the calling thread now, as the recorder's sampler takes one (format 4). */
+static void sim_sample(sim *s, char state)
+{
+    s->host[s->n_host++] = (uf_host_sample){.t_ns = s->host_ns, .run_ns = s->run_ns,
+                                            .tid = s->thread, .state = state};
+}
+
+/* The host's own work for ns on the calling thread, sampled every millisecond: running (it
+ * prepares the data itself) or sleeping (it waits for a worker), a fiftieth of it on a CPU. */
+static void sim_host_work(sim *s, uint64_t ns, int running)
+{
+    uint64_t end = s->host_ns + ns;
+    sim_sample(s, 'R');
+    while (s->host_ns < end) {
+        uint64_t dt = end - s->host_ns < 1 * MS ? end - s->host_ns : 1 * MS;
+        s->host_ns += dt;
+        s->run_ns += running ? dt : dt / 50;
+        sim_sample(s, running ? 'R' : 'S');
+    }
+}
+
 static uf_api_call *sim_api(sim *s, const char *name, uint64_t end_ns)
 {
     uf_api_call *a = &s->apis[s->n_apis++];
     *a = (uf_api_call){.start_ns = s->host_ns, .end_ns = end_ns, .correlation_id = ++s->corr,
-                       .is_runtime = 1, .name = name};
+                       .is_runtime = 1, .thread_id = s->thread, .name = name};
     return a;
 }
 
@@ -350,6 +376,17 @@ static void case_nvjet_batched_decode(sim *s)
         decode_token(s, NVJET_64, NVJET_64);
 }
 
+/* Python between steps (bookkeeping, a host loop), no sync and no copy: the GPU waits for the
+ * host's own work. */
+static void case_host_bookkeeping(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 20; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 10 * US, SM_COUNT, 0);
+        sim_host(s, 2 * MS);
+    }
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -367,6 +404,7 @@ static const doctor_case cases[] = {
     {".item() every step", case_item_every_step, UF_RULE_HOST_SYNC},
     {".item() after the loop", case_item_after_loop, -1},
     {"starved input", case_starved_input, UF_RULE_STARVED_INPUT},
+    {"host bookkeeping between steps", case_host_bookkeeping, UF_RULE_HOST_BOUND},
     {"sequential all-reduce", case_comm_sequential, UF_RULE_COMM_EXPOSED},
     {"bucketed all-reduce", case_comm_overlapped, -1},
     {"elementwise chain", case_elementwise, UF_RULE_ELEMENTWISE_CHAIN},
@@ -466,7 +504,8 @@ Test(doctor, steps_detected_from_the_repeating_sequence)
 }
 
 /* Every kernel has one name (the suite's launch storm, an unfused chain of one kernel): the
- * timing loop's event record per step marks the steps; without it there are none to find. */
+ * timing loop's event record per step marks the steps; without it nothing tells a step of 100
+ * from one of one kernel, and a step of one kernel it is (as a loop of one kernel a step). */
 Test(doctor, identical_kernels_stepped_by_event_records)
 {
     for (int events = 0; events <= 1; events++) {
@@ -481,8 +520,8 @@ Test(doctor, identical_kernels_stepped_by_event_records)
         char err[256];
         cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
         free(s);
-        cr_expect_eq(d.n_steps, events ? STEPS - 1 : 1, "events %d: %d steps (%s)", events,
-                     d.n_steps, d.step_source);
+        cr_expect_eq(d.n_steps, events ? STEPS - 1 : STEPS * 100 - 1, "events %d: %d steps (%s)",
+                     events, d.n_steps, d.step_source);
         cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND);
         cr_expect_lt(d.input_gap_pct, 3.0, "%g", d.input_gap_pct);
     }
@@ -515,29 +554,6 @@ Test(doctor, starved_step_starts_after_the_pause)
     cr_expect_float_eq(d.tl.pageable_copies_per_step, 1.0, 1e-9, "%g",
                        d.tl.pageable_copies_per_step);
     cr_expect_float_eq(d.h2d_exposed_ms, 0.3, 1e-9, "%g", d.h2d_exposed_ms);
-}
-
-/* Whatever the records are called, a detected step starts after the host's pause (the
- * tie between records that all repeat once a step goes to the one after the longest pause). */
-Test(doctor, detected_step_starts_after_the_pause_whatever_the_names)
-{
-    static const char *const names[] = {"embedding_fwd", "layernorm_fwd", "flash_attn_fwd",
-                                        "mlp_up_gemm", "mlp_down_gemm", "softmax_fwd",
-                                        "adam_step", "cross_entropy", "rmsnorm", "rope"};
-    for (int shift = 0; shift < 8; shift++) {
-        sim *s = sim_new();
-        for (int i = 0; i < STEPS; i++) {
-            sim_host(s, 3 * MS);
-            for (int k = 0; k < 3; k++)
-                sim_kernel(s, 0, names[shift + k], 500 * US, SM_COUNT, 0);
-        }
-        uf_diagnosis d;
-        char err[256];
-        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, err, sizeof err), 0, "%s", err);
-        free(s);
-        cr_expect_gt(d.input_gap_pct, 35.0, "names %s..: input %g, launch %g", names[shift],
-                     d.input_gap_pct, d.launch_gap_pct);
-    }
 }
 
 /* cudaStreamWaitEvent is a device-side wait: the host does not stall on it (the item loop
@@ -683,6 +699,241 @@ Test(doctor, too_few_steps_analyses_the_whole_run)
     free(s);
 }
 
+/* ---- pass 2: the steps, shape by shape ------------------------------------------------------ */
+
+/* Passes 1 and 2 alone over t: the steps it finds (w->bounds, w->n_steps, d->step_source). */
+static void find_steps_of(const uf_dtrace *t, uf_doctor_work *w, uf_diagnosis *d)
+{
+    memset(d, 0, sizeof *d);
+    *w = (uf_doctor_work){0};
+    cr_assert_eq(uf_doctor_pass_index(w, t), 0);
+    cr_assert_eq(uf_doctor_pass_steps(w, d), 0);
+}
+
+/* The steps found begin at consecutive entries of starts (the host time of each step's first
+ * launch), at least `min_steps` of them. */
+static void expect_steps_at(const uf_doctor_work *w, const uf_diagnosis *d, const uint64_t *starts,
+                            int n_starts, int min_steps)
+{
+    cr_assert_geq(w->n_steps, min_steps, "%d steps (%s)", w->n_steps, d->step_source);
+    int i0 = 0;
+    while (i0 < n_starts && starts[i0] != w->bounds[0])
+        i0++;
+    cr_assert_lt(i0, n_starts, "the first step does not start at a step's first launch (%s)",
+                 d->step_source);
+    for (int j = 0; j < w->n_steps && i0 + j < n_starts; j++)
+        cr_expect_eq(w->bounds[j], starts[i0 + j], "step %d (%s)", j, d->step_source);
+}
+
+/* One GEMM a step (a benchmark loop, a jitted step of one kernel): a step of one kernel, not
+ * "fewer than 3 repeats". The host's time between launches may be short (GEMM-bound) or long
+ * (dispatch-bound). */
+Test(doctor_steps, one_kernel_a_step)
+{
+    for (int dispatch_bound = 0; dispatch_bound <= 1; dispatch_bound++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, dispatch_bound ? 200 * US : 5 * US);
+            starts[i] = s->host_ns;
+            sim_kernel(s, 0, "sm90_xmma_gemm_bf16", dispatch_bound ? 20 * US : 1 * MS, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        cr_expect_str_eq(d.step_source, "detected: a sequence of 1 record repeating");
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 1);
+        uf_doctor_work_free(&w);
+        free(s);
+    }
+}
+
+/* 600 identical kernels a step: a step of 600, not 300 steps of two nor 600 of one, when a
+ * pause of the host (the optimizer's Python, logging) or an event record marks it. With
+ * neither, nothing tells 600 from one: a step of one kernel. */
+Test(doctor_steps, six_hundred_identical_kernels)
+{
+    for (int mark = 0; mark <= 2; mark++) {      /* a pause, an event record, nothing */
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            if (mark == 0)
+                sim_host(s, 2 * MS);
+            starts[i] = s->host_ns;
+            if (mark == 1)
+                sim_event(s);
+            for (int k = 0; k < 600; k++)
+                sim_kernel(s, 0, "op_kernel", 2 * US, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        if (mark == 2) {
+            cr_expect_str_eq(d.step_source, "detected: a sequence of 1 record repeating");
+        } else {
+            cr_expect(strstr(d.step_source, mark == 0 ? "600 records" : "601 records") != NULL,
+                      "mark %d: %s", mark, d.step_source);
+            expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        }
+        uf_doctor_work_free(&w);
+        free(s);
+    }
+}
+
+/* 300 tiny ops a step with a long host pause once per step (a DataLoader that augments in the
+ * main process) before the batch's copy. The run that repeats best is the loss kernel in the
+ * middle of the step (the first step has no copy: its batch was already there; the trace ends
+ * mid-step), so the repeating sequence starts mid-step; the pause is the step boundary. */
+Test(doctor_steps, loader_pause_is_the_boundary)
+{
+    sim *s = sim_new();
+    uint64_t starts[STEPS + 1];
+    for (int i = 0; i <= STEPS; i++) {
+        if (i > 0) {
+            sim_host(s, 20 * MS);
+            starts[i - 1] = s->host_ns;
+            sim_copy(s, 0, UF_COPY_HTOD, 0, 30 * US, 0);
+        }
+        for (int k = 0; k < 150; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 2 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "loss_kernel", 2 * US, SM_COUNT, 0);
+        if (i == STEPS)
+            break;              /* the run ends mid-step */
+        for (int k = 0; k < 150; k++)
+            sim_kernel(s, 0, storm_ops[k % 4], 2 * US, SM_COUNT, 0);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect(strstr(d.step_source, "302 records repeating, after the host's recurring pause") !=
+              NULL, "%s", d.step_source);
+    expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
+/* Whatever the records are called, a detected step starts after the host's pause (the tie
+ * between records that all repeat once a step goes to the one after the longest pause), and
+ * the pause, 3 ms of the host's own work with no copy to the device after it, is host-bound
+ * time, not input. */
+Test(doctor_steps, step_starts_after_the_pause_whatever_the_names)
+{
+    static const char *const names[] = {"embedding_fwd", "layernorm_fwd", "flash_attn_fwd",
+                                        "mlp_up_gemm", "mlp_down_gemm", "softmax_fwd",
+                                        "adam_step", "cross_entropy", "rmsnorm", "rope"};
+    for (int shift = 0; shift < 8; shift++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 3 * MS);
+            starts[i] = s->host_ns;
+            for (int k = 0; k < 3; k++)
+                sim_kernel(s, 0, names[shift + k], 500 * US, SM_COUNT, 0);
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        uf_doctor_work_free(&w);
+        cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, NULL, 0), 0);
+        free(s);
+        cr_expect_gt(d.host_gap_pct, 35.0, "names %s..: host %g, input %g, launch %g",
+                     names[shift], d.host_gap_pct, d.input_gap_pct, d.launch_gap_pct);
+        cr_expect_float_eq(d.input_gap_pct, 0.0, 1e-9, "%g", d.input_gap_pct);
+        cr_expect_eq(d.order[0], UF_RULE_HOST_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    }
+}
+
+/* Two calls of a generate(): the first (warm-up) spends 5 ms of Python on every token, the
+ * second runs the same tokens at the host's pace; a prefill between them breaks the runs. Both
+ * repeat as often: the steady state is the later call, not the slow one its pauses mark. */
+Test(doctor_steps, the_later_of_two_equal_parts)
+{
+    static const char *const token_kernels[] = {"embed", "attn_gemm", "mlp_gemm", "lm_head",
+                                                "argmax"};
+    sim *s = sim_new();
+    uint64_t starts[STEPS];
+    for (int call = 0; call < 2; call++) {
+        sim_host(s, 50 * MS);
+        sim_kernel(s, 0, "prefill_gemm", 2 * MS, SM_COUNT, 0);
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, call == 0 ? 5 * MS : 10 * US);
+            if (call == 1)
+                starts[i] = s->host_ns;
+            for (int k = 0; k < 5; k++)
+                sim_kernel(s, 0, token_kernels[k], 30 * US, SM_COUNT, 0);
+        }
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
+/* The records repeat every 5 and the host pauses every 7: neither is a multiple of the other,
+ * so no step can be told: the steady window is judged as one. */
+Test(doctor_steps, ambiguous_periods_judge_the_window_whole)
+{
+    static const char *const names[] = {"k_a", "k_b", "k_c", "k_d", "k_e"};
+    sim *s = sim_new();
+    for (int i = 0; i < 35 * 6; i++) {
+        if (i % 7 == 0)
+            sim_host(s, 2 * MS);
+        sim_kernel(s, 0, names[i % 5], 50 * US, SM_COUNT, 0);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect_eq(w.n_steps, 1, "%d", w.n_steps);
+    static const char want[] = "ambiguous: the records repeat every 5, the host pauses every 7";
+    cr_expect(strncmp(d.step_source, want, strlen(want)) == 0, "%s", d.step_source);
+    cr_expect_eq(d.steps_left_out, 0);
+    uf_doctor_work_free(&w);
+    /* the whole analysis holds it as one step over the window, not the whole run */
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), &d, NULL, 0), 0);
+    cr_expect_eq(d.n_steps, 1);
+    cr_expect_gt(d.startup_ms, 0.0, "the window starts at the first pause: %g", d.startup_ms);
+    free(s);
+}
+
+/* Two threads: the training loop launches its step on stream 0 and a prefetcher copies on
+ * stream 1 at its own pace, so their records interleave at random. The steps are found in the
+ * loop's own records: by thread where the trace has threads, by stream where it has not. */
+Test(doctor_steps, interleaved_streams_of_two_threads)
+{
+    for (int threads = 0; threads <= 1; threads++) {
+        sim *s = sim_new();
+        uint64_t starts[STEPS];
+        uint64_t next_copy = 1 * MS + 700 * US;
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 2 * MS);
+            starts[i] = s->host_ns;
+            s->thread = threads ? 4242 : 0;
+            train_kernels(s);
+            /* the prefetcher's copies launched meanwhile, every 1.3 ms of its own clock */
+            uint64_t loop_ns = s->host_ns;
+            for (; next_copy < loop_ns; next_copy += 1300 * US) {
+                s->host_ns = next_copy;
+                s->thread = threads ? 4243 : 0;
+                sim_copy(s, 1, UF_COPY_HTOD, 0, 100 * US, 0);
+            }
+            s->host_ns = loop_ns;
+        }
+        uf_doctor_work w;
+        uf_diagnosis d;
+        find_steps_of(sim_trace(s), &w, &d);
+        cr_expect(strstr(d.step_source, threads ? "(thread 4242's records)"
+                                                : "(stream 0's records)") != NULL,
+                  "%s", d.step_source);
+        cr_expect(strstr(d.step_source, "3 records") != NULL, "%s", d.step_source);
+        expect_steps_at(&w, &d, starts, STEPS, STEPS - 2);
+        uf_doctor_work_free(&w);
+        free(s);
+    }
+}
+
 Test(doctor, no_activity_is_an_error)
 {
     uf_dtrace t = {.pid = 7, .note = "another CUPTI client"};
@@ -690,6 +941,438 @@ Test(doctor, no_activity_is_an_error)
     char err[256];
     cr_expect_eq(uf_doctor_analyze(&t, &d, err, sizeof err), -1);
     cr_expect(strstr(err, "another CUPTI client") != NULL, "%s", err);
+}
+
+/* ---- pass 4: the idle time by what the host was doing --------------------------------------- */
+
+static void diagnose_sim(sim *s, uf_diagnosis *d)
+{
+    char err[256];
+    cr_assert_eq(uf_doctor_analyze(sim_trace(s), d, err, sizeof err), 0, "%s", err);
+}
+
+static double idle_parts_sum(const uf_diagnosis *d)
+{
+    return d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct + d->idle_work_pct +
+           d->idle_api_pct + d->idle_sync_pct + d->idle_device_pct;
+}
+
+/* A DataLoader that augments in the main process (num_workers=0): the thread computes its
+ * batch (it runs: host samples), copies it, and the short step follows; or, with workers too
+ * slow, it sleeps until a worker hands it over. Both are starved input, told apart by the
+ * thread's state. */
+Test(doctor_idle, loader_in_the_main_process_or_waiting_for_workers)
+{
+    for (int running = 1; running >= 0; running--) {
+        sim *s = sim_new();
+        s->thread = 4242;
+        for (int i = 0; i < STEPS; i++) {
+            sim_host_work(s, 30 * MS, running);     /* augment, collate */
+            /* pin_memory: the caching host allocator's call, then the copy into pinned memory,
+             * on the host: the batch's copy to the device is still the first work after it */
+            sim_api(s, "cudaHostAlloc_v3020", s->host_ns + 20 * US);
+            s->host_ns += 20 * US;
+            sim_host_work(s, 2 * MS, 1);
+            sim_copy(s, 0, UF_COPY_HTOD, 0, 200 * US, 0);
+            train_kernels(s);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_STARVED_INPUT];
+        cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
+        cr_expect_eq(f->verdict, UF_VERDICT_HIGH);
+        cr_expect_gt(d.idle_input_pct, 85.0, "%g", d.idle_input_pct);
+        cr_expect_lt(d.host_gap_pct + d.launch_gap_pct, 1.0, "host %g launch %g", d.host_gap_pct,
+                     d.launch_gap_pct);
+        if (running) {
+            cr_expect_gt(d.input_ran_pct, 90.0, "%g", d.input_ran_pct);
+            cr_expect(strstr(f->evidence, "prepares the data itself") != NULL, "%s", f->evidence);
+        } else {
+            cr_expect_lt(d.input_ran_pct, 10.0, "%g", d.input_ran_pct);
+            cr_expect(strstr(f->evidence, "waits for workers or I/O") != NULL, "%s", f->evidence);
+        }
+    }
+}
+
+/* The issue's case 3: Python bookkeeping between steps (no sync, no copy) while the launch
+ * calls take a small part of the step: host-bound, not a launch storm; graphs would not help. */
+Test(doctor_idle, host_bookkeeping_is_host_bound)
+{
+    sim *s = sim_new();
+    case_host_bookkeeping(s);
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_HOST_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_eq(d.findings[UF_RULE_HOST_BOUND].verdict, UF_VERDICT_HIGH);
+    cr_expect_gt(d.idle_work_pct, 80.0, "%g", d.idle_work_pct);
+    cr_expect_lt(d.launch_gap_pct, 5.0, "%g", d.launch_gap_pct);
+    cr_expect(isnan(d.work_ran_pct), "no host samples: not recorded");
+    cr_expect(strstr(d.findings[UF_RULE_HOST_BOUND].evidence, "host state not recorded") != NULL,
+              "%s", d.findings[UF_RULE_HOST_BOUND].evidence);
+}
+
+/* The issue's case 2: 300 tiny ops a step in PyTorch eager, each after ~10 us of Python and
+ * dispatcher outside any CUDA call: launch-bound (in launch calls and dispatching between
+ * them, reported apart), not starved input; a jitted step of one kernel whose host dispatch
+ * is the cost reads the same. */
+Test(doctor_idle, dispatch_between_launches_is_launch_cost)
+{
+    for (int jitted = 0; jitted <= 1; jitted++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS * (jitted ? 10 : 1); i++) {
+            int ops = jitted ? 1 : 300;
+            for (int k = 0; k < ops; k++) {
+                sim_host(s, jitted ? 60 * US : 10 * US);
+                sim_kernel(s, 0, jitted ? "jit_step_fusion" : storm_ops[k % 4], 2 * US,
+                           SM_COUNT, 0);
+            }
+            if (!jitted)
+                sim_kernel(s, 0, "loss_kernel", 2 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND, "jitted %d: %s", jitted,
+                     uf_doctor_rules[d.order[0]].id);
+        cr_expect_gt(d.idle_dispatch_pct, d.idle_launch_pct, "dispatch %g launch %g",
+                     d.idle_dispatch_pct, d.idle_launch_pct);
+        cr_expect_gt(d.idle_launch_pct, 0.0);
+        cr_expect_eq(d.findings[UF_RULE_STARVED_INPUT].verdict, UF_VERDICT_NONE, "jitted %d: %g",
+                     jitted, d.findings[UF_RULE_STARVED_INPUT].share_pct);
+        cr_expect_eq(d.findings[UF_RULE_HOST_BOUND].verdict, UF_VERDICT_NONE, "jitted %d: %g",
+                     jitted, d.findings[UF_RULE_HOST_BOUND].share_pct);
+        cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "dispatching between them")
+                  != NULL);
+    }
+}
+
+/* JAX op by op: every op spends ~700 us of dispatch on the host before its launch, so the
+ * thread's typical time before a launch is that long, and a stretch of it is per-launch cost
+ * (launch_bound: jit removes it), not the host's own work; a stretch ten times that, once a
+ * step (its Python bookkeeping), still is host work. */
+Test(doctor_idle, slow_framework_dispatch_is_per_launch_cost)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 40; k++) {
+            sim_host(s, (650 + 25 * (k % 5)) * US);
+            sim_kernel(s, 0, storm_ops[k % 4], 5 * US, SM_COUNT, 0);
+        }
+        sim_host(s, 10 * MS);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_LAUNCH_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+    /* 40 x ~700 us of dispatch, 10 ms of bookkeeping a step of ~38 ms */
+    cr_expect(d.idle_dispatch_pct > 65.0 && d.idle_dispatch_pct < 78.0, "%g", d.idle_dispatch_pct);
+    cr_expect(d.idle_work_pct > 20.0 && d.idle_work_pct < 30.0, "%g", d.idle_work_pct);
+}
+
+/* A graph of 1000 tiny kernels replayed once a step, whose launch call takes longer than the
+ * replay runs (the suite's launch_storm graph on the H200: cudaGraphLaunch ~1.15 ms, the
+ * replay ~1.05 ms, its kernels starting as the call returns): the device waits inside the graph
+ * launches, launch-bound still, and the evidence says it is graph launches. */
+Test(doctor_idle, graph_launches_longer_than_their_replay)
+{
+    sim *s = sim_new();
+    uint64_t free_ns = 0;
+    for (int i = 0; i < STEPS; i++) {
+        uf_api_call *a = sim_api(s, "cudaGraphLaunch_v10000", s->host_ns + 1150 * US);
+        uint64_t t = a->end_ns > free_ns ? a->end_ns : free_ns;
+        for (int k = 0; k < 1000; k++, t += 1050) {
+            uf_activity *x = &s->acts[s->n_acts++];
+            *x = (uf_activity){.start_ns = t, .end_ns = t + 1000, .correlation_id = a->correlation_id,
+                               .graph_id = 1, .kind = UF_ACT_KERNEL, .blocks = 1,
+                               .name = "tiny_kernel"};
+        }
+        free_ns = t;
+        s->host_ns = a->end_ns + 10 * US;
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.findings[UF_RULE_LAUNCH_BOUND].verdict, UF_VERDICT_MODERATE, "%g %s",
+                 d.findings[UF_RULE_LAUNCH_BOUND].share_pct,
+                 d.findings[UF_RULE_LAUNCH_BOUND].evidence);
+    cr_expect_float_eq(d.idle_graph_launch_pct, d.idle_launch_pct, 1e-9, "%g of %g",
+                       d.idle_graph_launch_pct, d.idle_launch_pct);
+    cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "in graph launches") != NULL);
+}
+
+/* The idle after a drain is the sync's: the .item() loop's Python after its sync stays
+ * host_sync. But only as long as the sync waited: where the host's work after the sync is far
+ * longer (a loader in the main process that also reads the loss every step), the device would
+ * have waited for that work anyway; the rest of the gap is input. */
+Test(doctor_idle, sync_precedence_as_long_as_the_wait)
+{
+    for (int loader = 0; loader <= 1; loader++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            if (loader) {
+                sim_host(s, 20 * MS);
+                sim_copy(s, 0, UF_COPY_HTOD, 0, 100 * US, 0);
+            }
+            train_kernels(s);
+            sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 0);
+            sim_sync(s, 0);
+            sim_host(s, 300 * US);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        if (!loader) {
+            cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
+            cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "all the idle");
+            /* raw, the thread spent that idle outside CUDA (its Python after the sync) */
+            cr_expect_gt(d.host_outside_pct, 0.9 * d.idle_sync_pct, "%g", d.host_outside_pct);
+            cr_expect_lt(d.host_in_wait_pct, 0.1 * d.idle_sync_pct, "%g", d.host_in_wait_pct);
+            continue;
+        }
+        cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
+        /* the sync waited about the step's kernels (1.5 ms) of a ~21.9 ms step */
+        cr_expect(d.idle_sync_pct > 5.0 && d.idle_sync_pct < 8.0, "%g", d.idle_sync_pct);
+        cr_expect_gt(d.idle_input_pct, 80.0, "%g", d.idle_input_pct);
+    }
+}
+
+/* Other CUDA calls in the gap (a cudaMalloc a step) are the host's, not launches; work whose
+ * launch call returned before the device went idle waits on the device (a dependency). */
+Test(doctor_idle, other_calls_and_device_side_waits)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        s->host_ns = s->stream_free_ns[0] + 10 * US;
+        sim_api(s, "cudaMalloc_v3020", s->host_ns + 1 * MS);
+        s->host_ns += 1 * MS;
+        sim_kernel(s, 0, "after_malloc", 100 * US, SM_COUNT, 0);
+        /* queued at once, started 400 us after the work before it: waits on the device */
+        sim_kernel(s, 1, "dependent_kernel", 100 * US, SM_COUNT, 0);
+        s->acts[s->n_acts - 1].start_ns = s->stream_free_ns[0] + 400 * US;
+        s->acts[s->n_acts - 1].end_ns = s->acts[s->n_acts - 1].start_ns + 100 * US;
+        s->stream_free_ns[0] = s->acts[s->n_acts - 1].end_ns;
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+    /* per step 1 ms in cudaMalloc and 400 us waiting on the device; the window holds all or
+     * all but one of its steps' gaps */
+    double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
+    double api = 1000.0 / step_us * 100.0, dev = 400.0 / step_us * 100.0;
+    cr_expect(d.idle_api_pct > api * (n - 1.5) / n && d.idle_api_pct < api * 1.001, "%g of %g",
+              d.idle_api_pct, api);
+    cr_expect(d.idle_device_pct > dev * (n - 1.5) / n && d.idle_device_pct < dev * 1.001,
+              "%g of %g", d.idle_device_pct, dev);
+    cr_expect_lt(d.idle_launch_pct + d.idle_dispatch_pct + d.idle_work_pct, 1.0);
+    cr_expect_float_eq(d.host_gap_pct, d.idle_work_pct + d.idle_api_pct, 1e-9);
+}
+
+/* A pin-memory thread's calls while the main thread does its own work do not make that work
+ * "other CUDA calls": the gap is read on the thread that submits the work ending it. */
+Test(doctor_idle, another_threads_calls_do_not_count)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        s->thread = 4242;
+        uint64_t t0 = s->host_ns;
+        sim_host(s, 5 * MS);
+        uint64_t t1 = s->host_ns;
+        s->thread = 4250;       /* the pin-memory thread, meanwhile */
+        for (uint64_t t = t0; t + 500 * US < t1; t += 1 * MS) {
+            s->host_ns = t;
+            sim_api(s, "cudaHostAlloc_v3020", t + 400 * US);
+        }
+        s->host_ns = t1;
+        s->thread = 4242;
+        sim_copy(s, 0, UF_COPY_HTOD, 0, 100 * US, 0);
+        train_kernels(s);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(d.idle_api_pct, 0.0, 1e-9, "%g", d.idle_api_pct);
+    cr_expect_gt(d.idle_input_pct, 60.0, "%g", d.idle_input_pct);
+}
+
+/* A program on the driver API (JAX, XLA) syncs in cuStreamSynchronize: its drain is a sync
+ * as the runtime's is, and the Python after it stays the sync's; its launches
+ * (cuLaunchKernelEx, cuEventRecord) are launch calls. */
+Test(doctor_idle, driver_syncs_drain_too)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        for (int k = 0; k < 3; k++) {
+            uf_api_call *a = sim_api(s, "cuLaunchKernelEx", s->host_ns + LAUNCH_COST_NS);
+            a->is_runtime = 0;
+            uf_activity *kern = sim_work(s, 0, UF_ACT_KERNEL, 500 * US);
+            kern->name = "jit_step_kernel";
+            kern->blocks = SM_COUNT;
+            s->host_ns += LAUNCH_COST_NS;
+        }
+        sim_api(s, "cuEventRecord", s->host_ns + 2 * US)->is_runtime = 0;
+        s->host_ns += 2 * US;
+        uint64_t done = s->stream_free_ns[0];
+        uf_api_call *sync = sim_api(s, "cuStreamSynchronize", done + 3 * US);
+        sync->is_runtime = 0;
+        s->host_ns = sync->end_ns;
+        sim_host(s, 300 * US);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
+    cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "%g", d.idle_sync_pct);
+    cr_expect_float_eq(d.tl.drains_per_step, 0.0, 1e-9, "the harness's metric counts runtime "
+                       "calls only: %g", d.tl.drains_per_step);
+}
+
+/* Every test case's idle split adds up to its idle time: no gap counted twice or missed. */
+Test(doctor_idle, parts_add_up_to_the_idle)
+{
+    for (int c = 0; c < N_CASES; c++) {
+        uf_diagnosis d;
+        diagnose(&cases[c], &d);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6, "%s: %g + %g",
+                           cases[c].name, idle_parts_sum(&d), d.tl.busy_pct);
+        /* the thread's raw state covers the host-wait idle: all of it but device-side */
+        cr_expect_float_eq(d.host_in_call_pct + d.host_in_wait_pct + d.host_outside_pct,
+                           idle_parts_sum(&d) - d.idle_device_pct, 1e-6, "%s", cases[c].name);
+        cr_expect_eq(d.n_devices, 1);
+    }
+}
+
+/* ---- pass 5: memory-bound chains by what the kernels do --------------------------------------- */
+
+/* The names PyTorch 2.11 gives the kernels of `gelu(x + b)`, dropout, `* c`, `+ r` in eager. */
+#define PT_ADD "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char *, 3>>(int, T2, T3)"
+#define PT_GELU "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase &, at::native::GeluType)::[lambda() (instance 1)]::operator ()() const::[lambda() (instance 4)]::operator ()() const::[lambda(float) (instance 1)], std::array<char *, 2>>(int, T2, T3)"
+#define PT_DROPOUT "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<const T1, T3>, at::cuda::detail::TensorInfo<T1, T3>, at::cuda::detail::TensorInfo<T5, T3>, T3, T2, at::PhiloxCudaState)"
+#define PT_MUL "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float>>, std::array<char *, 2>>(int, T2, T3)"
+
+/* PM samples of `period` over the whole trace, each with these activities. */
+static void fill_pm(sim *s, uf_pm_sample *pm, size_t cap, uint64_t period, double dram,
+                    double tensor)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < s->n_acts; i++)
+        end = s->acts[i].end_ns > end ? s->acts[i].end_ns : end;
+    size_t n = 0;
+    for (uint64_t t = 0; t < end + period && n < cap; t += period)
+        pm[n++] = (uf_pm_sample){.start_ns = t, .end_ns = t + period, .sm_active_pct = 90.0,
+                                 .occupancy_pct = 50.0, .tensor_active_pct = tensor,
+                                 .dram_pct = dram};
+    s->t.pm = pm;
+    s->t.n_pm = n;
+}
+
+/* The issue's miss: five memory-bound kernels a step on 1 GiB fp32 tensors, busy 99.7 %. The
+ * dropout kernel's family makes the five one chain; with counters (DRAM 77 %, tensor 0.6 %)
+ * the signal says both. */
+Test(doctor_chains, gelu_dropout_mul_add_is_one_chain)
+{
+    static const char *const chain[] = {PT_ADD, PT_GELU, PT_DROPOUT, PT_MUL, PT_ADD};
+    for (int counters = 0; counters <= 1; counters++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int k = 0; k < 5; k++)
+                sim_kernel(s, 0, chain[k], 650 * US, 4 * SM_COUNT, 0);
+        static uf_pm_sample pm[64];
+        sim_trace(s);
+        if (counters)
+            fill_pm(s, pm, 64, 10 * MS, 77.0, 0.6);
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_ELEMENTWISE_CHAIN];
+        cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "%g: %s", f->share_pct, f->evidence);
+        cr_expect_gt(f->share_pct, 95.0, "%g", f->share_pct);
+        cr_expect_eq(d.order[0], UF_RULE_ELEMENTWISE_CHAIN);
+        cr_expect_float_eq(d.chain_family_per_step, 5.0, 1e-9, "%g", d.chain_family_per_step);
+        cr_expect(strstr(f->evidence, counters ? "signal: kernel families and counters"
+                                               : "signal: kernel families (no counters)") != NULL,
+                  "%s", f->evidence);
+    }
+}
+
+/* Kernels of no known family (a program's own) are a chain by what they did: DRAM busy and
+ * the tensor pipes idle while they ran. Not without counters, not with DRAM quiet, not with the
+ * tensor pipes busy; the GEMM between steps never counts. */
+Test(doctor_chains, unknown_kernels_by_the_counters)
+{
+    static const struct { int counters; double dram, tensor; int chain; } c[] = {
+        {1, 80.0, 1.0, 1}, {0, NAN, NAN, 0}, {1, 20.0, 1.0, 0}, {1, 80.0, 40.0, 0}};
+    for (int v = 0; v < 4; v++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_kernel(s, 0, "sm90_xmma_gemm_bf16", 1 * MS, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_scale_kernel", 500 * US, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_bias_kernel", 500 * US, SM_COUNT, 0);
+            sim_kernel(s, 0, "my_clamp_kernel", 500 * US, SM_COUNT, 0);
+        }
+        static uf_pm_sample pm[1024];
+        sim_trace(s);
+        if (c[v].counters)
+            fill_pm(s, pm, 1024, 100 * US, c[v].dram, c[v].tensor);
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_ELEMENTWISE_CHAIN];
+        if (c[v].chain) {
+            cr_expect_eq(f->verdict, UF_VERDICT_HIGH, "variant %d: %s", v, f->evidence);
+            /* 3 a step, the window's edges cutting at most one chain (its phase is arbitrary) */
+            double n = d.n_steps;
+            cr_expect(d.chain_counters_per_step >= 3.0 * (n - 1) / n - 1e-9 &&
+                      d.chain_counters_per_step <= 3.0 + 1e-9, "%g", d.chain_counters_per_step);
+            cr_expect_float_eq(d.chain_family_per_step, 0.0, 1e-9);
+            cr_expect(f->share_pct > 60.0 * (n - 1) / n - 0.5 && f->share_pct < 60.5,
+                      "1.5 of 2.5 ms: %g", f->share_pct);
+        } else {
+            cr_expect_eq(f->verdict, UF_VERDICT_NONE, "variant %d: %g %s", v, f->share_pct,
+                         f->evidence);
+        }
+        cr_expect_eq(d.chain_counters, c[v].counters, "variant %d", v);
+    }
+}
+
+/* The families a transformer's eager step chains (dropout, the residual add, layer norm) and
+ * torch.compile's Triton kernels are memory-bound; a GEMM breaks a run, so elementwise ops
+ * between GEMMs are no chain. */
+Test(doctor_chains, families_chain_and_gemms_break)
+{
+    static const char *const residual[] = {
+        "sm90_xmma_gemm_bf16", PT_DROPOUT, PT_ADD,
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, T2, const T1 *, const T1 *, const T1 *, T2 *, T2 *, T1 *)",
+        "sm90_xmma_gemm_bf16"};
+    static const char *const compiled[] = {"triton_red_fused_native_layer_norm_0",
+                                           "triton_poi_fused_add_gelu_1",
+                                           "triton_per_fused_softmax_2", "sm90_xmma_gemm_bf16"};
+    static const char *const alternating[] = {"sm90_xmma_gemm_bf16", PT_ADD,
+                                              "sm90_xmma_gemm_bf16", PT_GELU};
+    const char *const *shapes[] = {residual, compiled, alternating};
+    const int lens[] = {5, 4, 4}, chained[] = {3, 3, 0};
+    for (int k = 0; k < 3; k++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int j = 0; j < lens[k]; j++)
+                sim_kernel(s, 0, shapes[k][j], 500 * US, SM_COUNT, 0);
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        /* a chain of 3 a step, cut once at most by the window's edges (an arbitrary phase) */
+        double n = d.n_steps;
+        cr_expect(d.chain_family_per_step >= chained[k] * (n - 1) / n - 1e-9 &&
+                  d.chain_family_per_step <= chained[k] + 1e-9, "shape %d: %g", k,
+                  d.chain_family_per_step);
+        const char *ev = d.findings[UF_RULE_ELEMENTWISE_CHAIN].evidence;
+        cr_expect((strstr(ev, "Triton") != NULL) == (k == 1), "shape %d: %s", k, ev);
+    }
 }
 
 /* ---- what the recorder could not see ------------------------------------------------------- */
@@ -772,8 +1455,13 @@ Test(doctor_rules, verdict_thresholds)
 
 Test(doctor_rules, kernel_name_classes)
 {
-    cr_expect(uf_doctor_is_elementwise("void at::native::vectorized_elementwise_kernel<4>"));
-    cr_expect(!uf_doctor_is_elementwise("triton_poi_fused_add_gelu_0"));
+    cr_expect_str_eq(uf_doctor_memory_family("void at::native::vectorized_elementwise_kernel<4>"),
+                     "PyTorch elementwise");
+    cr_expect_str_eq(uf_doctor_memory_family("triton_poi_fused_add_gelu_0"),
+                     "Triton pointwise and reductions");
+    cr_expect(!uf_doctor_is_gemm("triton_poi_fused_addmm_gelu_0"), "an epilogue, not a GEMM");
+    cr_expect(uf_doctor_memory_family("sm90_xmma_gemm_bf16") == NULL);
+    cr_expect(uf_doctor_memory_family("flash_fwd_kernel<Flash_fwd_kernel_traits<128>>") == NULL);
     cr_expect(uf_doctor_is_gemm("ampere_sgemm_128x64_nn"));
     cr_expect(!uf_doctor_is_tensor_core("ampere_sgemm_128x64_nn"));
     cr_expect(uf_doctor_is_tensor_core("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128"));
@@ -859,6 +1547,23 @@ Test(doctor_rules, readme_table_is_the_code_table)
     cr_expect(strstr(readme, b.data) != NULL,
               "docs/doctor.md lacks the doctor's rule table; paste `underfed doctor --rules`:\n%s",
               b.data);
+    free(readme);
+    free(b.data);
+}
+
+Test(doctor_rules, readme_families_are_the_code_table)
+{
+    uf_strbuf b = {0};
+    uf_doctor_families_markdown(&b);
+    cr_assert(!b.failed);
+    char *readme;
+    size_t len;
+    char err[256];
+    cr_assert_eq(uf_read_file(UF_TEST_DATA_DIR "/../../docs/doctor.md", &readme, &len, err, sizeof err),
+                 0, "%s", err);
+    cr_expect(strstr(readme, b.data) != NULL,
+              "docs/doctor.md lacks the doctor's memory-bound families; paste "
+              "uf_doctor_families_markdown's table:\n%s", b.data);
     free(readme);
     free(b.data);
 }
@@ -1644,6 +2349,58 @@ Test(doctor, decode_nvjet_not_simt_gemm)
 }
 
 /* The thresholds: moderate from 10 %, high from 30 % of the step, no gate. */
+/* A skinny nvjet tile on a grid that leaves most SMs idle is a small matrix, not decode: a
+ * width-512 MLP at batch 64 (the corpus's small_batch_graph ran nvjet 64x8 tiles on 64 CTAs
+ * of 132 SMs) is low_sm_fill's; the same tile on a grid that spans the GPU is decode. */
+Test(doctor, skinny_tiles_on_small_grids_are_a_small_batch)
+{
+    for (int spans = 0; spans <= 1; spans++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++)
+            for (int k = 0; k < 8; k++)
+                sim_kernel(s, 0, "nvjet_sm90_tst_64x8_64x16_2x4_h_bz_bias_TNT", 200 * US,
+                           spans ? 128 : 64, 0);
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_eq(d.findings[UF_RULE_DECODE_GEMV].verdict, spans ? UF_VERDICT_HIGH
+                                                                   : UF_VERDICT_NONE,
+                     "spans %d: %g", spans, d.findings[UF_RULE_DECODE_GEMV].share_pct);
+        cr_expect_eq(d.order[0], spans ? UF_RULE_DECODE_GEMV : UF_RULE_LOW_SM_FILL, "spans %d: %s",
+                     spans, uf_doctor_rules[d.order[0]].id);
+        cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, UF_VERDICT_NONE);
+    }
+}
+
+/* A GEMM whose name says nothing of its path (XLA's Triton GEMM fusions) is no SIMT GEMM by
+ * its name; with counters whose tensor pipes stayed idle under it, it is. */
+Test(doctor, gemm_names_that_say_no_path)
+{
+    for (int counters = 0; counters <= 1; counters++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_kernel(s, 0, "gemm_fusion_dot_5", 1 * MS, SM_COUNT, 0);
+            sim_kernel(s, 0, "loop_add_fusion_1", 100 * US, SM_COUNT, 0);
+        }
+        sim_trace(s);
+        s->t.tensor_active_pct = counters ? 2.0 : NAN;
+        s->t.dram_pct = counters ? 20.0 : NAN;
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        free(s);
+        cr_expect_float_eq(d.unknown_gemm_ms, 1.0, 1e-9, "%g", d.unknown_gemm_ms);
+        cr_expect_float_eq(d.simt_gemm_ms, 0.0, 1e-9);
+        cr_expect_eq(d.findings[UF_RULE_SIMT_GEMM].verdict, counters ? UF_VERDICT_HIGH
+                                                                   : UF_VERDICT_NONE,
+                     "counters %d: %s", counters, d.findings[UF_RULE_SIMT_GEMM].evidence);
+    }
+    cr_expect(uf_doctor_is_cuda_core_gemm("ampere_sgemm_128x64_nn"));
+    cr_expect(uf_doctor_is_cuda_core_gemm("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nt_align1EEvNT_6ParamsE"));
+    cr_expect(!uf_doctor_is_cuda_core_gemm("gemm_fusion_dot_5"));
+    cr_expect(!uf_doctor_is_cuda_core_gemm("cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4"));
+}
+
 Test(doctor_rules, decode_gemv_thresholds)
 {
     cr_expect_eq(uf_doctor_verdict(UF_RULE_DECODE_GEMV, 9.99, 1), UF_VERDICT_NONE);
@@ -1957,4 +2714,43 @@ Test(doctor_ceilings, units_agree_with_the_ceiling_table)
                 shared++;
             }
     cr_expect_geq(shared, 2, "launch_us and h2d_pinned_gbs are in both tables");
+}
+
+/* ---- what a fix could gain, and the report's words ----------------------------------------------- */
+
+/* Each finding states the most its fix could gain: the step without the share at stake. */
+Test(doctor_report, gain_is_the_step_without_the_share)
+{
+    uf_diagnosis d;
+    diagnose(&cases[0], &d);        /* the launch storm */
+    const uf_finding *f = &d.findings[UF_RULE_LAUNCH_BOUND];
+    cr_expect_float_eq(f->gain_x, 100.0 / (100.0 - f->share_pct), 1e-9, "%g", f->gain_x);
+    cr_expect_float_eq(f->step_without_ms, d.step_ms * (1.0 - f->share_pct / 100.0), 1e-9);
+    cr_expect(isnan(d.findings[UF_RULE_PADDING].gain_x), "cannot tell: no gain");
+    cr_expect_float_eq(d.findings[UF_RULE_HOST_SYNC].gain_x, 1.0, 1e-12, "none at stake");
+    char text[16384], want[160];
+    report_text(&d, text, sizeof text);
+    snprintf(want, sizeof want, "gain: at most %.1fx faster (step %.3f -> %.3f ms) if launching "
+             "cost the host nothing", f->gain_x, d.step_ms, f->step_without_ms);
+    cr_expect(strstr(text, want) != NULL, "%s\n%s", want, text);
+    cr_expect(strstr(text, "launch-to-start 4.0 us") != NULL, "%s", text);
+    char *json = diagnosis_json(&d);
+    snprintf(want, sizeof want, "\"rule\": \"launch_bound\", \"verdict\": \"high\", "
+             "\"share_pct\": %.6g, \"gain_x\": %.6g, \"step_without_ms\": %.6g", f->share_pct,
+             f->gain_x, f->step_without_ms);
+    cr_expect(strstr(json, want) != NULL, "%s\n%s", want, json);
+    cr_expect(strstr(json, "\"rule\": \"padding\", \"verdict\": \"cannot tell\", \"share_pct\": "
+                           "null, \"gain_x\": null") != NULL, "%s", json);
+    free(json);
+    /* a share of 99.95 % is at most UF_DOCTOR_GAIN_MAX x, not 2000x */
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        sim_host(s, 200 * MS);
+        sim_kernel(s, 0, "k", 10 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "k2", 10 * US, SM_COUNT, 0);
+    }
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(d.findings[UF_RULE_HOST_BOUND].gain_x, UF_DOCTOR_GAIN_MAX, 1e-9, "%g %g",
+                       d.findings[UF_RULE_HOST_BOUND].gain_x, d.findings[UF_RULE_HOST_BOUND].share_pct);
 }
