@@ -166,8 +166,12 @@ grep -qF "underfed-trace.45.txt: pid 45: no device activity recorded" "$work/out
   fail "the process not diagnosed: no reason"
 grep -qF '"pid": 45, "path": ' "$work/h.json" && grep -qF '"diagnosed": false, "reason": ' \
   "$work/h.json" || fail "the process not diagnosed: not in the JSON's recordings"
-sed -i -e 's/^note CUPTI refused its activity records$/note counters: off/' \
-    -e 's/^end 0$/A 12 14 1 0 45 cuModuleGetLoadingMode\nA 15 17 2 1 45 cudaGetDeviceCount_v3020\nend 2/' \
+# ... and one that recorded no call at all, CUPTI refusing nothing (Lightning's helper process
+# on the H200: its recorder loaded when CUDA initialized, and it made no call of 1 µs or more)
+sed -i 's/^note CUPTI refused its activity records$/note counters: off/' "$work/h/underfed-trace.45.txt"
+expect 0 "the process initialized CUDA and ran nothing on the device: left out" \
+  "a process that initialized CUDA and recorded no call" "$tool" doctor --from "$work/h"
+sed -i -e 's/^end 0$/A 12 14 1 0 45 cuModuleGetLoadingMode\nA 15 17 2 1 45 cudaGetDeviceCount_v3020\nend 2/' \
   "$work/h/underfed-trace.45.txt"
 expect 0 "the process initialized CUDA and ran nothing on the device: left out" \
   "a process that only initialized CUDA" "$tool" doctor --from "$work/h" --json "$work/h.json"

@@ -191,11 +191,14 @@ out_free:
     return rc;
 }
 
-/* A process that only initialized CUDA: no device work recorded, and API calls recorded (so
- * CUPTI recorded) of which none submits any (torch.compile's workers, a launcher). */
+/* A process that only initialized CUDA: no device work recorded, and no API call recorded
+ * that submits any (torch.compile's workers, a launcher, a Lightning helper process: the
+ * recorder is loaded when CUDA initializes, so a process that then made no call at all, or
+ * only calls under the filter's threshold, is one too). Not a process whose recorder CUPTI
+ * refused (uf_doctor_refusal_note's "CUPTI refused ..."): it may have run anything. */
 static int only_initialized_cuda(const uf_dtrace *t)
 {
-    if (t->n_acts > 0 || t->n_apis == 0)
+    if (t->n_acts > 0 || (t->n_apis == 0 && strstr(t->note, "CUPTI refused") != NULL))
         return 0;
     for (size_t i = 0; i < t->n_apis; i++)
         if (uf_trace_api_submits(t->apis[i].name))
