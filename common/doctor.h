@@ -282,7 +282,9 @@ typedef struct uf_diagnosis {
     double work_ran_pct;        /* the same for idle_work */
     int n_devices;              /* devices with work in the window */
     /* the rules' shares from the split: */
-    double launch_gap_pct;      /* idle_launch + idle_dispatch: launch_bound's */
+    double launch_gap_pct;      /* idle_launch - idle_graph_launch + idle_dispatch:
+                                 * launch_bound's (graph launches not: the recorder slows them,
+                                 * doctor_idle.c) */
     double input_gap_pct;       /* idle_input (starved_input adds exposed copies) */
     double host_gap_pct;        /* idle_work + idle_api: host_bound's */
     double sync_gap_pct;        /* idle_sync: host_sync's; syncs, drains and pageable copies

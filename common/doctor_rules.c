@@ -429,8 +429,8 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
     const uf_timeline_metrics *m = &d->tl;
     char graph[96] = "";
     if (d->idle_graph_launch_pct >= 0.05)
-        snprintf(graph, sizeof graph, " (%.1f of it in graph launches: fewer, larger nodes)",
-                 d->idle_graph_launch_pct);
+        snprintf(graph, sizeof graph, " (%.1f of it in graph launches, not counted: the "
+                 "recorder slows them)", d->idle_graph_launch_pct);
     set_finding(d, UF_RULE_LAUNCH_BOUND, d->launch_gap_pct, 1,
                 "%.1f %% of the step idle in launch calls%s, %.1f %% dispatching between them; "
                 "%.0f kernels/step of %s us mean, launch-to-start %s us; busy %.1f %%",

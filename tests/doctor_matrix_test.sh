@@ -58,9 +58,16 @@ small_batch micro1 record low_sm_fill --sweep tokens=32
 small_batch latency_bound record low_sm_fill --sweep tokens=32
 '
 
+# UNDERFED_DOCTOR_MATRIX_FROM=DIR: judge the traces an earlier run recorded (its OUT_DIR, one
+# SCENARIO-VARIANT folder each) with this build's analysis, `underfed doctor --from`: no GPU.
+from=${UNDERFED_DOCTOR_MATRIX_FROM:-}
+if [ -n "$from" ]; then
+  from=$(cd "$from" && pwd) || exit 2
+else
 probe=$("$build/scenarios/launch_storm" --quick --variant eager --repeat 1 --warmup 0 --no-trace \
         --no-counters --no-expect --out "$out/probe" 2>&1)
-if [ $? -eq 77 ]; then
+fi
+if [ -z "$from" ] && [ "${probe_rc:-$?}" -eq 77 ]; then
   echo "skipped: no GPU ($probe)" >&2
   [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
   exit 77
@@ -102,11 +109,19 @@ while read -r name variant role rule point; do
   [ -z "${UNDERFED_DOCTOR_MATRIX_ONLY:-}" ] || [[ $tag =~ $UNDERFED_DOCTOR_MATRIX_ONLY ]] || continue
   # each traced program under its own timeout: a hang (the 2026-12-01 run hung at exit) fails
   # its row with the reason and the matrix goes on
+  if [ -n "$from" ] && { [ ! -d "$from/$tag" ] ||
+       grep -q "^| $name | $variant | .* skipped (exit 77) |\$" "$from/doctor_matrix.md" 2>/dev/null; }; then
+    rc=77; echo "not recorded in $from (skipped there, or no $tag folder)" > "$out/$tag.txt"
+  elif [ -n "$from" ]; then
+    "$tool" doctor --from "$from/$tag" --json "$out/$tag.json" > "$out/$tag.txt" 2>&1
+    rc=$?
+  else
   "$tool" doctor ${UNDERFED_DOCTOR_MATRIX_FLAGS:-} --out "$out/$tag" --json "$out/$tag.json" -- \
     timeout -k 10 "$row_timeout" "$build/scenarios/$name" \
     --variant "$variant" $point --no-trace --no-counters --no-expect --out "$out/results" \
     > "$out/$tag.txt" 2>&1
   rc=$?
+  fi
   if [ $rc -eq 77 ]; then     # e.g. allreduce_overlap on a machine with one GPU
     echo "skipped: $tag: $(tail -1 "$out/$tag.txt")"
     echo "| $name | $variant | $role | $rule | | | | | | | skipped (exit 77) |" >> "$table"

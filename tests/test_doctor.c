@@ -1074,7 +1074,9 @@ Test(doctor_idle, slow_framework_dispatch_is_per_launch_cost)
 /* A graph of 1000 tiny kernels replayed once a step, whose launch call takes longer than the
  * replay runs (the suite's launch_storm graph on the H200: cudaGraphLaunch ~1.15 ms, the
  * replay ~1.05 ms, its kernels starting as the call returns): the device waits inside the graph
- * launches, launch-bound still, and the evidence says it is graph launches. */
+ * launches, and the idle split says so. But that wait is the recorder's: the same graph runs
+ * 0.960 ms a step plain against 1.201 under the recorder (~0.24 us a node of CUPTI's own in
+ * each launch), so launch_bound does not count it, and its evidence says why. */
 Test(doctor_idle, graph_launches_longer_than_their_replay)
 {
     sim *s = sim_new();
@@ -1094,12 +1096,14 @@ Test(doctor_idle, graph_launches_longer_than_their_replay)
     uf_diagnosis d;
     diagnose_sim(s, &d);
     free(s);
-    cr_expect_eq(d.findings[UF_RULE_LAUNCH_BOUND].verdict, UF_VERDICT_MODERATE, "%g %s",
+    cr_expect_eq(d.findings[UF_RULE_LAUNCH_BOUND].verdict, UF_VERDICT_NONE, "%g %s",
                  d.findings[UF_RULE_LAUNCH_BOUND].share_pct,
                  d.findings[UF_RULE_LAUNCH_BOUND].evidence);
+    cr_expect(d.idle_graph_launch_pct > 5.0, "%g", d.idle_graph_launch_pct);
     cr_expect_float_eq(d.idle_graph_launch_pct, d.idle_launch_pct, 1e-9, "%g of %g",
                        d.idle_graph_launch_pct, d.idle_launch_pct);
-    cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence, "in graph launches") != NULL);
+    cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence,
+                     "in graph launches, not counted") != NULL);
 }
 
 /* The idle after a drain is the sync's: the .item() loop's Python after its sync stays
