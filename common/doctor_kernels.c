@@ -263,6 +263,71 @@ static int chain_figures(const uf_doctor_work *w, const size_t *order, size_t n,
 
 /* ---- the classes' time ----------------------------------------------------------------------- */
 
+
+/* ---- SMs left empty --------------------------------------------------------------------- */
+
+/* A kernel's start (+1) or end (-1) on its device, with the SMs its grid can hold. */
+typedef struct sm_event {
+    uint64_t t_ns;
+    uint32_t device_id;
+    uint32_t sms;               /* min(blocks, SM count); a communication kernel or one of
+                                 * unknown grid counts as filling the device */
+    int8_t delta;
+} sm_event;
+
+static int cmp_sm_event(const void *pa, const void *pb)
+{
+    const sm_event *a = pa, *b = pb;
+    if (a->device_id != b->device_id)
+        return a->device_id < b->device_id ? -1 : 1;
+    return (a->t_ns > b->t_ns) - (a->t_ns < b->t_ns);
+}
+
+/* The SM time the window's kernels left empty, in ns: over the time some kernel ran on a
+ * device, the share of its SMs that no running kernel's grid could fill (one block an SM at
+ * least), from a sweep over the kernels' starts and ends. Kernels that run at once share the
+ * SMs, so the sum is bounded by the kernels' union (a sum of each kernel's empty share counted
+ * the SMs two overlapping small kernels leave empty twice: a share over 100 % of the step, seen
+ * by the trace fuzzer). -1 when out of memory. */
+static double empty_sm_ns(const uf_doctor_work *w, int sm_count)
+{
+    const uf_dtrace *t = w->t;
+    if (sm_count <= 0)
+        return 0.0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_acts; i++)
+        n += w->step_of[i] >= 0 && t->acts[i].kind == UF_ACT_KERNEL;
+    if (n == 0)
+        return 0.0;
+    sm_event *ev = malloc(2 * n * sizeof *ev);
+    if (ev == NULL)
+        return -1.0;
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_acts; i++) {
+        const uf_activity *a = &t->acts[i];
+        if (w->step_of[i] < 0 || a->kind != UF_ACT_KERNEL)
+            continue;
+        uint32_t sms = a->is_comm || a->blocks == 0 || a->blocks > (uint32_t)sm_count
+                           ? (uint32_t)sm_count : a->blocks;
+        ev[k++] = (sm_event){a->start_ns, a->device_id, sms, +1};
+        ev[k++] = (sm_event){a->end_ns, a->device_id, sms, -1};
+    }
+    qsort(ev, k, sizeof *ev, cmp_sm_event);
+    int64_t held = 0, running = 0;
+    double empty = 0.0;
+    for (size_t i = 0; i < k; i++) {
+        held += ev[i].delta * (int64_t)ev[i].sms;
+        running += ev[i].delta;
+        if (i + 1 == k || ev[i + 1].device_id != ev[i].device_id || running <= 0)
+            continue;
+        uint64_t dt = ev[i + 1].t_ns - ev[i].t_ns;
+        if (held < sm_count)
+            empty += (double)dt * (1.0 - (double)held / sm_count);
+    }
+    free(ev);
+    return empty;
+}
+
 /* Copies, memory-bound chains, SIMT and misaligned GEMMs, decode-shaped matrix products and
  * under-filled grids in the window, per step. A GEMV, or a GEMM tiled for a few tokens, is not
  * counted as a GEMM (a CUTLASS Gemv's namespace says gemm): it is memory-bound by nature,
@@ -282,13 +347,11 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
         if ((cls[c] = malloc((n + 1) * sizeof *cls[c])) == NULL)
             goto out_free;
     size_t n_h2d = 0, n_kern = 0, n_order = 0;
-    double under_ns = 0;
     for (size_t i = 0; i < n; i++) {
         const uf_activity *a = &t->acts[i];
         if (w->step_of[i] < 0)
             continue;
         uf_interval iv = {a->start_ns, a->end_ns};
-        double dur = a->end_ns > a->start_ns ? (double)(a->end_ns - a->start_ns) : 0.0;
         if (uf_copy_direction(a) == UF_COPY_HTOD)
             h2d[n_h2d++] = iv;
         if (a->kind != UF_ACT_KERNEL)
@@ -309,8 +372,6 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
                                                           : CLS_TC;
             cls[c][n_cls[c]++] = iv;
         }
-        if (!a->is_comm && t->sm_count > 0 && a->blocks > 0 && a->blocks < (uint32_t)t->sm_count)
-            under_ns += dur * (1.0 - (double)a->blocks / t->sm_count);
     }
     if (sort_by_launch(w, order, n_order) != 0 ||
         chain_figures(w, order, n_order, cls[CLS_CHAIN], &n_cls[CLS_CHAIN], d) != 0)
@@ -333,8 +394,9 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
     d->misaligned_gemm_ms = ms[CLS_MISALIGNED];
     d->gemv_ms = ms[CLS_GEMV];
     d->gemv_per_step = (double)n_cls[CLS_GEMV] / steps;
-    /* an estimate of SM time left empty: kernels that overlap share SMs, so this may count
-     * some empty SMs twice; it is a share of kernel time, not of the step's union */
+    double under_ns = empty_sm_ns(w, t->sm_count);
+    if (under_ns < 0.0)
+        goto out_free;
     d->underfilled_ms = under_ns / 1e6 / steps;
     rc = 0;
 out_free:

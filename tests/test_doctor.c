@@ -2065,6 +2065,35 @@ Test(doctor, low_sm_fill_counters_override_grid_sizes)
     free(s);
 }
 
+/* Small grids that run at once share the SMs: two streams each running a kernel of half the
+ * SMs the whole step leave none empty (a sum of each kernel's empty share read 100 % of the
+ * step; the trace fuzzer found shares over 100 % so), while one such kernel alone leaves half
+ * of them empty. */
+Test(doctor, low_sm_fill_concurrent_small_grids_share_the_sms)
+{
+    for (int both = 0; both <= 1; both++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_kernel(s, 0, "half_grid_a", 1 * MS, SM_COUNT / 2, 0);
+            if (both)
+                sim_kernel(s, 1, "half_grid_b", 1 * MS, SM_COUNT / 2, 0);
+            sim_host(s, 1 * MS);
+        }
+        sim_trace(s);
+        uf_diagnosis d;
+        char err[256];
+        cr_assert_eq(uf_doctor_analyze(&s->t, &d, err, sizeof err), 0, "%s", err);
+        const uf_finding *fill = &d.findings[UF_RULE_LOW_SM_FILL];
+        cr_expect(fill->share_pct <= 100.0, "%g", fill->share_pct);
+        if (both)
+            cr_expect(fill->share_pct < 1.0, "both: %g %s", fill->share_pct, fill->evidence);
+        else
+            cr_expect(fill->share_pct > 40.0 && fill->share_pct < 55.0, "one: %g %s",
+                      fill->share_pct, fill->evidence);
+        free(s);
+    }
+}
+
 /* The means are over the steady window: SM active 1 % during start-up only (before the
  * steps) and 95 % under the steps gives no finding. */
 Test(doctor, counters_are_averaged_over_the_steady_window)
