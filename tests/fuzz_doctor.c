@@ -121,6 +121,14 @@ static size_t figures_of(const uf_diagnosis *d, figure *out, size_t cap)
         F(h2d_mean_bytes[UF_H2D_PINNED], RATE), F(h2d_mean_bytes[UF_H2D_PAGEABLE], RATE),
         F(n_steps, PER_STEP), F(steps_left_out, PER_STEP), F(n_launch_calls, PER_STEP),
         F(n_graph_kernels, PER_STEP),
+        F(idle_launch_pct, SHARE_PCT), F(idle_graph_launch_pct, SHARE_PCT),
+        F(idle_dispatch_pct, SHARE_PCT), F(idle_input_pct, SHARE_PCT),
+        F(idle_work_pct, SHARE_PCT), F(idle_api_pct, SHARE_PCT), F(idle_sync_pct, SHARE_PCT),
+        F(idle_device_pct, SHARE_PCT), F(host_in_call_pct, SHARE_PCT),
+        F(host_in_wait_pct, SHARE_PCT), F(host_outside_pct, SHARE_PCT),
+        F(input_ran_pct, SHARE_PCT), F(work_ran_pct, SHARE_PCT), F(host_gap_pct, SHARE_PCT),
+        F(unknown_gemm_ms, TIME_MS), F(chain_family_per_step, PER_STEP),
+        F(chain_counters_per_step, PER_STEP), F(chain_triton_per_step, PER_STEP),
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && n < cap; i++)
@@ -128,6 +136,9 @@ static size_t figures_of(const uf_diagnosis *d, figure *out, size_t cap)
     for (int r = 0; r < UF_N_RULES && n < cap; r++)
         out[n++] = (figure){uf_doctor_rules[d->findings[r].rule].id, d->findings[r].share_pct,
                             SHARE_PCT};
+    for (int r = 0; r < UF_N_RULES && n < cap; r++)
+        out[n++] = (figure){"a finding's step without its share", d->findings[r].step_without_ms,
+                            TIME_MS};
     return n;
 }
 #undef F
@@ -210,6 +221,25 @@ int fuzz_doctor_oracle(const uf_trace_file *f, const uf_diagnosis *d, const char
         snprintf(why, why_len, "the idle parts (launch %g + input %g + sync %g %%) exceed the "
                  "whole step", d->launch_gap_pct, d->input_gap_pct, d->sync_gap_pct);
         return -1;
+    }
+    /* the idle split: its seven parts add up to the idle, the raw host state to the host-wait
+     * part of it (doctor.h), both within the window */
+    double parts = d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct +
+                   d->idle_work_pct + d->idle_api_pct + d->idle_sync_pct + d->idle_device_pct;
+    double raw = d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct;
+    if (!isnan(parts) && (parts > 100.0 + 1e-6 ||
+                          fabs(raw - (parts - d->idle_device_pct)) > 1e-6 * (1.0 + parts))) {
+        snprintf(why, why_len, "the idle split (%g %%, of it host-wait %g) and the host state "
+                 "(%g %%) disagree or exceed the window", parts, parts - d->idle_device_pct, raw);
+        return -1;
+    }
+    for (int r = 0; r < UF_N_RULES; r++) {
+        const uf_finding *f = &d->findings[r];
+        if (!isnan(f->gain_x) && (f->gain_x < 1.0 - 1e-9 || f->gain_x > 1000.0 + 1e-9)) {
+            snprintf(why, why_len, "%s: gain %gx outside 1..1000", uf_doctor_rules[f->rule].id,
+                     f->gain_x);
+            return -1;
+        }
     }
     if (report != NULL && check_text(report, t, why, why_len) != 0)
         return -1;
