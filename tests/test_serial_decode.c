@@ -45,8 +45,9 @@ Test(serial_decode_ref, shapes_out_of_range_are_refused)
     cr_assert_eq(sd_shape_make(128, 16, 32768, 256, 1, &s, err, sizeof err), -1);
     cr_assert_eq(sd_shape_make(256, 16, 32768, 100, 1, &s, err, sizeof err), -1);
     cr_assert_eq(sd_shape_make(256, 0, 32768, 256, 1, &s, err, sizeof err), -1);
+    cr_assert_eq(sd_shape_make(256, 16, 32768, 288, 1, &s, err, sizeof err), -1); /* 9 chunks */
     /* a cache tensor of 2^32 elements or more: the draws index with 32 bits */
-    cr_assert_eq(sd_shape_make(16384, 64, 32768, 4096, 4, &s, err, sizeof err), -1);
+    cr_assert_eq(sd_shape_make(16384, 128, 32768, 256, 1024, &s, err, sizeof err), -1);
     cr_assert(strstr(err, "2^32") != NULL, "%s", err);
 }
 

@@ -199,7 +199,7 @@ static const double sd_d_values[] = {256, 1024, 4096};
 static const double sd_d_quick[] = {256, 4096};
 static const double sd_bps_values[] = {1};
 static const double sd_warps_values[] = {16};
-static const double sd_ring_values[] = {192};
+static const double sd_ring_values[] = {128};
 
 static const uf_axis_desc sd_axes[] = {
     {.name = "d_model", .unit = "features",
@@ -216,7 +216,7 @@ static const uf_axis_desc sd_axes[] = {
      .n_values = 1, .quick_values = sd_warps_values, .n_quick_values = 1},
     {.name = "p_ring_kib", .unit = "KiB",
      .summary = "persistent: weight ring per SM (prefetch depth: stages of 2 KiB per warp)",
-     UF_AXIS_INTS(2, 224), .default_value = 192, .values = sd_ring_values, .n_values = 1,
+     UF_AXIS_INTS(2, 224), .default_value = 128, .values = sd_ring_values, .n_values = 1,
      .quick_values = sd_ring_values, .n_quick_values = 1},
 };
 
@@ -236,6 +236,8 @@ static const uf_extra_desc sd_extras[SD_N_EXTRAS] = {
      .summary = "verify: decode steps compared with eager_b1 (or the host, for eager_b1)"},
     {.name = "p_stages", .unit = "stages", .summary = "persistent: ring stages per warp"},
     {.name = "p_grid", .unit = "blocks", .summary = "persistent: blocks of the cooperative grid"},
+    {.name = "p_bulk", .unit = "0/1", .summary = "persistent: ring filled by bulk copies (1) or by "
+                                             "every lane's 16-byte cp.async (0); -DSD_P_BULK"},
 };
 
 static const uf_scenario sd_scenario = {

@@ -132,71 +132,96 @@ __device__ __forceinline__ int phase_normed(const sd_shape &s, int ph)
     return ph == 4 * s.layers || ph % 4 == SD_QKV || ph % 4 == SD_UP;
 }
 
-/* Warp 0's sum of squares of the residual of sequence b (or of an embedding row, whose
- * floats are the same), the canonical order; into *inv as 1 / rms. */
-__device__ void rms_inverse(const sd_model &m, int b, const bf16 *embed_row, float *inv)
+/* One warp's sum of squares of v[0..n4) float4s, the canonical order: lane l adds float4s
+ * l, l + 32, ... in turn, then the butterfly; every lane gets it. v is in shared memory (or
+ * memory this kernel may read with plain loads). */
+__device__ __forceinline__ float sumsq_warp(const float4 *v, int n4)
 {
-    if (threadIdx.x >= 32)
-        return;
-    const int lane = threadIdx.x, d = m.s.d;
+    const int lane = threadIdx.x & 31;
     float s = 0.0f;
-    for (int i = lane; i < d / 4; i += 32) {
-        float4 v;
-        if (embed_row) {
-            const uint2 e = __ldcg((const uint2 *)embed_row + i);
-            v = make_float4(lo_bf16(e.x), hi_bf16(e.x), lo_bf16(e.y), hi_bf16(e.y));
-        } else {
-            v = __ldcg((const float4 *)(m.x + (size_t)b * d) + i);
-        }
-        s = __fmaf_rn(v.x, v.x, s);
-        s = __fmaf_rn(v.y, v.y, s);
-        s = __fmaf_rn(v.z, v.z, s);
-        s = __fmaf_rn(v.w, v.w, s);
+    for (int i = lane; i < n4; i += 32) {
+        const float4 x = v[i];
+        s = __fmaf_rn(x.x, x.x, s);
+        s = __fmaf_rn(x.y, x.y, s);
+        s = __fmaf_rn(x.z, x.z, s);
+        s = __fmaf_rn(x.w, x.w, s);
     }
-    s = warp_sum(s);
-    if (lane == 0)
-        *inv = rsqrtf(s / (float)d + SD_RMS_EPS);
+    return warp_sum(s);
 }
 
-/* Chunk i (8 values) of bf16(x * inv), from x or an embedding row. */
-__device__ __forceinline__ uint4 normed_chunk(const sd_model &m, int b, const bf16 *embed_row,
-                                              int i, float inv)
+/* The residual of sequence b (or an embedding row, the same floats) into raw[0..d) in shared
+ * memory, every load of a thread out before its stores (one L2 latency, not one per float4). */
+__device__ __forceinline__ void stage_raw(const sd_model &m, int b, const bf16 *embed_row,
+                                          float4 *raw)
 {
-    float v[8];
-    if (embed_row) {
-        const uint4 e = __ldcg((const uint4 *)embed_row + i);
-        const unsigned ev[4] = {e.x, e.y, e.z, e.w};
-        for (int k = 0; k < 4; k++) {
-            v[2 * k] = lo_bf16(ev[k]);
-            v[2 * k + 1] = hi_bf16(ev[k]);
+    const int n4 = m.s.d / 4;
+    const float4 *x4 = (const float4 *)(m.x + (size_t)b * m.s.d);
+    const uint2 *e2 = (const uint2 *)embed_row;
+    for (int i0 = threadIdx.x; i0 < n4; i0 += 4 * blockDim.x) {
+        float4 v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int i = i0 + j * blockDim.x;
+            if (i >= n4)
+                continue;
+            if (embed_row) {
+                const uint2 e = __ldcg(e2 + i);
+                v[j] = make_float4(lo_bf16(e.x), hi_bf16(e.x), lo_bf16(e.y), hi_bf16(e.y));
+            } else {
+                v[j] = __ldcg(x4 + i);
+            }
         }
-    } else {
-        const float4 *x4 = (const float4 *)(m.x + (size_t)b * m.s.d) + 2 * i;
-        const float4 p = __ldcg(x4), q = __ldcg(x4 + 1);
-        v[0] = p.x; v[1] = p.y; v[2] = p.z; v[3] = p.w;
-        v[4] = q.x; v[5] = q.y; v[6] = q.z; v[7] = q.w;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (i0 + j * (int)blockDim.x < n4)
+                raw[i0 + j * blockDim.x] = v[j];
     }
-    return make_uint4(pack_bf16(v[0] * inv, v[1] * inv), pack_bf16(v[2] * inv, v[3] * inv),
-                      pack_bf16(v[4] * inv, v[5] * inv), pack_bf16(v[6] * inv, v[7] * inv));
 }
 
-/* Phase ph's input vector of sequence 0 into shared memory (cols / 8 chunks); the whole block
- * takes part. embed_row: layer 0's QKV reads the embedding row itself (the persistent kernel;
- * the per-op kernels have it in x). */
+/* RMSNorm, the whole block: raw (d floats in shared memory, staged) into out[0..d/8) as bf16
+ * chunks of x / rms(x) (out in shared or global memory; not overlapping raw). */
+__device__ void normalize(const float4 *raw, int d, uint4 *out, float *inv)
+{
+    __syncthreads();                    /* raw is staged */
+    if (threadIdx.x < 32) {
+        const float s = sumsq_warp(raw, d / 4);
+        if (threadIdx.x == 0)
+            *inv = rsqrtf(s / (float)d + SD_RMS_EPS);
+    }
+    __syncthreads();
+    const float scale = *inv;
+    for (int i = threadIdx.x; i < d / 8; i += blockDim.x) {
+        const float4 p = raw[2 * i], q = raw[2 * i + 1];
+        out[i] = make_uint4(pack_bf16(p.x * scale, p.y * scale), pack_bf16(p.z * scale, p.w * scale),
+                            pack_bf16(q.x * scale, q.y * scale), pack_bf16(q.z * scale, q.w * scale));
+    }
+}
+
+/* Phase ph's input vector of sequence 0 into shared memory act (cols / 8 chunks); the whole
+ * block takes part. A normed input stages x's floats at act's bytes 4d .. 8d first (act holds
+ * 6d bytes at least). embed_row: layer 0's QKV reads the embedding row itself (the persistent
+ * kernel; the per-op kernels have it in x). */
 __device__ void stage_input(const sd_model &m, int ph, const bf16 *embed_row, uint4 *act,
                             float *inv)
 {
     const int n = phase_cols(m.s, ph) / 8;
     if (phase_normed(m.s, ph)) {
-        rms_inverse(m, 0, embed_row, inv);
-        __syncthreads();
-        const float scale = *inv;
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            act[i] = normed_chunk(m, 0, embed_row, i, scale);
-    } else {
+        float4 *raw = (float4 *)(act + m.s.d / 4);
+        stage_raw(m, 0, embed_row, raw);
+        normalize(raw, m.s.d, act, inv);
+    } else {            /* every load of the thread's chunks out before the first store */
         const uint4 *src = (const uint4 *)(ph % 4 == SD_O ? m.a : m.u);
-        for (int i = threadIdx.x; i < n; i += blockDim.x)
-            act[i] = __ldcg(src + i);
+        for (int i0 = threadIdx.x; i0 < n; i0 += 4 * blockDim.x) {
+            uint4 v[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (i0 + j * (int)blockDim.x < n)
+                    v[j] = __ldcg(src + i0 + j * blockDim.x);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (i0 + j * (int)blockDim.x < n)
+                    act[i0 + j * blockDim.x] = v[j];
+        }
     }
     __syncthreads();
 }
@@ -235,88 +260,135 @@ __device__ __forceinline__ int step_pos(const sd_model &m, unsigned long long st
 
 /* ---- attention ----------------------------------------------------------------------------- */
 
-__device__ __forceinline__ float *partial(const sd_model &m, int b, int g, int c, int hh)
+/* What attention reads and writes, by value: a call that takes it needs no copy of the
+ * kernel's parameters in local memory (a reference to them would). */
+typedef struct attn_view {
+    const bf16 *cache;
+    const float *q;
+    float *part;
+    bf16 *a;
+    unsigned *count;
+    int d, layers, positions, kv_dim, kv_heads;
+} attn_view;
+
+__device__ __forceinline__ attn_view attn_view_of(const sd_model &m)
 {
-    const int chunks = m.s.cache / SD_CHUNK;
-    return m.part + ((((size_t)b * m.s.kv_heads + g) * chunks + c) * SD_GROUP + hh) *
+    attn_view v = {m.cache, m.q, m.part, m.a, m.attn_count, m.s.d, m.s.layers, m.s.cache,
+                   m.s.kv_dim, m.s.kv_heads};
+    return v;
+}
+
+/* sd_cache_index of the view's cache. */
+__device__ __forceinline__ size_t cache_at(const attn_view &v, int b, int l, int kv, int p, int f)
+{
+    return ((((size_t)b * v.layers + l) * 2 + kv) * v.positions + p) * v.kv_dim + f;
+}
+
+__device__ __forceinline__ float *partial(const attn_view &v, int b, int g, int c, int hh)
+{
+    const int chunks = v.positions / SD_CHUNK;
+    return v.part + ((((size_t)b * v.kv_heads + g) * chunks + c) * SD_GROUP + hh) *
                         (2 + SD_HEAD_DIM);
 }
 
 /* One warp: KV head g's SD_GROUP query heads of sequence b over positions c * 32 + lane of
- * layer l's cache: each head's max score, sum of exponentials and weighted values. */
-__device__ void attn_item(const sd_model &m, int b, int l, int g, int c)
+ * layer l's cache: each head's max score, sum of exponentials and weighted values. Every load
+ * of the cache is issued before its first use (the lane's key row, its 2 features of each of
+ * the chunk's value rows, half a chunk at a time), so that the item costs a few memory
+ * latencies, not one per position. */
+__device__ __forceinline__ void attn_item(const attn_view &av, int b, int l, int g, int c)
 {
-    const sd_shape &s = m.s;
     const int lane = threadIdx.x & 31, p = c * SD_CHUNK + lane;
-    const uint4 *krow = (const uint4 *)(m.cache + sd_cache_index(&s, b, l, 0, p, g * SD_HEAD_DIM));
+    const uint4 *krow = (const uint4 *)(av.cache + cache_at(av, b, l, 0, p, g * SD_HEAD_DIM));
+    const unsigned *vcol = (const unsigned *)(av.cache + cache_at(av, b, l, 1, c * SD_CHUNK,
+                                                                   g * SD_HEAD_DIM) + 2 * lane);
     uint4 k[SD_HEAD_DIM / 8];
+    unsigned v[SD_CHUNK / 2];
+    float e[SD_GROUP], o0[SD_GROUP], o1[SD_GROUP];
 #pragma unroll
     for (int i = 0; i < SD_HEAD_DIM / 8; i++)
         k[i] = __ldcg(krow + i);
-    float e[SD_GROUP], mx[SD_GROUP], sum[SD_GROUP], o0[SD_GROUP], o1[SD_GROUP];
+#pragma unroll
+    for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+        v[pp] = __ldcg(vcol + (size_t)pp * (av.kv_dim / 2));
 #pragma unroll
     for (int hh = 0; hh < SD_GROUP; hh++) {
-        const float4 *q4 = (const float4 *)(m.q + (size_t)b * s.d + (g * SD_GROUP + hh) * SD_HEAD_DIM);
+        const float4 *q4 = (const float4 *)(av.q + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM);
         float acc = 0.0f;
 #pragma unroll
         for (int i = 0; i < SD_HEAD_DIM / 8; i++)
             acc = dot8f(k[i], __ldcg(q4 + 2 * i), __ldcg(q4 + 2 * i + 1), acc);
         const float score = acc * 0.125f;       /* 1 / sqrt(SD_HEAD_DIM) */
-        mx[hh] = warp_max(score);
-        e[hh] = expf(score - mx[hh]);
-        sum[hh] = warp_sum(e[hh]);
+        const float mx = warp_max(score);
+        e[hh] = expf(score - mx);
+        const float sum = warp_sum(e[hh]);
+        float *out = partial(av, b, g, c, hh);
+        if (lane == 0) {
+            out[0] = mx;
+            out[1] = sum;
+        }
         o0[hh] = o1[hh] = 0.0f;
     }
-    const bf16 *vbase = m.cache + sd_cache_index(&s, b, l, 1, c * SD_CHUNK, g * SD_HEAD_DIM) +
-                        2 * lane;
-    for (int pp = 0; pp < SD_CHUNK; pp++) {
-        const unsigned v = __ldcg((const unsigned *)(vbase + (size_t)pp * s.kv_dim));
+    for (int half = 0; half < 2; half++) {
+        if (half == 1) {
 #pragma unroll
-        for (int hh = 0; hh < SD_GROUP; hh++) {
-            const float w = __shfl_sync(FULL, e[hh], pp);
-            o0[hh] = __fmaf_rn(w, lo_bf16(v), o0[hh]);
-            o1[hh] = __fmaf_rn(w, hi_bf16(v), o1[hh]);
+            for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+                v[pp] = __ldcg(vcol + (size_t)(SD_CHUNK / 2 + pp) * (av.kv_dim / 2));
         }
+#pragma unroll
+        for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+#pragma unroll
+            for (int hh = 0; hh < SD_GROUP; hh++) {
+                const float w = __shfl_sync(FULL, e[hh], half * (SD_CHUNK / 2) + pp);
+                o0[hh] = __fmaf_rn(w, lo_bf16(v[pp]), o0[hh]);
+                o1[hh] = __fmaf_rn(w, hi_bf16(v[pp]), o1[hh]);
+            }
     }
 #pragma unroll
+    for (int hh = 0; hh < SD_GROUP; hh++)
+        *(float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane) = make_float2(o0[hh], o1[hh]);
+}
+
+/* One warp: KV head g's chunks combined into a (bf16), in chunk order for every sum: lane c
+ * holds chunk c's max and sum (the max and the weights by butterfly), each lane's 2 features
+ * of every chunk loaded at once. */
+__device__ __forceinline__ void attn_combine(const attn_view &av, int b, int g)
+{
+    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
+#pragma unroll
     for (int hh = 0; hh < SD_GROUP; hh++) {
-        float *out = partial(m, b, g, c, hh);
-        if (lane == 0) {
-            out[0] = mx[hh];
-            out[1] = sum[hh];
-        }
-        out[2 + 2 * lane] = o0[hh];
-        out[3 + 2 * lane] = o1[hh];
+        float2 o[SD_MAX_CHUNKS];
+        const float *mine = partial(av, b, g, lane < chunks ? lane : 0, hh);
+        const float mc = lane < chunks ? __ldcg(mine) : -INFINITY;
+        const float lc = lane < chunks ? __ldcg(mine + 1) : 0.0f;
+#pragma unroll
+        for (int c = 0; c < SD_MAX_CHUNKS; c++)
+            if (c < chunks)
+                o[c] = __ldcg((const float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane));
+        const float mx = warp_max(mc);
+        const float w = lane < chunks ? expf(mc - mx) : 0.0f;
+        const float sum = warp_sum(lc * w);
+        float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+        for (int c = 0; c < SD_MAX_CHUNKS; c++)
+            if (c < chunks) {
+                const float wc = __shfl_sync(FULL, w, c);
+                r0 = __fmaf_rn(o[c].x, wc, r0);
+                r1 = __fmaf_rn(o[c].y, wc, r1);
+            }
+        bf16 *out = av.a + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM + 2 * lane;
+        *(unsigned *)out = pack_bf16(r0 / sum, r1 / sum);
     }
 }
 
-/* One warp: KV head g's chunks combined in chunk order into a (bf16). */
-__device__ void attn_combine(const sd_model &m, int b, int g)
+/* A work item, and the combine by the last of its KV head's warps to finish. Not inlined: its
+ * registers are its own (in the persistent kernel they would crowd the weight loop's). */
+__device__ __noinline__ void attn_work(attn_view av, int b, int l, int g, int c)
 {
-    const int lane = threadIdx.x & 31, chunks = m.s.cache / SD_CHUNK;
-    for (int hh = 0; hh < SD_GROUP; hh++) {
-        float mx = -INFINITY, sum = 0.0f, o0 = 0.0f, o1 = 0.0f;
-        for (int c = 0; c < chunks; c++)
-            mx = fmaxf(mx, __ldcg(partial(m, b, g, c, hh)));
-        for (int c = 0; c < chunks; c++) {
-            const float *pc = partial(m, b, g, c, hh);
-            const float w = expf(__ldcg(pc) - mx);
-            sum = __fmaf_rn(__ldcg(pc + 1), w, sum);
-            o0 = __fmaf_rn(__ldcg(pc + 2 + 2 * lane), w, o0);
-            o1 = __fmaf_rn(__ldcg(pc + 3 + 2 * lane), w, o1);
-        }
-        bf16 *out = m.a + (size_t)b * m.s.d + (g * SD_GROUP + hh) * SD_HEAD_DIM + 2 * lane;
-        *(unsigned *)out = pack_bf16(o0 / sum, o1 / sum);
-    }
-}
-
-/* A work item, and the combine by the last of its KV head's warps to finish. */
-__device__ __noinline__ void attn_work(const sd_model &m, int b, int l, int g, int c)
-{
-    const int lane = threadIdx.x & 31, chunks = m.s.cache / SD_CHUNK;
-    unsigned *count = m.attn_count + (size_t)b * m.s.kv_heads + g;
+    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
+    unsigned *count = av.count + (size_t)b * av.kv_heads + g;
     unsigned done = 0;
-    attn_item(m, b, l, g, c);
+    attn_item(av, b, l, g, c);
     __threadfence();            /* every lane's partials before the count */
     __syncwarp();
     if (lane == 0)
@@ -325,7 +397,7 @@ __device__ __noinline__ void attn_work(const sd_model &m, int b, int l, int g, i
     if (done != (unsigned)chunks - 1)
         return;
     __threadfence();            /* the others' partials, after their count */
-    attn_combine(m, b, g);
+    attn_combine(av, b, g);
     if (lane == 0)
         atomicExch(count, 0u);  /* for the next layer: read after a kernel or grid barrier */
 }
@@ -397,9 +469,37 @@ __device__ __forceinline__ void load_unit(uint4 *buf, const bf16 *w, int cols, i
     }
 }
 
-/* Batch 1, one phase: rows gw, gw + GW, ... of its matrix, one warp each, the next segment's
- * weights in flight while this one is summed; the first issued before waiting for the
- * previous kernel (the weights do not depend on it). */
+/* A warp's place in a phase's rows: row gw + GW i, segment seg of SD_GEMV_UNIT chunks a lane. */
+typedef struct unit {
+    int row, seg;
+} unit;
+
+__device__ __forceinline__ unit unit_after(unit u, int nseg, int GW)
+{
+    if (++u.seg == nseg) {
+        u.seg = 0;
+        u.row += GW;
+    }
+    return u;
+}
+
+/* acc + the segment's chunks (buf) against the staged input. */
+__device__ __forceinline__ float dot_unit(const uint4 *buf, const uint4 *act, int seg, int cpl,
+                                          int lane, float acc)
+{
+#pragma unroll
+    for (int j = 0; j < SD_GEMV_UNIT; j++) {
+        const int jj = seg * SD_GEMV_UNIT + j;
+        if (jj < cpl)
+            acc = dot8(buf[j], act[lane + 32 * jj], acc);
+    }
+    return acc;
+}
+
+/* Batch 1, one phase: rows gw, gw + GW, ... of its matrix, one warp each. Two segments of
+ * weights in flight, in two register buffers taken in turn (a copy from one to the other
+ * would wait for its loads): the warp sums one while the other lands. Both are issued before
+ * the kernel waits for its predecessor: the weights do not depend on it. */
 __global__ void __launch_bounds__(SD_GEMV_WARPS * 32, SD_GEMV_BPS) sd_gemv_kernel(sd_model m, int ph)
 {
     extern __shared__ uint4 act[];
@@ -409,40 +509,40 @@ __global__ void __launch_bounds__(SD_GEMV_WARPS * 32, SD_GEMV_BPS) sd_gemv_kerne
     const int rows = phase_rows(m.s, ph), cols = phase_cols(m.s, ph), cpl = cols / 256;
     const int nseg = (cpl + SD_GEMV_UNIT - 1) / SD_GEMV_UNIT;
     const bf16 *w = phase_weights(m, ph);
-    uint4 cur[SD_GEMV_UNIT], nxt[SD_GEMV_UNIT];
-    int row = gw, seg = 0;
-    if (row < rows)
-        load_unit(cur, w, cols, row, seg, cpl, lane);
+    uint4 a[SD_GEMV_UNIT], b[SD_GEMV_UNIT];
+    unit ua = {gw, 0}, ub = unit_after(ua, nseg, GW);
+    if (ua.row < rows)
+        load_unit(a, w, cols, ua.row, ua.seg, cpl, lane);
+    if (ub.row < rows)
+        load_unit(b, w, cols, ub.row, ub.seg, cpl, lane);
     wait_predecessor();
     launch_successor();
     const int pos = step_pos(m, __ldcg(m.step));
     stage_input(m, ph, NULL, act, &inv);
     float acc = 0.0f;
-    while (row < rows) {
-        int nrow = row, nseg_ = seg + 1;
-        if (nseg_ == nseg) {
-            nseg_ = 0;
-            nrow += GW;
-        }
-        if (nrow < rows)
-            load_unit(nxt, w, cols, nrow, nseg_, cpl, lane);
-#pragma unroll
-        for (int j = 0; j < SD_GEMV_UNIT; j++) {
-            const int jj = seg * SD_GEMV_UNIT + j;
-            if (jj < cpl)
-                acc = dot8(cur[j], act[lane + 32 * jj], acc);
-        }
-        if (seg == nseg - 1) {
+    while (ua.row < rows) {
+        acc = dot_unit(a, act, ua.seg, cpl, lane, acc);
+        if (ua.seg == nseg - 1) {
             acc = warp_sum(acc);
             if (lane == 0)
-                epilogue(m, ph, row, acc, pos);
+                epilogue(m, ph, ua.row, acc, pos);
             acc = 0.0f;
         }
-#pragma unroll
-        for (int j = 0; j < SD_GEMV_UNIT; j++)
-            cur[j] = nxt[j];
-        row = nrow;
-        seg = nseg_;
+        ua = unit_after(ub, nseg, GW);
+        if (ua.row < rows)
+            load_unit(a, w, cols, ua.row, ua.seg, cpl, lane);
+        if (ub.row >= rows)
+            break;
+        acc = dot_unit(b, act, ub.seg, cpl, lane, acc);
+        if (ub.seg == nseg - 1) {
+            acc = warp_sum(acc);
+            if (lane == 0)
+                epilogue(m, ph, ub.row, acc, pos);
+            acc = 0.0f;
+        }
+        ub = unit_after(ua, nseg, GW);
+        if (ub.row < rows)
+            load_unit(b, w, cols, ub.row, ub.seg, cpl, lane);
     }
 }
 
@@ -451,7 +551,7 @@ __global__ void sd_attention_kernel(sd_model m, int l)
 {
     wait_predecessor();
     launch_successor();
-    attn_work(m, blockIdx.z, l, blockIdx.y, blockIdx.x);
+    attn_work(attn_view_of(m), blockIdx.z, l, blockIdx.y, blockIdx.x);
 }
 
 __global__ void sd_argmax_kernel(sd_model m)
@@ -467,15 +567,15 @@ __global__ void sd_argmax_kernel(sd_model m)
     }
 }
 
+/* Batched: sequence blockIdx.x's RMSNorm into h, as the GEMV stages it (raw x in dynamic
+ * shared memory: 4d bytes). */
 __global__ void sd_rmsnorm_kernel(sd_model m)
 {
+    extern __shared__ float4 raw[];
     __shared__ float inv;
     const int b = blockIdx.x;
-    rms_inverse(m, b, NULL, &inv);
-    __syncthreads();
-    uint4 *h = (uint4 *)(m.h + (size_t)b * m.s.d);
-    for (int i = threadIdx.x; i < m.s.d / 8; i += blockDim.x)
-        h[i] = normed_chunk(m, b, NULL, i, inv);
+    stage_raw(m, b, NULL, raw);
+    normalize(raw, m.s.d, (uint4 *)(m.h + (size_t)b * m.s.d), &inv);
 }
 
 __global__ void sd_scatter_kernel(sd_model m, int l)
@@ -554,6 +654,55 @@ __device__ __forceinline__ void issue_stage(const sd_model &m, const cursor &c, 
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
+/* The bulk copy (sm_90's TMA): the cursor's segment, contiguous in global memory (chunks
+ * 128 seg .. 128 seg + 127 of the row: the stage's [j][lane] order), as one copy by lane 0 that
+ * completes on the stage's mbarrier. Nothing when the stream is done: no one waits for it. */
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void issue_stage_bulk(const sd_model &m, const cursor &c, uint4 *stage,
+                                                 unsigned long long *bar, int lane)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane != 0 || c.ph >= sd_phases(&m.s))
+        return;
+    const int cols = phase_cols(m.s, c.ph), cpl = cols / 256;
+    const int chunks = cpl - c.seg * SD_STAGE < SD_STAGE ? cpl - c.seg * SD_STAGE : SD_STAGE;
+    const unsigned bytes = (unsigned)chunks * 32 * 16;
+    const bf16 *src = phase_weights(m, c.ph) + (size_t)c.row * cols + (size_t)c.seg * SD_STAGE * 32 * 8;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   /* the lanes' reads, before */
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+                 "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                 "%2, [%3];" ::"r"(smem_addr(stage)), "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+#endif
+}
+
+/* The warp's stage mbarriers, one arrival (lane 0's) per filling. */
+__device__ __forceinline__ void init_bulk(unsigned long long *bars, int stages)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    for (int k = 0; k < stages; k++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bars + k))
+                     : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+/* Until the bulk copy of the stage's `use`-th filling has landed (its mbarrier's phase). */
+__device__ __forceinline__ void wait_bulk(unsigned long long *bar, int use)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{\n.reg .pred done;\nSD_WAIT_BULK:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra SD_WAIT_BULK;\n}" ::"r"(smem_addr(bar)), "r"((unsigned)use & 1u)
+                 : "memory");
+#endif
+}
+
 /* Until the oldest of `stages` groups in flight has landed (wait_group takes a constant). */
 __device__ __forceinline__ void wait_oldest(int stages)
 {
@@ -590,7 +739,7 @@ __device__ __forceinline__ void grid_barrier(unsigned long long *bar, unsigned l
  * lane's next 16-byte copies go into it, so the ring holds the next phase's first weights
  * while the warp waits at a barrier, and HBM keeps streaming through it. */
 __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
-    sd_decode_gemv_persistent_kernel(sd_model m, int stages)
+    sd_decode_gemv_persistent_kernel(sd_model m, int stages, int bulk)
 {
     extern __shared__ uint4 smem[];
     __shared__ float inv;
@@ -599,6 +748,10 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
     const int gw = blockIdx.x * nw + warp, GW = gridDim.x * nw, last = sd_phases(&s) - 1;
     uint4 *act = smem;
     uint4 *ring = smem + s.ffn / 8 + (size_t)warp * stages * SD_STAGE * 32;
+    /* bulk: an mbarrier per stage, after every warp's ring */
+    unsigned long long *bars = (unsigned long long *)(smem + s.ffn / 8 +
+                                                      (size_t)nw * stages * SD_STAGE * 32) +
+                               warp * stages;
     const unsigned long long epoch = __ldcg(m.pstep), step = __ldcg(m.step);
     const int pos = step_pos(m, step), tok = __ldcg(m.tok);
     const bf16 *embed_row = m.embed + (size_t)tok * s.d;
@@ -607,8 +760,14 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
     cursor prod = {0, gw, 0}, cons = {0, gw, 0};
     cursor_settle(s, prod, gw);
     cursor_settle(s, cons, gw);
+    if (bulk && lane == 0)
+        init_bulk(bars, stages);
+    __syncwarp();
     for (int k = 0; k < stages; k++) {
-        issue_stage(m, prod, ring + k * SD_STAGE * 32, lane);
+        if (bulk)
+            issue_stage_bulk(m, prod, ring + k * SD_STAGE * 32, bars + k, lane);
+        else
+            issue_stage(m, prod, ring + k * SD_STAGE * 32, lane);
         if (prod.ph <= last)
             cursor_next(s, prod, gw, GW);
     }
@@ -623,7 +782,10 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
         float acc = 0.0f;
         while (cons.ph == ph) {
             uint4 *stage = ring + (k % stages) * SD_STAGE * 32;
-            wait_oldest(stages);
+            if (bulk)
+                wait_bulk(bars + k % stages, k / stages);
+            else
+                wait_oldest(stages);
 #pragma unroll
             for (int j = 0; j < SD_STAGE; j++) {
                 const int jj = cons.seg * SD_STAGE + j;
@@ -636,7 +798,12 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
                     epilogue(m, ph, cons.row, acc, pos);
                 acc = 0.0f;
             }
-            issue_stage(m, prod, stage, lane);
+            if (bulk) {
+                __syncwarp();       /* every lane has read the stage before it is refilled */
+                issue_stage_bulk(m, prod, stage, bars + k % stages, lane);
+            } else {
+                issue_stage(m, prod, stage, lane);
+            }
             if (prod.ph <= last)
                 cursor_next(s, prod, gw, GW);
             cursor_next(s, cons, gw, GW);
@@ -647,7 +814,7 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
         if (ph % 4 == SD_QKV && ph < last) {
             const int chunks = s.cache / SD_CHUNK;
             for (int item = gw; item < s.kv_heads * chunks; item += GW)
-                attn_work(m, 0, ph / 4, item / chunks, item % chunks);
+                attn_work(attn_view_of(m), 0, ph / 4, item / chunks, item % chunks);
             target += gridDim.x;
             grid_barrier(m.bar, target);
         }
@@ -755,6 +922,9 @@ int sd_model_alloc(sd_model *m, const sd_shape *s, int device)
     UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_gemv_kernel,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              optin < 8 * 16384 ? optin : 8 * 16384), out);
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_rmsnorm_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             optin < 4 * 16384 ? optin : 4 * 16384), out);
     if ((size_t)optin < 8 * d) {
         uf_report_failure(__FILE__, __LINE__, "sd_model_alloc",
                           "the GEMV's 4d-wide input does not fit in the GPU's shared memory");
@@ -823,12 +993,20 @@ int sd_launch_embed(const sd_model *m, cudaStream_t stream)
                   dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
 }
 
+/* One wave of SD_GEMV_BPS blocks per SM, or fewer where the matrix has fewer rows than that
+ * many warps (a small model's: fewer blocks to start and to drain). */
 int sd_launch_gemv(const sd_model *m, int ph, int pdl, cudaStream_t stream)
 {
-    const int cols = ph == 4 * m->s.layers ? m->s.d : sd_mat_cols(&m->s, ph % 4);
+    const int head = ph == 4 * m->s.layers;
+    const int cols = head ? m->s.d : sd_mat_cols(&m->s, ph % 4);
+    const int rows = head ? m->s.vocab : sd_mat_rows(&m->s, ph % 4);
+    const int wave = SD_GEMV_BPS * m->sms, need = (rows + SD_GEMV_WARPS - 1) / SD_GEMV_WARPS;
+    const int normed = head || ph % 4 == SD_QKV || ph % 4 == SD_UP;
+    /* the input vector (cols bf16); a normed one stages x's floats above it (6d bytes) */
+    const size_t smem = normed ? (size_t)m->s.d * 6 : (size_t)cols * 2;
     void *args[] = {(void *)m, &ph};
-    return launch((const void *)sd_gemv_kernel, dim3(SD_GEMV_BPS * m->sms),
-                  dim3(SD_GEMV_WARPS * 32), (size_t)cols * 2, pdl && m->pdl, args, stream);
+    return launch((const void *)sd_gemv_kernel, dim3(need < wave ? need : wave),
+                  dim3(SD_GEMV_WARPS * 32), smem, pdl && m->pdl, args, stream);
 }
 
 int sd_launch_attention(const sd_model *m, int l, int pdl, cudaStream_t stream)
@@ -849,8 +1027,8 @@ int sd_launch_argmax(const sd_model *m, int pdl, cudaStream_t stream)
 int sd_launch_rmsnorm(const sd_model *m, cudaStream_t stream)
 {
     void *args[] = {(void *)m};
-    return launch((const void *)sd_rmsnorm_kernel, dim3(m->s.batch), dim3(SD_SMALL_BLOCK), 0, 0,
-                  args, stream);
+    return launch((const void *)sd_rmsnorm_kernel, dim3(m->s.batch), dim3(SD_SMALL_BLOCK),
+                  (size_t)m->s.d * 4, 0, args, stream);
 }
 
 int sd_launch_scatter(const sd_model *m, int l, cudaStream_t stream)
@@ -868,17 +1046,19 @@ int sd_launch_gelu(const sd_model *m, cudaStream_t stream)
                   args, stream);
 }
 
-int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, sd_pconfig *p,
-                       char *why, size_t len)
+int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int bulk,
+                       sd_pconfig *p, char *why, size_t len)
 {
-    int rc = UF_OK, device = 0, coop = 0, optin = 0, fit = 0;
+    int rc = UF_OK, device = 0, coop = 0, optin = 0, fit = 0, major = 0;
     memset(p, 0, sizeof *p);
     const int per_block = bps > 0 ? ring_kib * 1024 / bps : 0;
     p->bps = bps;
     p->warps = warps;
+    p->bulk = bulk;
     p->stages = warps > 0 ? per_block / (warps * SD_P_STAGE_BYTES) : 0;
     p->grid = bps * m->sms;
-    p->smem_bytes = (size_t)m->s.ffn * 2 + (size_t)warps * p->stages * SD_P_STAGE_BYTES;
+    p->smem_bytes = (size_t)m->s.ffn * 2 + (size_t)warps * p->stages * SD_P_STAGE_BYTES +
+                    (bulk ? (size_t)warps * p->stages * 8 : 0);    /* the stages' mbarriers */
     if (warps < 1 || warps > SD_P_MAX_WARPS || bps < 1 || p->stages < 1 ||
         p->stages > SD_P_MAX_STAGES) {
         snprintf(why, len, "persistent: p_bps=%d, p_warps=%d, p_ring_kib=%d make %d ring stages "
@@ -890,8 +1070,15 @@ int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, sd_p
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device), out);
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                                device), out);
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                    out);
     if (!coop) {
         snprintf(why, len, "persistent: the GPU has no cooperative launch");
+        return -1;
+    }
+    if (bulk && major < 9) {
+        snprintf(why, len, "persistent: bulk copies (cp.async.bulk) need compute capability 9.0, "
+                 "the GPU has %d.x", major);
         return -1;
     }
     if (p->smem_bytes > (size_t)optin) {
@@ -920,8 +1107,8 @@ out:
 int sd_launch_persistent(const sd_model *m, const sd_pconfig *p, cudaStream_t stream)
 {
     int rc = UF_OK;
-    int stages = p->stages;
-    void *args[] = {(void *)m, &stages};
+    int stages = p->stages, bulk = p->bulk;
+    void *args[] = {(void *)m, &stages, &bulk};
     UF_CUDA_OR_GOTO(rc, cudaLaunchCooperativeKernel((const void *)sd_decode_gemv_persistent_kernel,
                                                     dim3(p->grid), dim3(p->warps * 32), args,
                                                     p->smem_bytes, stream), out);

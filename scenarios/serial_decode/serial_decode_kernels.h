@@ -88,15 +88,17 @@ int sd_launch_gelu(const sd_model *m, cudaStream_t stream);
 
 typedef struct sd_pconfig {
     int bps, warps, stages;     /* blocks per SM, warps per block, ring stages per warp */
+    int bulk;                   /* each stage one bulk copy by lane 0 (TMA), not 16 bytes per
+                                 * lane (cp.async) */
     int grid;                   /* blocks: bps x SMs, all resident (cooperative launch) */
     size_t smem_bytes;          /* per block: the input vector and the warps' rings */
 } sd_pconfig;
 
 /* The persistent kernel's launch for bps blocks per SM of `warps` warps with ring_kib KiB of
- * weight ring per SM. 0, or -1 with why (the GPU cannot hold it: shared memory, co-residency,
+ * weight ring per SM, filled by cp.async or (bulk) by bulk copies. 0, or -1 with why (the GPU cannot hold it: shared memory, co-residency,
  * no cooperative launch; or a value out of range). */
-int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, sd_pconfig *p,
-                       char *why, size_t len);
+int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int bulk,
+                       sd_pconfig *p, char *why, size_t len);
 /* One decode step of sequence 0 (batch 1) in one cooperative kernel: every phase of every
  * layer, grid barriers between dependent phases, weights streamed through each warp's ring
  * of 16-byte cp.async copies that runs ahead across the barriers. */

@@ -21,10 +21,11 @@ int sd_shape_make(int d, int layers, int vocab, int cache, int batch, sd_shape *
         return -1;
     }
     if (layers < 1 || layers > 128 || vocab < 2 || vocab > (1 << 20) || batch < 1 ||
-        batch > 1024 || cache < SD_CHUNK || cache > 65536 || cache % SD_CHUNK != 0) {
+        batch > 1024 || cache < SD_CHUNK || cache > SD_CHUNK * SD_MAX_CHUNKS ||
+        cache % SD_CHUNK != 0) {
         snprintf(err, errlen, "layers=%d, vocab=%d, cache=%d, batch=%d: out of range (layers "
-                 "1..128, vocab 2..2^20, cache a multiple of %d up to 65536, batch 1..1024)",
-                 layers, vocab, cache, batch, SD_CHUNK);
+                 "1..128, vocab 2..2^20, cache a multiple of %d up to %d, batch 1..1024)",
+                 layers, vocab, cache, batch, SD_CHUNK, SD_CHUNK * SD_MAX_CHUNKS);
         return -1;
     }
     s->d = d;

@@ -21,6 +21,8 @@ extern "C" {
 #define SD_HEAD_DIM 64      /* features per attention head */
 #define SD_GROUP 4          /* query heads per KV head (grouped-query attention) */
 #define SD_CHUNK 32         /* cache positions per attention work item: one per lane */
+#define SD_MAX_CHUNKS 8     /* work items per KV head at most (a cache of 256 positions): the
+                             * combine holds them in registers */
 #define SD_RMS_EPS 1e-6f    /* RMSNorm's epsilon */
 
 /* A decoder of `layers` pre-norm blocks of width d: RMSNorm, QKV projection (d query features,
@@ -35,7 +37,7 @@ typedef struct sd_shape {
 
 /* The shape of width d (a multiple of 256: whole heads, whole KV groups, whole 16-byte chunks
  * per lane of a warp) with the given layers, vocabulary, cache length (a multiple of
- * SD_CHUNK) and batch (sequences decoded in lockstep). 0, or -1 with why in err when a value
+ * SD_CHUNK, at most SD_MAX_CHUNKS of them) and batch (sequences decoded in lockstep). 0, or -1 with why in err when a value
  * is out of range or a tensor would hold 2^32 elements or more (the random draws index with
  * 32 bits). */
 int sd_shape_make(int d, int layers, int vocab, int cache, int batch, sd_shape *s, char *err,

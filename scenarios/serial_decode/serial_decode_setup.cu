@@ -90,7 +90,7 @@ int sd_begin_variant(uf_ctx *ctx, int variant)
     st->bitwise_diff = st->steps_compared = st->chain_ms = NAN;
     switch (variant) {
     case V_PERSISTENT:
-        if (sd_persistent_plan(&st->m, st->bps, st->warps, st->ring_kib, &st->plan, why,
+        if (sd_persistent_plan(&st->m, st->bps, st->warps, st->ring_kib, SD_P_BULK, &st->plan, why,
                                sizeof why) != 0)
             return uf_fail(ctx, UF_SKIP, "%s", why);
         /* its barrier counts from a fresh epoch with this grid */
@@ -181,6 +181,7 @@ int sd_describe(uf_ctx *ctx, int variant, uf_row *row)
     if (variant == V_PERSISTENT) {
         row->extra[X_P_STAGES] = st->plan.stages;
         row->extra[X_P_GRID] = st->plan.grid;
+        row->extra[X_P_BULK] = st->plan.bulk;
     }
     if (variant == V_GRAPH_B1) {
         UF_STATUS_OR_GOTO(rc, time_gemv_chain(ctx, st, &st->chain_ms), out);

@@ -21,7 +21,15 @@ enum { V_EAGER_B1, V_GRAPH_B1, V_PERSISTENT, V_BATCHED, SD_N_VARIANTS };
 
 /* The scenario's columns (describe). */
 enum { X_TOKENS_PER_S, X_BATCH, X_WEIGHT_BYTES, X_CACHE_BYTES, X_LAUNCHES, X_GEMV_CHAIN_MS,
-       X_GEMV_CHAIN_PCT, X_BITWISE_DIFF, X_STEPS_COMPARED, X_P_STAGES, X_P_GRID, SD_N_EXTRAS };
+       X_GEMV_CHAIN_PCT, X_BITWISE_DIFF, X_STEPS_COMPARED, X_P_STAGES, X_P_GRID, X_P_BULK,
+       SD_N_EXTRAS };
+
+/* The persistent kernel's ring is filled by 16-byte cp.async copies of every lane (0), or by
+ * one bulk copy (TMA) per stage (1): a compile-time variant, -DSD_P_BULK=1, recorded in the
+ * results (p_bulk). */
+#ifndef SD_P_BULK
+#define SD_P_BULK 0
+#endif
 
 typedef struct sd_state {
     sd_model m;                 /* SD_BATCH sequences; the batch-1 variants decode sequence 0 */
@@ -59,8 +67,8 @@ int sd_describe(uf_ctx *ctx, int variant, uf_row *row);
 
 /* Steps each verification decodes, and the tolerances (serial_decode_verify.cu says why). */
 #define SD_VERIFY_STEPS 8
-#define SD_TOL_HOST 1e-2        /* eager_b1 against the fp64 host reference */
-#define SD_TOL_DEVICE 5e-3      /* persistent and batched against eager_b1 */
+#define SD_TOL_HOST 2e-2        /* eager_b1 against the fp64 host reference */
+#define SD_TOL_DEVICE 2e-2      /* persistent and batched against eager_b1 */
 int sd_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err);
 
 #endif

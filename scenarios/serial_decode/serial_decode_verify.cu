@@ -7,16 +7,18 @@
  *                SD_TOL_HOST, each token the reference's argmax unless its top-2 margin is
  *                within that tolerance;
  *   graph_b1     the same kernels: logits and tokens bit for bit eager_b1's;
- *   persistent   the same arithmetic in another kernel: against eager_b1, logits within
- *                SD_TOL_DEVICE and tokens equal where the margin exceeds it, and the logits
- *                that differ bitwise counted (bitwise_diff: 0 when the arithmetic is the same);
+ *   persistent   the same arithmetic (the same device functions) in another kernel: bit for
+ *                bit eager_b1's too (on the H200, 2026-12-01: 0 logits of 8 x 32768 differed);
  *   batched      cuBLAS GEMMs (another summation order): sequences 0 and SD_BATCH - 1 against
  *                eager_b1 decoding each alone on its own cache, within SD_TOL_DEVICE.
  * Why these tolerances: the device accumulates in fp32 and rounds every normed input, K, V,
- * attention output and MLP activation to bf16; where fp32 and fp64 (or two fp32 orders) land
- * on either side of a bf16 rounding boundary one element moves by one bf16 ulp (2^-8), which
- * moves the logits by ~1e-4 of their largest. SD_TOL_HOST allows 100x that through 16 layers,
- * SD_TOL_DEVICE 50x; a wrong kernel (a missing layer, a wrong row) is off by tens of %. */
+ * attention output and MLP activation to bf16; where fp32 and fp64 (or two fp32 summation
+ * orders) land on either side of a bf16 rounding boundary one element moves by one bf16 ulp,
+ * and through 16 layers of a random model such differences grow: on the H200 (2026-12-01)
+ * eager_b1 read 4.4e-3 to 5.6e-3 from the fp64 reference and batched (cuBLAS's order) 5.6e-3
+ * to 6.2e-3 from eager_b1. Both tolerances are 2e-2, 3x the largest seen; a wrong kernel (a
+ * missing layer, a wrong row, an unwritten logit) is off by tens of %, or NaN.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,12 +212,13 @@ static int verify_against_eager(uf_ctx *ctx, sd_state *st, int variant, uint64_t
         st->bitwise_diff += mt.bitwise_diff;
         st->steps_compared = fmin(st->steps_compared, mt.steps_compared);
         *err = fmax(*err, mt.max_rel_err);
-        if (variant == V_GRAPH_B1) {    /* the same kernels: the same bits */
+        if (variant != V_BATCHED) {     /* the same arithmetic: the same bits */
             if (uf_check_bitwise(got[i].logits, ref[i].logits, (size_t)steps * s->vocab,
                                  sizeof(float), msg, sizeof msg) != 0 ||
                 uf_check_bitwise(got[i].tok, ref[i].tok, (size_t)steps, sizeof(int), msg,
                                  sizeof msg) != 0)
-                rc = uf_fail(ctx, UF_ERR, "graph_b1 against eager_b1: %s", msg);
+                rc = uf_fail(ctx, UF_ERR, "%s against eager_b1 (the same arithmetic, so the "
+                             "same bits): %s", name, msg);
             continue;
         }
         rc = judge(ctx, name, seqs[i], &mt, SD_TOL_DEVICE);
