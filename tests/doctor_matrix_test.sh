@@ -23,7 +23,10 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
 # fallback is named ..._ffma_... (CUDA-core FMAs). small_batch's one_block (one block for the
 # whole step) is judged from its grid size; micro1 (a grid that fills the SMs while each block
 # waits on HBM: the bandwidth-bound small GEMM) and latency_bound (every SM holds one warp
-# chasing pointers) look well fed in a trace, and are recorded only.
+# chasing pointers) look well fed in a trace, and are recorded only. serial_decode at d = 4096:
+# every batch-1 variant is decode_gemv high, by its kernels' names (sd_gemv_kernel, and the
+# persistent kernel's sd_decode_gemv_persistent_kernel: one kernel per token at the copy rate is
+# still one token per weight read); batched's cuBLAS GEMMs of 64 rows are not decode-shaped.
 # Environment: UNDERFED_DOCTOR_ROW_TIMEOUT_S (below), UNDERFED_DOCTOR_MATRIX_FLAGS (more doctor
 # options, e.g. --counters), UNDERFED_DOCTOR_MATRIX_ONLY (an extended regex on SCENARIO-VARIANT:
 # only those rows).
@@ -56,6 +59,10 @@ small_batch one_block broken low_sm_fill --sweep tokens=32
 small_batch large_micro fixed low_sm_fill --sweep tokens=32
 small_batch micro1 record low_sm_fill --sweep tokens=32
 small_batch latency_bound record low_sm_fill --sweep tokens=32
+serial_decode eager_b1 broken decode_gemv --sweep d_model=4096
+serial_decode graph_b1 broken decode_gemv --sweep d_model=4096
+serial_decode persistent broken decode_gemv --sweep d_model=4096
+serial_decode batched fixed decode_gemv --sweep d_model=4096
 '
 
 # UNDERFED_DOCTOR_MATRIX_FROM=DIR: judge the traces an earlier run recorded (its OUT_DIR, one

@@ -602,6 +602,48 @@ static int fig_host_sync(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "host_sync");
 }
 
+/* serial_decode's variants, in the figure's order: the three batch-1 ones, then batched. */
+static const char *const sd_names[] = {"eager_b1", "graph_b1", "persistent", "batched"};
+enum { SD_NV = sizeof sd_names / sizeof sd_names[0], SD_NCOLS = 2 * SD_NV + 1 };
+
+/* serial_decode: against d_model (the other axes at the default point), each variant's step
+ * time and share of the copy ceiling, and the floor of a batch-1 step: graph_b1's bytes
+ * (weights and one cache) at the copy ceiling, in ms. */
+static int fig_serial_decode(const pd_source *s, const double *point)
+{
+    double xs[UF_MAX_SWEEP], at[UF_MAX_AXES], copy;
+    int count[SD_NCOLS] = {0}, ax = tq_axis_index(s->t, "d_model");
+    int n = ax >= 0 ? sweep_values(s->t, ax, point, xs) : 0;
+    pd_fig f;
+    if (pd_ceiling(s->dir, "copy_d2d_gbs", &copy) != 0)
+        return -1;
+    begin(&f, s);
+    uf_strbuf *b = pd_dat(&f, "data", "_decode");
+    uf_sb_puts(b, "# d_model, step_ms of eager_b1 graph_b1 persistent batched, their "
+                  "pct_of_copy, floor_ms\n");
+    memcpy(at, point, sizeof at);
+    for (int i = 0; i < n; i++) {
+        double v[SD_NCOLS];
+        at[ax] = xs[i];
+        for (int c = 0; c < SD_NV; c++) {
+            v[c] = metric_of(s, at, sd_names[c], "step_ms");
+            v[SD_NV + c] = metric_of(s, at, sd_names[c], "pct_of_copy");
+        }
+        v[2 * SD_NV] = metric_of(s, at, "graph_b1", "min_bytes") / copy / 1e6;
+        uf_sb_printf(b, "%.10g", xs[i]);
+        for (int c = 0; c < SD_NCOLS; c++) {
+            pd_put_num(b, v[c]);
+            count[c] += !isnan(v[c]);
+        }
+        uf_sb_puts(b, "\n");
+    }
+    pd_words(&f, "variants", sd_names, SD_NV);
+    pd_counts(&f, "counts", count, SD_NCOLS);
+    pd_num(&f, "speedup", metric_of(s, point, "batched", "tokens_per_s") /
+                              metric_of(s, point, "graph_b1", "tokens_per_s"));
+    return pd_fig_commit(&f, "serial_decode");
+}
+
 static const struct scenario_figure {
     const char *scenario;                   /* also its script: plots/SCENARIO.gp */
     int (*write)(const pd_source *s, const double *point);
@@ -610,6 +652,7 @@ static const struct scenario_figure {
     {"checkpoint_recompute", fig_pareto},
     {"elementwise_chain", fig_chain},
     {"host_sync", fig_host_sync},
+    {"serial_decode", fig_serial_decode},
     {"small_batch", fig_small_batch},
     {"starved_input", fig_workers},
     {"tensor_alignment", fig_alignment},

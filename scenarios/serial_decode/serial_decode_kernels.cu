@@ -1,0 +1,1117 @@
+/* serial_decode's kernels (serial_decode_kernels.h says what each launch does).
+ *
+ * The arithmetic, written once:
+ *   a matrix row   one warp; lane l takes the 16-byte chunks l, l + 32, ... of the row (8 bf16
+ *                  each), accumulates w * x in fp32 in chunk order, 8 fmaf per chunk in element
+ *                  order; then a butterfly sum over the warp (sd_row_dot's pieces);
+ *   RMSNorm        warp 0 sums x*x over float4s l, l + 32, ... in order, butterfly; every
+ *                  thread scales and rounds its elements to bf16 (sd_stage_input);
+ *   attention      one warp per (KV head, SD_CHUNK positions): lane p's position's scores for
+ *                  the group's heads, a softmax partial, the weighted values of 2 features per
+ *                  lane; the last warp of a KV head combines the chunks in chunk order.
+ * The per-op kernels and the persistent kernel call the same functions, so batch 1 gives the
+ * same bits whichever runs it; only how the weights reach the lanes differs (registers, or a
+ * shared-memory ring of cp.async copies). */
+#include <stdio.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+
+#include "serial_decode_kernels.h"
+#include "underfed.h"
+
+#define SD_GEMV_WARPS 8         /* per-op GEMV: warps per block */
+#define SD_GEMV_BPS 2           /* blocks per SM: the grid is one wave of this many */
+#define SD_GEMV_UNIT 8          /* chunks per lane held per row segment (double-buffered) */
+#define SD_STAGE 4              /* persistent: chunks per lane per ring stage */
+#define SD_SMALL_BLOCK 256      /* embed, norm, scatter, gelu, argmax */
+#define SD_FILL_BLOCKS 4096
+#define FULL 0xffffffffu
+
+/* ---- loads, sums, the chunk's dot product ------------------------------------------------- */
+
+/* 16 bytes of a weight row, through L2 only and not kept in L1: it is read once a step. */
+__device__ __forceinline__ uint4 ld_stream(const bf16 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+/* Programmatic dependent launch: wait for the previous kernel's results; let the next start. */
+__device__ __forceinline__ void wait_predecessor(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void launch_successor(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ float lo_bf16(unsigned u) { return __uint_as_float(u << 16); }
+__device__ __forceinline__ float hi_bf16(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
+
+/* acc + w . x over one chunk: 8 bf16 weights and 8 bf16 inputs, element order. */
+__device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc)
+{
+    const unsigned wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        acc = __fmaf_rn(lo_bf16(wv[k]), lo_bf16(xv[k]), acc);
+        acc = __fmaf_rn(hi_bf16(wv[k]), hi_bf16(xv[k]), acc);
+    }
+    return acc;
+}
+
+/* acc + k . q over 8 bf16 keys and 8 fp32 queries, element order. */
+__device__ __forceinline__ float dot8f(uint4 k, float4 qa, float4 qb, float acc)
+{
+    acc = __fmaf_rn(lo_bf16(k.x), qa.x, acc);
+    acc = __fmaf_rn(hi_bf16(k.x), qa.y, acc);
+    acc = __fmaf_rn(lo_bf16(k.y), qa.z, acc);
+    acc = __fmaf_rn(hi_bf16(k.y), qa.w, acc);
+    acc = __fmaf_rn(lo_bf16(k.z), qb.x, acc);
+    acc = __fmaf_rn(hi_bf16(k.z), qb.y, acc);
+    acc = __fmaf_rn(lo_bf16(k.w), qb.z, acc);
+    acc = __fmaf_rn(hi_bf16(k.w), qb.w, acc);
+    return acc;
+}
+
+/* The butterfly sum and max: every lane ends with the same bits (a + b == b + a). */
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(FULL, v, off);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(FULL, v, off));
+    return v;
+}
+
+__device__ __forceinline__ unsigned pack_bf16(float a, float b)
+{
+    return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(a)) |
+           ((unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(b)) << 16);
+}
+
+/* ---- a phase: its matrix, its input, its epilogue ---------------------------------------- */
+
+__device__ __forceinline__ int phase_rows(const sd_shape &s, int ph)
+{
+    return ph == 4 * s.layers ? s.vocab : sd_mat_rows(&s, ph % 4);
+}
+
+__device__ __forceinline__ int phase_cols(const sd_shape &s, int ph)
+{
+    return ph == 4 * s.layers ? s.d : sd_mat_cols(&s, ph % 4);
+}
+
+__device__ __forceinline__ const bf16 *phase_weights(const sd_model &m, int ph)
+{
+    if (ph == 4 * m.s.layers)
+        return m.head;
+    return m.layers + (size_t)(ph / 4) * sd_layer_elems(&m.s) + sd_mat_offset(&m.s, ph % 4);
+}
+
+/* Phases whose input is RMSNorm(x): QKV, MLP up, the head; the others read a vector. */
+__device__ __forceinline__ int phase_normed(const sd_shape &s, int ph)
+{
+    return ph == 4 * s.layers || ph % 4 == SD_QKV || ph % 4 == SD_UP;
+}
+
+/* One warp's sum of squares of v[0..n4) float4s, the canonical order: lane l adds float4s
+ * l, l + 32, ... in turn, then the butterfly; every lane gets it. v is in shared memory (or
+ * memory this kernel may read with plain loads). */
+__device__ __forceinline__ float sumsq_warp(const float4 *v, int n4)
+{
+    const int lane = threadIdx.x & 31;
+    float s = 0.0f;
+    for (int i = lane; i < n4; i += 32) {
+        const float4 x = v[i];
+        s = __fmaf_rn(x.x, x.x, s);
+        s = __fmaf_rn(x.y, x.y, s);
+        s = __fmaf_rn(x.z, x.z, s);
+        s = __fmaf_rn(x.w, x.w, s);
+    }
+    return warp_sum(s);
+}
+
+/* The residual of sequence b (or an embedding row, the same floats) into raw[0..d) in shared
+ * memory, every load of a thread out before its stores (one L2 latency, not one per float4). */
+__device__ __forceinline__ void stage_raw(const sd_model &m, int b, const bf16 *embed_row,
+                                          float4 *raw)
+{
+    const int n4 = m.s.d / 4;
+    const float4 *x4 = (const float4 *)(m.x + (size_t)b * m.s.d);
+    const uint2 *e2 = (const uint2 *)embed_row;
+    for (int i0 = threadIdx.x; i0 < n4; i0 += 4 * blockDim.x) {
+        float4 v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int i = i0 + j * blockDim.x;
+            if (i >= n4)
+                continue;
+            if (embed_row) {
+                const uint2 e = __ldcg(e2 + i);
+                v[j] = make_float4(lo_bf16(e.x), hi_bf16(e.x), lo_bf16(e.y), hi_bf16(e.y));
+            } else {
+                v[j] = __ldcg(x4 + i);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (i0 + j * (int)blockDim.x < n4)
+                raw[i0 + j * blockDim.x] = v[j];
+    }
+}
+
+/* RMSNorm, the whole block: raw (d floats in shared memory, staged) into out[0..d/8) as bf16
+ * chunks of x / rms(x) (out in shared or global memory; not overlapping raw). */
+__device__ void normalize(const float4 *raw, int d, uint4 *out, float *inv)
+{
+    __syncthreads();                    /* raw is staged */
+    if (threadIdx.x < 32) {
+        const float s = sumsq_warp(raw, d / 4);
+        if (threadIdx.x == 0)
+            *inv = rsqrtf(s / (float)d + SD_RMS_EPS);
+    }
+    __syncthreads();
+    const float scale = *inv;
+    for (int i = threadIdx.x; i < d / 8; i += blockDim.x) {
+        const float4 p = raw[2 * i], q = raw[2 * i + 1];
+        out[i] = make_uint4(pack_bf16(p.x * scale, p.y * scale), pack_bf16(p.z * scale, p.w * scale),
+                            pack_bf16(q.x * scale, q.y * scale), pack_bf16(q.z * scale, q.w * scale));
+    }
+}
+
+/* Phase ph's input vector of sequence 0 into shared memory act (cols / 8 chunks); the whole
+ * block takes part. A normed input stages x's floats at act's bytes 4d .. 8d first (act holds
+ * 6d bytes at least). embed_row: layer 0's QKV reads the embedding row itself (the persistent
+ * kernel; the per-op kernels have it in x). */
+__device__ void stage_input(const sd_model &m, int ph, const bf16 *embed_row, uint4 *act,
+                            float *inv)
+{
+    const int n = phase_cols(m.s, ph) / 8;
+    if (phase_normed(m.s, ph)) {
+        float4 *raw = (float4 *)(act + m.s.d / 4);
+        stage_raw(m, 0, embed_row, raw);
+        normalize(raw, m.s.d, act, inv);
+    } else {            /* every load of the thread's chunks out before the first store */
+        const uint4 *src = (const uint4 *)(ph % 4 == SD_O ? m.a : m.u);
+        for (int i0 = threadIdx.x; i0 < n; i0 += 4 * blockDim.x) {
+            uint4 v[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (i0 + j * (int)blockDim.x < n)
+                    v[j] = __ldcg(src + i0 + j * blockDim.x);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (i0 + j * (int)blockDim.x < n)
+                    act[i0 + j * blockDim.x] = v[j];
+        }
+    }
+    __syncthreads();
+}
+
+/* Lane 0's result of row `row` of phase ph, sequence 0, at cache position pos. */
+__device__ void epilogue(const sd_model &m, int ph, int row, float acc, int pos)
+{
+    const sd_shape &s = m.s;
+    if (ph == 4 * s.layers) {
+        m.logits[row] = acc;
+        return;
+    }
+    switch (ph % 4) {
+    case SD_QKV:
+        if (row < s.d) {
+            m.q[row] = acc;
+        } else {
+            const int f = row - s.d, kv = f >= s.kv_dim;
+            m.cache[sd_cache_index(&s, 0, ph / 4, kv, pos, f - kv * s.kv_dim)] =
+                __float2bfloat16_rn(acc);
+        }
+        break;
+    case SD_UP:
+        m.u[row] = __float2bfloat16_rn(sd_gelu(acc));
+        break;
+    default:    /* O, DOWN: the residual */
+        m.x[row] = __ldcg(m.x + row) + acc;
+        break;
+    }
+}
+
+__device__ __forceinline__ int step_pos(const sd_model &m, unsigned long long step)
+{
+    return (int)(step % (unsigned long long)m.s.cache);
+}
+
+/* ---- attention ----------------------------------------------------------------------------- */
+
+/* What attention reads and writes, by value: a call that takes it needs no copy of the
+ * kernel's parameters in local memory (a reference to them would). */
+typedef struct attn_view {
+    const bf16 *cache;
+    const float *q;
+    float *part;
+    bf16 *a;
+    unsigned *count;
+    int d, layers, positions, kv_dim, kv_heads;
+} attn_view;
+
+__device__ __forceinline__ attn_view attn_view_of(const sd_model &m)
+{
+    attn_view v = {m.cache, m.q, m.part, m.a, m.attn_count, m.s.d, m.s.layers, m.s.cache,
+                   m.s.kv_dim, m.s.kv_heads};
+    return v;
+}
+
+/* sd_cache_index of the view's cache. */
+__device__ __forceinline__ size_t cache_at(const attn_view &v, int b, int l, int kv, int p, int f)
+{
+    return ((((size_t)b * v.layers + l) * 2 + kv) * v.positions + p) * v.kv_dim + f;
+}
+
+__device__ __forceinline__ float *partial(const attn_view &v, int b, int g, int c, int hh)
+{
+    const int chunks = v.positions / SD_CHUNK;
+    return v.part + ((((size_t)b * v.kv_heads + g) * chunks + c) * SD_GROUP + hh) *
+                        (2 + SD_HEAD_DIM);
+}
+
+/* One warp: KV head g's SD_GROUP query heads of sequence b over positions c * 32 + lane of
+ * layer l's cache: each head's max score, sum of exponentials and weighted values. Every load
+ * of the cache is issued before its first use (the lane's key row, its 2 features of each of
+ * the chunk's value rows, half a chunk at a time), so that the item costs a few memory
+ * latencies, not one per position. */
+__device__ __forceinline__ void attn_item(const attn_view &av, int b, int l, int g, int c)
+{
+    const int lane = threadIdx.x & 31, p = c * SD_CHUNK + lane;
+    const uint4 *krow = (const uint4 *)(av.cache + cache_at(av, b, l, 0, p, g * SD_HEAD_DIM));
+    const unsigned *vcol = (const unsigned *)(av.cache + cache_at(av, b, l, 1, c * SD_CHUNK,
+                                                                   g * SD_HEAD_DIM) + 2 * lane);
+    uint4 k[SD_HEAD_DIM / 8];
+    unsigned v[SD_CHUNK / 2];
+    float e[SD_GROUP], o0[SD_GROUP], o1[SD_GROUP];
+#pragma unroll
+    for (int i = 0; i < SD_HEAD_DIM / 8; i++)
+        k[i] = __ldcg(krow + i);
+#pragma unroll
+    for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+        v[pp] = __ldcg(vcol + (size_t)pp * (av.kv_dim / 2));
+#pragma unroll
+    for (int hh = 0; hh < SD_GROUP; hh++) {
+        const float4 *q4 = (const float4 *)(av.q + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM);
+        float acc = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SD_HEAD_DIM / 8; i++)
+            acc = dot8f(k[i], __ldcg(q4 + 2 * i), __ldcg(q4 + 2 * i + 1), acc);
+        const float score = acc * 0.125f;       /* 1 / sqrt(SD_HEAD_DIM) */
+        const float mx = warp_max(score);
+        e[hh] = expf(score - mx);
+        const float sum = warp_sum(e[hh]);
+        float *out = partial(av, b, g, c, hh);
+        if (lane == 0) {
+            out[0] = mx;
+            out[1] = sum;
+        }
+        o0[hh] = o1[hh] = 0.0f;
+    }
+    for (int half = 0; half < 2; half++) {
+        if (half == 1) {
+#pragma unroll
+            for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+                v[pp] = __ldcg(vcol + (size_t)(SD_CHUNK / 2 + pp) * (av.kv_dim / 2));
+        }
+#pragma unroll
+        for (int pp = 0; pp < SD_CHUNK / 2; pp++)
+#pragma unroll
+            for (int hh = 0; hh < SD_GROUP; hh++) {
+                const float w = __shfl_sync(FULL, e[hh], half * (SD_CHUNK / 2) + pp);
+                o0[hh] = __fmaf_rn(w, lo_bf16(v[pp]), o0[hh]);
+                o1[hh] = __fmaf_rn(w, hi_bf16(v[pp]), o1[hh]);
+            }
+    }
+#pragma unroll
+    for (int hh = 0; hh < SD_GROUP; hh++)
+        *(float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane) = make_float2(o0[hh], o1[hh]);
+}
+
+/* One warp: KV head g's chunks combined into a (bf16), in chunk order for every sum: lane c
+ * holds chunk c's max and sum (the max and the weights by butterfly), each lane's 2 features
+ * of every chunk loaded at once. */
+__device__ __forceinline__ void attn_combine(const attn_view &av, int b, int g)
+{
+    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
+#pragma unroll
+    for (int hh = 0; hh < SD_GROUP; hh++) {
+        float2 o[SD_MAX_CHUNKS];
+        const float *mine = partial(av, b, g, lane < chunks ? lane : 0, hh);
+        const float mc = lane < chunks ? __ldcg(mine) : -INFINITY;
+        const float lc = lane < chunks ? __ldcg(mine + 1) : 0.0f;
+#pragma unroll
+        for (int c = 0; c < SD_MAX_CHUNKS; c++)
+            if (c < chunks)
+                o[c] = __ldcg((const float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane));
+        const float mx = warp_max(mc);
+        const float w = lane < chunks ? expf(mc - mx) : 0.0f;
+        const float sum = warp_sum(lc * w);
+        float r0 = 0.0f, r1 = 0.0f;
+#pragma unroll
+        for (int c = 0; c < SD_MAX_CHUNKS; c++)
+            if (c < chunks) {
+                const float wc = __shfl_sync(FULL, w, c);
+                r0 = __fmaf_rn(o[c].x, wc, r0);
+                r1 = __fmaf_rn(o[c].y, wc, r1);
+            }
+        bf16 *out = av.a + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM + 2 * lane;
+        *(unsigned *)out = pack_bf16(r0 / sum, r1 / sum);
+    }
+}
+
+/* A work item, and the combine by the last of its KV head's warps to finish. Not inlined: its
+ * registers are its own (in the persistent kernel they would crowd the weight loop's). */
+__device__ __noinline__ void attn_work(attn_view av, int b, int l, int g, int c)
+{
+    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
+    unsigned *count = av.count + (size_t)b * av.kv_heads + g;
+    unsigned done = 0;
+    attn_item(av, b, l, g, c);
+    __threadfence();            /* every lane's partials before the count */
+    __syncwarp();
+    if (lane == 0)
+        done = atomicAdd(count, 1u);
+    done = __shfl_sync(FULL, done, 0);
+    if (done != (unsigned)chunks - 1)
+        return;
+    __threadfence();            /* the others' partials, after their count */
+    attn_combine(av, b, g);
+    if (lane == 0)
+        atomicExch(count, 0u);  /* for the next layer: read after a kernel or grid barrier */
+}
+
+/* ---- argmax ----------------------------------------------------------------------------- */
+
+/* The block's argmax of v[0..n): the largest value's lowest index (NaN never wins; none: 0). */
+__device__ __noinline__ int block_argmax(const float *v, int n)
+{
+    __shared__ float best_v[32];
+    __shared__ int best_i[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    float best = -INFINITY;
+    int idx = n;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float x = __ldcg(v + i);
+        if (x > best || (idx == n && x == best)) {
+            best = x;
+            idx = i;
+        }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        const float ob = __shfl_xor_sync(FULL, best, off);
+        const int oi = __shfl_xor_sync(FULL, idx, off);
+        if (ob > best || (ob == best && oi < idx)) {
+            best = ob;
+            idx = oi;
+        }
+    }
+    if (lane == 0) {
+        best_v[warp] = best;
+        best_i[warp] = idx;
+    }
+    __syncthreads();
+    int result = n;
+    if (threadIdx.x == 0) {
+        best = -INFINITY;
+        for (int w = 0; w < nw; w++)
+            if (best_v[w] > best || (best_v[w] == best && best_i[w] < result)) {
+                best = best_v[w];
+                result = best_i[w];
+            }
+    }
+    return result < n ? result : 0;     /* thread 0's answer */
+}
+
+/* ---- the per-op kernels ------------------------------------------------------------------- */
+
+__global__ void sd_embed_kernel(sd_model m)
+{
+    wait_predecessor();
+    launch_successor();
+    const int b = blockIdx.y, d = m.s.d;
+    const int tok = __ldcg(m.tok + b);
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < d; i += gridDim.x * blockDim.x)
+        m.x[(size_t)b * d + i] = __bfloat162float(m.embed[(size_t)tok * d + i]);
+}
+
+/* A warp's row segment of SD_GEMV_UNIT chunks per lane into registers. */
+__device__ __forceinline__ void load_unit(uint4 *buf, const bf16 *w, int cols, int row, int seg,
+                                          int cpl, int lane)
+{
+    const bf16 *r = w + (size_t)row * cols;
+#pragma unroll
+    for (int j = 0; j < SD_GEMV_UNIT; j++) {
+        const int jj = seg * SD_GEMV_UNIT + j;
+        if (jj < cpl)
+            buf[j] = ld_stream(r + (size_t)(lane + 32 * jj) * 8);
+    }
+}
+
+/* A warp's place in a phase's rows: row gw + GW i, segment seg of SD_GEMV_UNIT chunks a lane. */
+typedef struct unit {
+    int row, seg;
+} unit;
+
+__device__ __forceinline__ unit unit_after(unit u, int nseg, int GW)
+{
+    if (++u.seg == nseg) {
+        u.seg = 0;
+        u.row += GW;
+    }
+    return u;
+}
+
+/* acc + the segment's chunks (buf) against the staged input. */
+__device__ __forceinline__ float dot_unit(const uint4 *buf, const uint4 *act, int seg, int cpl,
+                                          int lane, float acc)
+{
+#pragma unroll
+    for (int j = 0; j < SD_GEMV_UNIT; j++) {
+        const int jj = seg * SD_GEMV_UNIT + j;
+        if (jj < cpl)
+            acc = dot8(buf[j], act[lane + 32 * jj], acc);
+    }
+    return acc;
+}
+
+/* Batch 1, one phase: rows gw, gw + GW, ... of its matrix, one warp each. Two segments of
+ * weights in flight, in two register buffers taken in turn (a copy from one to the other
+ * would wait for its loads): the warp sums one while the other lands. Both are issued before
+ * the kernel waits for its predecessor: the weights do not depend on it. */
+__global__ void __launch_bounds__(SD_GEMV_WARPS * 32, SD_GEMV_BPS) sd_gemv_kernel(sd_model m, int ph)
+{
+    extern __shared__ uint4 act[];
+    __shared__ float inv;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int gw = blockIdx.x * SD_GEMV_WARPS + warp, GW = gridDim.x * SD_GEMV_WARPS;
+    const int rows = phase_rows(m.s, ph), cols = phase_cols(m.s, ph), cpl = cols / 256;
+    const int nseg = (cpl + SD_GEMV_UNIT - 1) / SD_GEMV_UNIT;
+    const bf16 *w = phase_weights(m, ph);
+    uint4 a[SD_GEMV_UNIT], b[SD_GEMV_UNIT];
+    unit ua = {gw, 0}, ub = unit_after(ua, nseg, GW);
+    if (ua.row < rows)
+        load_unit(a, w, cols, ua.row, ua.seg, cpl, lane);
+    if (ub.row < rows)
+        load_unit(b, w, cols, ub.row, ub.seg, cpl, lane);
+    wait_predecessor();
+    launch_successor();
+    const int pos = step_pos(m, __ldcg(m.step));
+    stage_input(m, ph, NULL, act, &inv);
+    float acc = 0.0f;
+    while (ua.row < rows) {
+        acc = dot_unit(a, act, ua.seg, cpl, lane, acc);
+        if (ua.seg == nseg - 1) {
+            acc = warp_sum(acc);
+            if (lane == 0)
+                epilogue(m, ph, ua.row, acc, pos);
+            acc = 0.0f;
+        }
+        ua = unit_after(ub, nseg, GW);
+        if (ua.row < rows)
+            load_unit(a, w, cols, ua.row, ua.seg, cpl, lane);
+        if (ub.row >= rows)
+            break;
+        acc = dot_unit(b, act, ub.seg, cpl, lane, acc);
+        if (ub.seg == nseg - 1) {
+            acc = warp_sum(acc);
+            if (lane == 0)
+                epilogue(m, ph, ub.row, acc, pos);
+            acc = 0.0f;
+        }
+        ub = unit_after(ua, nseg, GW);
+        if (ub.row < rows)
+            load_unit(b, w, cols, ub.row, ub.seg, cpl, lane);
+    }
+}
+
+/* Grid (chunks, kv_heads, batch) of one warp each. */
+__global__ void sd_attention_kernel(sd_model m, int l)
+{
+    wait_predecessor();
+    launch_successor();
+    attn_work(attn_view_of(m), blockIdx.z, l, blockIdx.y, blockIdx.x);
+}
+
+__global__ void sd_argmax_kernel(sd_model m)
+{
+    wait_predecessor();
+    launch_successor();
+    const int b = blockIdx.x;
+    const int tok = block_argmax(m.logits + (size_t)b * m.s.vocab, m.s.vocab);
+    if (threadIdx.x == 0) {
+        m.tok[b] = tok;
+        if (b == 0)
+            *m.step += 1;
+    }
+}
+
+/* Batched: sequence blockIdx.x's RMSNorm into h, as the GEMV stages it (raw x in dynamic
+ * shared memory: 4d bytes). */
+__global__ void sd_rmsnorm_kernel(sd_model m)
+{
+    extern __shared__ float4 raw[];
+    __shared__ float inv;
+    const int b = blockIdx.x;
+    stage_raw(m, b, NULL, raw);
+    normalize(raw, m.s.d, (uint4 *)(m.h + (size_t)b * m.s.d), &inv);
+}
+
+__global__ void sd_scatter_kernel(sd_model m, int l)
+{
+    const sd_shape &s = m.s;
+    const int b = blockIdx.y, r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= s.qkv_rows)
+        return;
+    const float v = m.qkv[(size_t)b * s.qkv_rows + r];
+    if (r < s.d) {
+        m.q[(size_t)b * s.d + r] = v;
+        return;
+    }
+    const int f = r - s.d, kv = f >= s.kv_dim;
+    m.cache[sd_cache_index(&s, b, l, kv, step_pos(m, *m.step), f - kv * s.kv_dim)] =
+        __float2bfloat16_rn(v);
+}
+
+__global__ void sd_gelu_kernel(sd_model m)
+{
+    const size_t n = (size_t)m.s.batch * m.s.ffn;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        m.u[i] = __float2bfloat16_rn(sd_gelu(m.upf[i]));
+}
+
+/* ---- the persistent kernel ------------------------------------------------------------------- */
+
+/* Where a warp's stream of weights stands: phase, row (of the warp's rows gw, gw + GW, ...)
+ * and segment of SD_STAGE chunks per lane. ph past the last phase: the stream is done. */
+typedef struct cursor {
+    int ph, row, seg;
+} cursor;
+
+__device__ __forceinline__ void cursor_settle(const sd_shape &s, cursor &c, int gw)
+{
+    while (c.ph < sd_phases(&s) && c.row >= phase_rows(s, c.ph)) {
+        c.ph++;
+        c.row = gw;
+        c.seg = 0;
+    }
+}
+
+__device__ __forceinline__ int cursor_segs(const sd_shape &s, int ph)
+{
+    return (phase_cols(s, ph) / 256 + SD_STAGE - 1) / SD_STAGE;
+}
+
+__device__ __forceinline__ void cursor_next(const sd_shape &s, cursor &c, int gw, int GW)
+{
+    if (++c.seg == cursor_segs(s, c.ph)) {
+        c.seg = 0;
+        c.row += GW;
+        cursor_settle(s, c, gw);
+    }
+}
+
+/* The lane's chunks of the cursor's segment into a ring stage, one cp.async group (empty when
+ * the stream is done: every unit consumed is one group). */
+__device__ __forceinline__ void issue_stage(const sd_model &m, const cursor &c, uint4 *stage, int lane)
+{
+    if (c.ph < sd_phases(&m.s)) {
+        const int cols = phase_cols(m.s, c.ph), cpl = cols / 256;
+        const bf16 *r = phase_weights(m, c.ph) + (size_t)c.row * cols;
+#pragma unroll
+        for (int j = 0; j < SD_STAGE; j++) {
+            const int jj = c.seg * SD_STAGE + j;
+            if (jj < cpl) {
+                const unsigned dst = (unsigned)__cvta_generic_to_shared(stage + j * 32 + lane);
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst),
+                             "l"(r + (size_t)(lane + 32 * jj) * 8)
+                             : "memory");
+            }
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/* The bulk copy (sm_90's TMA): the cursor's segment, contiguous in global memory (chunks
+ * 128 seg .. 128 seg + 127 of the row: the stage's [j][lane] order), as one copy by lane 0 that
+ * completes on the stage's mbarrier. Nothing when the stream is done: no one waits for it. */
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void issue_stage_bulk(const sd_model &m, const cursor &c, uint4 *stage,
+                                                 unsigned long long *bar, int lane)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane != 0 || c.ph >= sd_phases(&m.s))
+        return;
+    const int cols = phase_cols(m.s, c.ph), cpl = cols / 256;
+    const int chunks = cpl - c.seg * SD_STAGE < SD_STAGE ? cpl - c.seg * SD_STAGE : SD_STAGE;
+    const unsigned bytes = (unsigned)chunks * 32 * 16;
+    const bf16 *src = phase_weights(m, c.ph) + (size_t)c.row * cols + (size_t)c.seg * SD_STAGE * 32 * 8;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");   /* the lanes' reads, before */
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+                 "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], "
+                 "%2, [%3];" ::"r"(smem_addr(stage)), "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+#endif
+}
+
+/* The warp's stage mbarriers, one arrival (lane 0's) per filling. */
+__device__ __forceinline__ void init_bulk(unsigned long long *bars, int stages)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    for (int k = 0; k < stages; k++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bars + k))
+                     : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+/* Until the bulk copy of the stage's `use`-th filling has landed (its mbarrier's phase). */
+__device__ __forceinline__ void wait_bulk(unsigned long long *bar, int use)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("{\n.reg .pred done;\nSD_WAIT_BULK:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra SD_WAIT_BULK;\n}" ::"r"(smem_addr(bar)), "r"((unsigned)use & 1u)
+                 : "memory");
+#endif
+}
+
+/* Until the oldest of `stages` groups in flight has landed (wait_group takes a constant). */
+__device__ __forceinline__ void wait_oldest(int stages)
+{
+#define SD_WAIT(n) case n + 1: asm volatile("cp.async.wait_group " #n ";" ::: "memory"); break
+    switch (stages) {
+        SD_WAIT(0); SD_WAIT(1); SD_WAIT(2); SD_WAIT(3); SD_WAIT(4); SD_WAIT(5); SD_WAIT(6);
+        SD_WAIT(7); SD_WAIT(8); SD_WAIT(9); SD_WAIT(10); SD_WAIT(11); SD_WAIT(12);
+        SD_WAIT(13); SD_WAIT(14); SD_WAIT(15);
+    default:
+        asm volatile("cp.async.wait_all;" ::: "memory");
+    }
+#undef SD_WAIT
+}
+
+/* Every block arrives, then waits until all of this barrier's arrivals are in: the count only
+ * grows (target = arrivals up to and including this barrier). */
+__device__ __forceinline__ void grid_barrier(unsigned long long *bar, unsigned long long target)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(bar, 1ull);
+        unsigned long long seen;
+        do {
+            asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(bar) : "memory");
+        } while (seen < target);
+    }
+    __syncthreads();
+}
+
+/* Batch 1, a whole decode step. Per layer: QKV | attention | O | MLP up | MLP down, '|' a grid
+ * barrier; then the head | argmax (block 0). Each warp's weights (its rows of every phase, in
+ * phase order) stream through its ring of `stages` stages: after a stage is summed, the
+ * lane's next 16-byte copies go into it, so the ring holds the next phase's first weights
+ * while the warp waits at a barrier, and HBM keeps streaming through it. */
+__global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
+    sd_decode_gemv_persistent_kernel(sd_model m, int stages, int bulk)
+{
+    extern __shared__ uint4 smem[];
+    __shared__ float inv;
+    const sd_shape &s = m.s;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    const int gw = blockIdx.x * nw + warp, GW = gridDim.x * nw, last = sd_phases(&s) - 1;
+    uint4 *act = smem;
+    uint4 *ring = smem + s.ffn / 8 + (size_t)warp * stages * SD_STAGE * 32;
+    /* bulk: an mbarrier per stage, after every warp's ring */
+    unsigned long long *bars = (unsigned long long *)(smem + s.ffn / 8 +
+                                                      (size_t)nw * stages * SD_STAGE * 32) +
+                               warp * stages;
+    const unsigned long long epoch = __ldcg(m.pstep), step = __ldcg(m.step);
+    const int pos = step_pos(m, step), tok = __ldcg(m.tok);
+    const bf16 *embed_row = m.embed + (size_t)tok * s.d;
+    unsigned long long target = epoch * (unsigned long long)(5 * s.layers + 1) * gridDim.x;
+
+    cursor prod = {0, gw, 0}, cons = {0, gw, 0};
+    cursor_settle(s, prod, gw);
+    cursor_settle(s, cons, gw);
+    if (bulk && lane == 0)
+        init_bulk(bars, stages);
+    __syncwarp();
+    for (int k = 0; k < stages; k++) {
+        if (bulk)
+            issue_stage_bulk(m, prod, ring + k * SD_STAGE * 32, bars + k, lane);
+        else
+            issue_stage(m, prod, ring + k * SD_STAGE * 32, lane);
+        if (prod.ph <= last)
+            cursor_next(s, prod, gw, GW);
+    }
+    /* the residual starts as the embedding, a slice per block (first read after 2 barriers) */
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < s.d; i += gridDim.x * blockDim.x)
+        m.x[i] = __bfloat162float(embed_row[i]);
+
+    int k = 0;      /* units consumed: the ring stage of the next is k % stages */
+    for (int ph = 0; ph <= last; ph++) {
+        stage_input(m, ph, ph == 0 ? embed_row : NULL, act, &inv);
+        const int cpl = phase_cols(s, ph) / 256, nseg = cursor_segs(s, ph);
+        float acc = 0.0f;
+        while (cons.ph == ph) {
+            uint4 *stage = ring + (k % stages) * SD_STAGE * 32;
+            if (bulk)
+                wait_bulk(bars + k % stages, k / stages);
+            else
+                wait_oldest(stages);
+#pragma unroll
+            for (int j = 0; j < SD_STAGE; j++) {
+                const int jj = cons.seg * SD_STAGE + j;
+                if (jj < cpl)
+                    acc = dot8(stage[j * 32 + lane], act[lane + 32 * jj], acc);
+            }
+            if (cons.seg == nseg - 1) {
+                acc = warp_sum(acc);
+                if (lane == 0)
+                    epilogue(m, ph, cons.row, acc, pos);
+                acc = 0.0f;
+            }
+            if (bulk) {
+                __syncwarp();       /* every lane has read the stage before it is refilled */
+                issue_stage_bulk(m, prod, stage, bars + k % stages, lane);
+            } else {
+                issue_stage(m, prod, stage, lane);
+            }
+            if (prod.ph <= last)
+                cursor_next(s, prod, gw, GW);
+            cursor_next(s, cons, gw, GW);
+            k++;
+        }
+        target += gridDim.x;
+        grid_barrier(m.bar, target);
+        if (ph % 4 == SD_QKV && ph < last) {
+            const int chunks = s.cache / SD_CHUNK;
+            for (int item = gw; item < s.kv_heads * chunks; item += GW)
+                attn_work(attn_view_of(m), 0, ph / 4, item / chunks, item % chunks);
+            target += gridDim.x;
+            grid_barrier(m.bar, target);
+        }
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    if (blockIdx.x == 0) {
+        const int next = block_argmax(m.logits, s.vocab);
+        if (threadIdx.x == 0) {
+            *m.tok = next;
+            *m.step = step + 1;
+            *m.pstep = epoch + 1;
+        }
+    }
+}
+
+/* ---- fills -------------------------------------------------------------------------------- */
+
+/* dst[i] = bf16(uniform at (key, first + i)), as the host reference redraws it. */
+__global__ void sd_fill_kernel(bf16 *dst, size_t n, uint32_t key, float amplitude, size_t first)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = __float2bfloat16_rn(sd_uniform(key, (uint32_t)(first + i), amplitude));
+}
+
+__global__ void sd_start_kernel(sd_model m, uint64_t seed)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m.s.batch)
+        m.tok[i] = sd_start_token(seed, i, m.s.vocab);
+    if (i < m.s.batch * m.s.kv_heads)
+        m.attn_count[i] = 0;
+    if (i == 0)
+        *m.step = *m.bar = *m.pstep = 0;
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+static int launch(const void *kernel, dim3 grid, dim3 block, size_t smem, int pdl, void **args,
+                  cudaStream_t stream)
+{
+    int rc = UF_OK;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    UF_CUDA_OR_GOTO(rc, cudaLaunchKernelExC(&cfg, kernel, args), out);
+out:
+    return rc;
+}
+
+size_t sd_model_bytes(const sd_shape *s)
+{
+    const size_t B = (size_t)s->batch, d = (size_t)s->d;
+    const size_t bf = 2 * ((size_t)s->layers * sd_layer_elems(s) + 2 * (size_t)s->vocab * d +
+                           sd_cache_elems(s) + B * (2 * d + s->ffn));
+    const size_t f4 = 4 * (B * (2 * d + s->vocab + s->qkv_rows + s->ffn) +
+                           B * s->kv_heads * (s->cache / SD_CHUNK) * SD_GROUP * (2 + SD_HEAD_DIM));
+    return bf + f4 + 4 * B * (1 + s->kv_heads) + 3 * 8;
+}
+
+#define SD_ALLOC(rc, ptr, n, label) \
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&(ptr), (size_t)(n) * sizeof *(ptr)), label)
+
+int sd_model_alloc(sd_model *m, const sd_shape *s, int device)
+{
+    int rc = UF_OK, major = 0, optin = 0;
+    const size_t B = (size_t)s->batch, d = (size_t)s->d;
+    memset(m, 0, sizeof *m);
+    m->s = *s;
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&m->sms, cudaDevAttrMultiProcessorCount, device),
+                    out);
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                    out);
+    m->pdl = major >= 9;
+    SD_ALLOC(rc, m->layers, (size_t)s->layers * sd_layer_elems(s), out);
+    SD_ALLOC(rc, m->embed, (size_t)s->vocab * d, out);
+    SD_ALLOC(rc, m->head, (size_t)s->vocab * d, out);
+    SD_ALLOC(rc, m->cache, sd_cache_elems(s), out);
+    SD_ALLOC(rc, m->x, B * d, out);
+    SD_ALLOC(rc, m->q, B * d, out);
+    SD_ALLOC(rc, m->logits, B * s->vocab, out);
+    SD_ALLOC(rc, m->part, B * s->kv_heads * (s->cache / SD_CHUNK) * SD_GROUP * (2 + SD_HEAD_DIM),
+             out);
+    SD_ALLOC(rc, m->a, B * d, out);
+    SD_ALLOC(rc, m->u, B * s->ffn, out);
+    SD_ALLOC(rc, m->qkv, B * s->qkv_rows, out);
+    SD_ALLOC(rc, m->upf, B * s->ffn, out);
+    SD_ALLOC(rc, m->h, B * d, out);
+    SD_ALLOC(rc, m->tok, B, out);
+    SD_ALLOC(rc, m->attn_count, B * s->kv_heads, out);
+    SD_ALLOC(rc, m->step, 1, out);
+    SD_ALLOC(rc, m->bar, 1, out);
+    SD_ALLOC(rc, m->pstep, 1, out);
+    /* the GEMV's input vector: up to 4d bf16 of shared memory. One limit for every model of
+     * the process (the attribute is the kernel's, not a launch's): the widest d allows. */
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                               device), out);
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_gemv_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             optin < 8 * 16384 ? optin : 8 * 16384), out);
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_rmsnorm_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             optin < 4 * 16384 ? optin : 4 * 16384), out);
+    if ((size_t)optin < 8 * d) {
+        uf_report_failure(__FILE__, __LINE__, "sd_model_alloc",
+                          "the GEMV's 4d-wide input does not fit in the GPU's shared memory");
+        rc = UF_USAGE;
+    }
+out:
+    return rc;
+}
+
+void sd_model_free(sd_model *m)
+{
+    void *ptrs[] = {m->layers, m->embed, m->head, m->cache, m->x, m->q, m->logits, m->part,
+                    m->a, m->u, m->qkv, m->upf, m->h, m->tok, m->attn_count, m->step,
+                    m->bar, m->pstep};
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
+        cudaFree(ptrs[i]);
+    memset(m, 0, sizeof *m);
+}
+
+static int fill(bf16 *dst, size_t n, uint32_t key, float amp, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    sd_fill_kernel<<<SD_FILL_BLOCKS, SD_SMALL_BLOCK, 0, stream>>>(dst, n, key, amp, 0);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+int sd_model_fill(sd_model *m, uint64_t seed, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    const sd_shape *s = &m->s;
+    const size_t le = sd_layer_elems(s), vd = (size_t)s->vocab * s->d;
+    for (int l = 0; l < s->layers; l++)
+        for (int j = 0; j < SD_N_MATS; j++)
+            UF_STATUS_OR_GOTO(rc, fill(m->layers + (size_t)l * le + sd_mat_offset(s, j),
+                                       (size_t)sd_mat_rows(s, j) * sd_mat_cols(s, j),
+                                       sd_mat_key(seed, l, j), sd_amplitude(sd_mat_cols(s, j)),
+                                       stream), out);
+    UF_STATUS_OR_GOTO(rc, fill(m->embed, vd, sd_key(seed, SD_T_EMBED), 1.0f, stream), out);
+    UF_STATUS_OR_GOTO(rc, fill(m->head, vd, sd_key(seed, SD_T_HEAD), sd_amplitude(s->d), stream),
+                      out);
+    UF_STATUS_OR_GOTO(rc, sd_model_restart(m, seed, stream), out);
+out:
+    return rc;
+}
+
+int sd_model_restart(sd_model *m, uint64_t seed, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    const int n = m->s.batch * (m->s.kv_heads > 1 ? m->s.kv_heads : 1);
+    UF_STATUS_OR_GOTO(rc, fill(m->cache, sd_cache_elems(&m->s), sd_key(seed, SD_T_CACHE), 1.0f,
+                               stream), out);
+    sd_start_kernel<<<(n + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, SD_SMALL_BLOCK, 0, stream>>>(*m,
+                                                                                       seed);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+int sd_launch_embed(const sd_model *m, cudaStream_t stream)
+{
+    void *args[] = {(void *)m};
+    return launch((const void *)sd_embed_kernel,
+                  dim3((m->s.d + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
+                  dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
+}
+
+/* One wave of SD_GEMV_BPS blocks per SM, or fewer where the matrix has fewer rows than that
+ * many warps (a small model's: fewer blocks to start and to drain). */
+int sd_launch_gemv(const sd_model *m, int ph, int pdl, cudaStream_t stream)
+{
+    const int head = ph == 4 * m->s.layers;
+    const int cols = head ? m->s.d : sd_mat_cols(&m->s, ph % 4);
+    const int rows = head ? m->s.vocab : sd_mat_rows(&m->s, ph % 4);
+    const int wave = SD_GEMV_BPS * m->sms, need = (rows + SD_GEMV_WARPS - 1) / SD_GEMV_WARPS;
+    const int normed = head || ph % 4 == SD_QKV || ph % 4 == SD_UP;
+    /* the input vector (cols bf16); a normed one stages x's floats above it (6d bytes) */
+    const size_t smem = normed ? (size_t)m->s.d * 6 : (size_t)cols * 2;
+    void *args[] = {(void *)m, &ph};
+    return launch((const void *)sd_gemv_kernel, dim3(need < wave ? need : wave),
+                  dim3(SD_GEMV_WARPS * 32), smem, pdl && m->pdl, args, stream);
+}
+
+int sd_launch_attention(const sd_model *m, int l, int pdl, cudaStream_t stream)
+{
+    void *args[] = {(void *)m, &l};
+    return launch((const void *)sd_attention_kernel,
+                  dim3(m->s.cache / SD_CHUNK, m->s.kv_heads, m->s.batch), dim3(32), 0,
+                  pdl && m->pdl, args, stream);
+}
+
+int sd_launch_argmax(const sd_model *m, int pdl, cudaStream_t stream)
+{
+    void *args[] = {(void *)m};
+    return launch((const void *)sd_argmax_kernel, dim3(m->s.batch), dim3(2 * SD_SMALL_BLOCK), 0,
+                  pdl && m->pdl, args, stream);
+}
+
+int sd_launch_rmsnorm(const sd_model *m, cudaStream_t stream)
+{
+    void *args[] = {(void *)m};
+    return launch((const void *)sd_rmsnorm_kernel, dim3(m->s.batch), dim3(SD_SMALL_BLOCK),
+                  (size_t)m->s.d * 4, 0, args, stream);
+}
+
+int sd_launch_scatter(const sd_model *m, int l, cudaStream_t stream)
+{
+    void *args[] = {(void *)m, &l};
+    return launch((const void *)sd_scatter_kernel,
+                  dim3((m->s.qkv_rows + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
+                  dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
+}
+
+int sd_launch_gelu(const sd_model *m, cudaStream_t stream)
+{
+    void *args[] = {(void *)m};
+    return launch((const void *)sd_gelu_kernel, dim3(2 * m->sms), dim3(SD_SMALL_BLOCK), 0, 0,
+                  args, stream);
+}
+
+int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int bulk,
+                       sd_pconfig *p, char *why, size_t len)
+{
+    int rc = UF_OK, device = 0, coop = 0, optin = 0, fit = 0, major = 0;
+    memset(p, 0, sizeof *p);
+    const int per_block = bps > 0 ? ring_kib * 1024 / bps : 0;
+    p->bps = bps;
+    p->warps = warps;
+    p->bulk = bulk;
+    p->stages = warps > 0 ? per_block / (warps * SD_P_STAGE_BYTES) : 0;
+    p->grid = bps * m->sms;
+    p->smem_bytes = (size_t)m->s.ffn * 2 + (size_t)warps * p->stages * SD_P_STAGE_BYTES +
+                    (bulk ? (size_t)warps * p->stages * 8 : 0);    /* the stages' mbarriers */
+    if (warps < 1 || warps > SD_P_MAX_WARPS || bps < 1 || p->stages < 1 ||
+        p->stages > SD_P_MAX_STAGES) {
+        snprintf(why, len, "persistent: p_bps=%d, p_warps=%d, p_ring_kib=%d make %d ring stages "
+                 "of %d bytes per warp (1..%d; warps 1..%d)", bps, warps, ring_kib, p->stages,
+                 SD_P_STAGE_BYTES, SD_P_MAX_STAGES, SD_P_MAX_WARPS);
+        return -1;
+    }
+    UF_CUDA_OR_GOTO(rc, cudaGetDevice(&device), out);
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device), out);
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                               device), out);
+    UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                    out);
+    if (!coop) {
+        snprintf(why, len, "persistent: the GPU has no cooperative launch");
+        return -1;
+    }
+    if (bulk && major < 9) {
+        snprintf(why, len, "persistent: bulk copies (cp.async.bulk) need compute capability 9.0, "
+                 "the GPU has %d.x", major);
+        return -1;
+    }
+    if (p->smem_bytes > (size_t)optin) {
+        snprintf(why, len, "persistent: %zu bytes of shared memory per block (the %d-wide input "
+                 "and %d warps x %d stages of %d bytes), the GPU allows %d", p->smem_bytes,
+                 m->s.ffn, warps, p->stages, SD_P_STAGE_BYTES, optin);
+        return -1;
+    }
+    UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_decode_gemv_persistent_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)p->smem_bytes), out);
+    UF_CUDA_OR_GOTO(rc, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                            &fit, sd_decode_gemv_persistent_kernel, warps * 32, p->smem_bytes),
+                    out);
+    if (fit < bps) {
+        snprintf(why, len, "persistent: %d blocks per SM of %d warps and %zu bytes of shared "
+                 "memory do not fit together (%d do)", bps, warps, p->smem_bytes, fit);
+        return -1;
+    }
+out:
+    if (rc != UF_OK)
+        snprintf(why, len, "persistent: a CUDA call failed while planning (see above)");
+    return rc == UF_OK ? 0 : -1;
+}
+
+int sd_launch_persistent(const sd_model *m, const sd_pconfig *p, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    int stages = p->stages, bulk = p->bulk;
+    void *args[] = {(void *)m, &stages, &bulk};
+    UF_CUDA_OR_GOTO(rc, cudaLaunchCooperativeKernel((const void *)sd_decode_gemv_persistent_kernel,
+                                                    dim3(p->grid), dim3(p->warps * 32), args,
+                                                    p->smem_bytes, stream), out);
+out:
+    return rc;
+}
