@@ -26,8 +26,7 @@
 /* ---- small helpers ------------------------------------------------------------------- */
 
 enum {
-    WATCH_POLL_NS = 100000,     /* 100 µs between queries of a watched wait */
-    WORLD_LIMIT_S = 300         /* process mode: how long the ranks may take to meet */
+    WATCH_POLL_NS = 100000      /* 100 µs between queries of a watched wait */
 };
 
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...)
@@ -242,141 +241,6 @@ static void progress(const run *r, const char *variant, const char *pass)
             r->cells_done + 1, r->cells_total, variant, where, pass, elapsed, eta);
 }
 
-/* ---- the GPUs of a multi-GPU run --------------------------------------------------------- */
-
-/* One process per GPU (a launcher's world): every rank must issue the same collectives, so
- * the step counts of the passes are fixed (--repeat), never lengthened by time. */
-static int process_mode(const run *r)
-{
-    return r->launch.mode == UF_LAUNCH_PROCESSES;
-}
-
-/* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the
- * scenario's setup may lower it to the GPUs this process drives), at most UF_MAX_RANKS. */
-static int ranks_analysed(const run *r)
-{
-    int n = r->ctx.n_gpus;
-    return n < 1 ? 1 : n > UF_MAX_RANKS ? UF_MAX_RANKS : n;
-}
-
-/* Rank k's instruments, SM count and notes: rank 0's are the run's own (opened at start). */
-static uf_nvml *nvml_of(const run *r, int k)
-{
-    return k == 0 ? r->nvml : r->rank_nvml[k];
-}
-
-static const char *nvml_note_of(const run *r, int k)
-{
-    return k == 0 ? r->nvml_note : r->rank_nvml_note[k];
-}
-
-static uf_pm *pm_of(const run *r, int k)
-{
-    return k == 0 ? r->pm : r->rank_pm[k];
-}
-
-static const char *pm_note_of(const run *r, int k)
-{
-    return k == 0 ? r->pm_note : r->rank_pm_note[k];
-}
-
-static int sm_count_of(const run *r, int k)
-{
-    return k == 0 ? r->sm_count : r->rank_sm_count[k];
-}
-
-/* Open NVML on the ranks 1.. not tried yet, and read their SM counts. At their first timing
- * pass, not at start: by then setup has said how many GPUs this process drives (one process
- * per GPU must not sample the GPUs of the others). A failure leaves that rank's instrument
- * NULL with the reason in its note. */
-static void open_rank_instruments(run *r)
-{
-    int n = ranks_analysed(r);
-    for (int k = r->n_rank_opened > 1 ? r->n_rank_opened : 1; k < n; k++) {
-        int device = r->ctx.device + k;
-        cudaError_t e = cudaDeviceGetAttribute(&r->rank_sm_count[k],
-                                               cudaDevAttrMultiProcessorCount, device);
-        if (e != cudaSuccess) {     /* unknown: that rank's comm_sm_pct stays empty */
-            uf_report_failure(__FILE__, __LINE__, "cudaDeviceGetAttribute(SM count)",
-                              cudaGetErrorString(e));
-            r->rank_sm_count[k] = 0;
-        }
-        if (uf_nvml_open(device, &r->rank_nvml[k], r->rank_nvml_note[k],
-                         sizeof r->rank_nvml_note[k]) != UF_OK)
-            r->rank_nvml[k] = NULL;
-        r->n_rank_opened = k + 1;
-    }
-}
-
-/* Open PM sampling, where rank 0's opened, on the ranks 1 .. n - 1 not tried yet. Never
- * during the timing passes: CUPTI is loaded only after them (open_cupti_instruments). */
-static void open_rank_pm(run *r, int n)
-{
-    if (!r->pm)
-        return;
-    for (int k = r->n_rank_pm_opened > 1 ? r->n_rank_pm_opened : 1; k < n; k++) {
-        if (uf_pm_open(r->ctx.device + k, &r->rank_pm[k], r->rank_pm_note[k],
-                       sizeof r->rank_pm_note[k]) != UF_OK)
-            r->rank_pm[k] = NULL;
-        r->n_rank_pm_opened = k + 1;
-    }
-}
-
-static void close_rank_instruments(run *r)
-{
-    for (int k = 1; k < UF_MAX_RANKS; k++) {
-        if (r->rank_pm[k])
-            uf_pm_close(r->rank_pm[k]);
-        if (r->rank_nvml[k])
-            uf_nvml_close(r->rank_nvml[k]);
-        r->rank_pm[k] = NULL;
-        r->rank_nvml[k] = NULL;
-    }
-}
-
-/* The rows that take rank k's per-device figures: rank 0's go to the row itself (its columns
- * are rank 0's, as on one GPU), and each rank's to its own line when the row keeps ranks.
- * Returns how many (0 to 2). */
-static int rank_rows(uf_row *row, int k, uf_row *dst[2])
-{
-    int n = 0;
-    if (k == 0)
-        dst[n++] = row;
-    if (k < row->n_ranks)
-        dst[n++] = &row->ranks[k];
-    return n;
-}
-
-static void rank_note(uf_row *row, int k, const char *text)
-{
-    uf_row *dst[2];
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++)
-        note_append(dst[i]->skip_reason, sizeof dst[i]->skip_reason, text);
-}
-
-/* A note for the row and each of its ranks (a pass that did not run on any GPU). */
-static void note_every_rank(uf_row *row, const char *text)
-{
-    note_append(row->skip_reason, sizeof row->skip_reason, text);
-    for (int k = 0; k < row->n_ranks; k++)
-        rank_note(row, k, text);
-}
-
-/* Row assembly on several GPUs: a line per rank for the per-device figures, and the metadata
- * that says where they are. */
-static int add_rank_lines(run *r, uf_row *row)
-{
-    int n = ranks_analysed(r);
-    for (int k = row->n_ranks; k < n; k++)
-        if (!uf_row_add_rank(row))
-            return uf_fail(&r->ctx, UF_ERR, "out of host memory for the per-GPU results");
-    uf_meta_set(&r->table.meta, "ranks", "%d GPUs analysed%s, rank k on CUDA device %d + k: "
-                "each row's trace, counter and NVML columns are rank 0's; the lines with a rank "
-                "hold each GPU's own; claims are judged on the worst rank", n,
-                r->ctx.n_gpus > n ? " (the first ones of the run)" : "", r->ctx.device);
-    return UF_OK;
-}
-
 /* The realtime clock in µs: NVML's sample timestamps are on it. */
 static uint64_t realtime_us(void)
 {
@@ -398,8 +262,8 @@ static void take_nvml_samples(run *r, uf_row *row, int k, uint64_t t0_us, uint64
     uf_nvml_sampler_stop(nvml_of(r, k), &seen);
     if (uf_nvml_util_over(nvml_of(r, k), t0_us, t1_us, &util_pct, &n_used, reason,
                           sizeof reason) != UF_OK)
-        rank_note(row, k, reason);
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+        uf_h_rank_note(row, k, reason);
+    for (int i = 0, n = uf_h_rank_rows(row, k, dst); i < n; i++) {
         dst[i]->nvml_util_pct = util_pct;
         dst[i]->sm_clock_mhz = seen.sm_clock_mhz;
         dst[i]->sm_clock_min_mhz = seen.sm_clock_min_mhz;
@@ -426,13 +290,13 @@ static int timing_pass(run *r, int variant, uf_row *row)
     }
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, r->repeat + 1), out_free);
 
-    open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
+    uf_h_open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
     UF_STATUS_OR_GOTO(rc, warm_up(r, variant, name), out_destroy);
 
     double min_ms = r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL;
     for (int k = 0; k < n_ranks; k++) {
         if (nvml_note_of(r, k)[0])
-            rank_note(row, k, nvml_note_of(r, k));
+            uf_h_rank_note(row, k, nvml_note_of(r, k));
         sampling[k] = nvml_of(r, k) &&
                       uf_nvml_sampler_start(nvml_of(r, k), NVML_PERIOD_MS) == UF_OK;
     }
@@ -512,10 +376,10 @@ static void trace_metrics_of_rank(const run *r, uf_row *row, int k, uf_timeline 
     tl.device_id = r->ctx.device + k;
     tl.sm_count = sm_count_of(r, k);
     if (uf_timeline_analyze(&tl, &m) != 0) {
-        rank_note(row, k, "trace pass recorded no device activity");
+        uf_h_rank_note(row, k, "trace pass recorded no device activity");
         return;
     }
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+    for (int i = 0, n = uf_h_rank_rows(row, k, dst); i < n; i++) {
         dst[i]->busy_pct = m.busy_pct;
         dst[i]->kernels_per_step = m.kernels_per_step;
         dst[i]->kernel_us_mean = m.kernel_us_mean;
@@ -551,10 +415,10 @@ static int trace_pass(run *r, int variant, uf_row *row)
         return uf_fail(&r->ctx, UF_ERR, "out of host memory for the trace pass");
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, 2), out_free);
 
-    open_rank_instruments(r);   /* the SM counts (a no-op after a timing pass) */
+    uf_h_open_rank_instruments(r);   /* the SM counts (a no-op after a timing pass) */
     int began = uf_trace_begin(reason, sizeof reason);
     if (began != UF_OK) {
-        note_every_rank(row, reason);
+        uf_h_note_every_rank(row, reason);
         snprintf(r->trace_note, sizeof r->trace_note, "%s", reason);
         r->trace_ok = 0;
         goto out_free;
@@ -580,7 +444,7 @@ static int trace_pass(run *r, int variant, uf_row *row)
 
 out_end:
     if (uf_trace_end(reason, sizeof reason) != UF_OK)
-        note_every_rank(row, reason);
+        uf_h_note_every_rank(row, reason);
     if (rc == UF_OK) {
         const uf_activity *acts;
         const uf_api_call *apis;
@@ -597,7 +461,7 @@ out_end:
                           .sm_count = r->sm_count, .syncs = syncs, .n_syncs = n_syncs,
                           .steps_enqueued_ns = enqueued_ns};
         for (int k = 0; k < ranks_analysed(r); k++) {
-            rank_note(row, k, note);
+            uf_h_rank_note(row, k, note);
             if (!dropped)
                 trace_metrics_of_rank(r, row, k, tl);
         }
@@ -629,7 +493,7 @@ static void take_gpm(uf_row *row, int k, const uf_pm_sample *gpm, const uf_pm_sa
     if (samples && uf_pm_window_mean(samples, n_samples, gpm->start_ns, gpm->end_ns, &pm) > 0)
         off = uf_gpm_disagreement(&pm, gpm, &worst);
     else
-        rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
+        uf_h_rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
     int doubtful = !isnan(off) && off > UF_GPM_AGREE_PTS;
     if (doubtful) {
         double g[4], p[4];
@@ -640,9 +504,9 @@ static void take_gpm(uf_row *row, int k, const uf_pm_sample *gpm, const uf_pm_sa
                  "%.1f %% over the same %.0f ms): GPM values left empty",
                  off, uf_counter_names[worst], g[worst], p[worst],
                  (gpm->end_ns - gpm->start_ns) / 1e6);
-        rank_note(row, k, note);
+        uf_h_rank_note(row, k, note);
     }
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+    for (int i = 0, n = uf_h_rank_rows(row, k, dst); i < n; i++) {
         dst[i]->gpm_agree_pts = off;
         if (doubtful)
             continue;
@@ -667,23 +531,23 @@ static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1
     *usable = NULL;
     *n_usable = 0;
     int stopped = uf_pm_stop(pm_of(r, k), &samples, &n_samples, reason, sizeof reason);
-    rank_note(row, k, reason);  /* e.g. buffer overflow */
+    uf_h_rank_note(row, k, reason);  /* e.g. buffer overflow */
     if (stopped != UF_OK || !keep)
         return;
     if (reason[0]) {
         /* samples were lost (the hardware buffer overflowed): a mean over what is left would
          * pass for the window's, so the PM metrics and the series stay empty; GPM read its own
          * counters over the window and keeps its values, uncompared */
-        rank_note(row, k, "PM counters left empty");
+        uf_h_rank_note(row, k, "PM counters left empty");
         return;
     }
     if (uf_pm_window_mean(samples, n_samples, t0, t1, &mean) == 0) {
-        rank_note(row, k, "no PM sample in the window");
+        uf_h_rank_note(row, k, "no PM sample in the window");
         return;
     }
     *usable = samples;
     *n_usable = n_samples;
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
+    for (int i = 0, n = uf_h_rank_rows(row, k, dst); i < n; i++) {
         dst[i]->sm_active_pct = mean.sm_active_pct;
         dst[i]->occupancy_pct = mean.occupancy_pct;
         dst[i]->tensor_active_pct = mean.tensor_active_pct;
@@ -730,21 +594,21 @@ static int counters_pass(run *r, int variant, uf_row *row)
         n = r->repeat;
 
     uint64_t t0 = 0, t1 = 0;
-    open_rank_instruments(r);   /* a no-op after a timing pass */
-    open_rank_pm(r, n_ranks);   /* a no-op for the ranks the timing passes used */
+    uf_h_open_rank_instruments(r);   /* a no-op after a timing pass */
+    uf_h_open_rank_pm(r, n_ranks);   /* a no-op for the ranks the timing passes used */
     for (int k = 0; k < n_ranks; k++) {
         if (alone) {
-            rank_note(row, k, "PM sampling off (UNDERFED_GPM_ALONE=1): NVML GPM alone");
+            uf_h_rank_note(row, k, "PM sampling off (UNDERFED_GPM_ALONE=1): NVML GPM alone");
             continue;
         }
         if (!pm_of(r, k)) {
-            rank_note(row, k, pm_note_of(r, k));
+            uf_h_rank_note(row, k, pm_note_of(r, k));
             continue;
         }
         int st = uf_pm_start(pm_of(r, k), PM_INTERVAL_US, reason, sizeof reason);
         started[k] = st == UF_OK;
         if (!started[k])
-            rank_note(row, k, reason);
+            uf_h_rank_note(row, k, reason);
         if (st == UF_SKIP && k == 0) {  /* not permitted after all (e.g. a profiler attached) */
             r->counters_denied = 1;
             if (!r->pm_note[0])
@@ -762,7 +626,7 @@ static int counters_pass(run *r, int variant, uf_row *row)
                  uf_gpm_watch_start(nvml_of(r, k), t0, uf_cupti_now_ns, reason, sizeof reason) ==
                      UF_OK;
         if (!gpm[k] && nvml_of(r, k))
-            rank_note(row, k, reason);
+            uf_h_rank_note(row, k, reason);
     }
     UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
     UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the counted steps"),
@@ -778,7 +642,7 @@ out_stop:
                           UF_OK) {
             gpm[k] = 0;
             if (rc == UF_OK)
-                rank_note(row, k, reason);
+                uf_h_rank_note(row, k, reason);
         }
         if (started[k])
             take_pm_samples(r, row, k, t0, t1, rc == UF_OK, &samples, &n_samples);
@@ -851,13 +715,13 @@ static int instrumented_cell(run *r, int variant, uf_row *row)
         progress(r, name, "trace");
         UF_STATUS_OR_GOTO(rc, trace_pass(r, variant, row), out);
     } else {
-        note_every_rank(row, r->trace_note);
+        uf_h_note_every_rank(row, r->trace_note);
     }
     if (r->opt.counters && r->pm) {
         progress(r, name, "counters");
         UF_STATUS_OR_GOTO(rc, counters_pass(r, variant, row), out);
     } else {
-        note_every_rank(row, r->pm_note);
+        uf_h_note_every_rank(row, r->pm_note);
     }
 out:
     return rc;
@@ -886,7 +750,7 @@ static int measure_cell(run *r, int variant, int row_index, int instrumented)
     if (!instrumented) {
         start_row(r, variant, row);
         if (ranks_analysed(r) > 1)
-            UF_STATUS_OR_GOTO(rc, add_rank_lines(r, row), out_pop);
+            UF_STATUS_OR_GOTO(rc, uf_h_add_rank_lines(r, row), out_pop);
     }
     if (r->s->begin_variant) {
         r->ctx.reason[0] = '\0';
@@ -1068,33 +932,6 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
     return open_device(r, prop);
 }
 
-/* Multi-GPU scenarios: the launcher's world from the environment (UF_USAGE when it does not
- * add up); in process mode, meet the other ranks (UF_ERR when they do not come). */
-static int join_world(run *r)
-{
-    char err[UF_REASON_LEN];
-    if (r->s->min_gpus < 2)
-        return UF_OK;
-    if (uf_launch_from_environ(&r->launch, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", r->s->name, err);
-        return UF_USAGE;
-    }
-    r->ctx.launch = &r->launch;
-    return UF_OK;
-}
-
-static int meet_ranks(run *r)
-{
-    char err[UF_REASON_LEN];
-    if (!process_mode(r))
-        return UF_OK;
-    fprintf(stderr, "[%s] rank %d of %d (%s), GPU %d: meeting the other ranks\n", r->s->name,
-            r->launch.rank, r->launch.world_size, r->launch.source, r->ctx.device);
-    if (uf_peers_open(&r->launch, WORLD_LIMIT_S, &r->ctx.peers, err, sizeof err) != 0)
-        return uf_fail(&r->ctx, UF_ERR, "%s", err);
-    return UF_OK;
-}
-
 /* The instruments of the timing passes (NVML), and the notes of the passes turned off. No
  * CUPTI: that waits for open_cupti_instruments, after every timing pass. */
 static void open_instruments(run *r)
@@ -1137,7 +974,7 @@ static void open_cupti_instruments(run *r)
         r->counters_denied = pm_rc == UF_SKIP;  /* not permitted here: a legitimate n/a */
         fprintf(stderr, "[%s] counters: %s\n", r->s->name, r->pm_note);
     }
-    open_rank_pm(r, r->n_rank_opened);
+    uf_h_open_rank_pm(r, r->n_rank_opened);
 }
 
 /* Whether libcupti is mapped now, at the end of the timing passes (for cupti_meta). */
@@ -1279,8 +1116,8 @@ static int sweep_all(run *r)
         rc = sweep_phase(r, 1);
     } else {
         for (int i = 0; i < r->table.n_rows; i++) {
-            note_every_rank(&r->table.rows[i], r->trace_note);
-            note_every_rank(&r->table.rows[i], r->pm_note);
+            uf_h_note_every_rank(&r->table.rows[i], r->trace_note);
+            uf_h_note_every_rank(&r->table.rows[i], r->pm_note);
         }
         r->cells_done = r->cells_total;
     }
@@ -1343,7 +1180,7 @@ static void release(run *r)
     }
     free(r->sections);
     uf_table_free(&r->table);
-    close_rank_instruments(r);
+    uf_h_close_rank_instruments(r);
     if (r->pm)
         uf_pm_close(r->pm);
     if (r->nvml)
@@ -1388,13 +1225,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
         goto out;
 
     struct cudaDeviceProp prop;
-    rc = join_world(r);
+    rc = uf_h_join_world(r);
     if (rc != UF_OK)
         goto out;
     rc = select_gpus(r, &prop);
     if (rc != UF_OK)
         goto out;
-    rc = meet_ranks(r);
+    rc = uf_h_meet_ranks(r);
     if (rc != UF_OK)
         goto out;
     /* once the launch mode is known: a least warm-up time would make ranks' step counts differ */
