@@ -1,7 +1,10 @@
-/* The harness's own header, for its files (harness.c: the run, the passes and the sweep;
- * harness_ranks.c: the GPUs of a multi-GPU run; harness_report.c: the claims, the printed
- * table and lesson, the metadata): what one run holds, the few helpers they use, and what each
- * file gives the others. Not part of the scenario interface (underfed.h). */
+/* The harness's own header: what one run holds, the few helpers its files use, and what each
+ * file gives the others. Not part of the scenario interface (underfed.h). Its files:
+ *   harness.c          the run: options, the list, the GPUs, the instruments, the sweep, the
+ *                      trace and counters passes, the results
+ *   harness_timing.c   pass 1, the timing pass (and its NVML view)
+ *   harness_ranks.c    the GPUs of a multi-GPU run: the world, each rank's instruments and lines
+ *   harness_report.c   the claims, the printed table and lesson, the metadata */
 #ifndef UF_HARNESS_RUN_H
 #define UF_HARNESS_RUN_H
 
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_probe.h"
 #include "launch.h"
@@ -143,6 +147,15 @@ static inline void declared_values(const uf_axis_desc *ax, int quick, const doub
     }
 }
 
+/* The monotonic clock in seconds: watched-wait deadlines, the timing pass's minimum time and
+ * the run's elapsed time. */
+static inline double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* UNDERFED_REQUIRE_GPU=1 (a GPU runner): a skip is a failure and every claim must be judged. */
 static inline int gpu_required(void)
 {
@@ -150,7 +163,7 @@ static inline int gpu_required(void)
     return require && strcmp(require, "1") == 0;
 }
 
-/* ---- the GPUs of a multi-GPU run: what the run holds of each rank -------------------------- */
+/* ---- the GPUs of a multi-GPU run: what the run holds of each rank --------------------------- */
 
 /* One process per GPU (a launcher's world): every rank must issue the same collectives, so
  * the step counts of the passes are fixed (--repeat), never lengthened by time. */
@@ -193,7 +206,18 @@ static inline int sm_count_of(const run *r, int k)
     return k == 0 ? r->sm_count : r->rank_sm_count[k];
 }
 
-/* ---- harness_ranks.c ----------------------------------------------------------------------- */
+/* ---- harness.c ------------------------------------------------------------------------------ */
+
+/* n steps of the variant, each in an NVTX range named label; the first status not UF_OK. */
+int uf_h_run_steps(run *r, int variant, int n, const char *label);
+
+/* ---- harness_timing.c ----------------------------------------------------------------------- */
+
+/* Pass 1 of the variant into row: its step times (after the warm-up), and each GPU's NVML
+ * utilization, SM clock and board power over the timed steps. */
+int uf_h_timing_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_ranks.c ------------------------------------------------------------------------ */
 
 /* Open NVML and read the SM counts of the ranks 1.. not tried yet (at their first pass). */
 void uf_h_open_rank_instruments(run *r);
@@ -212,7 +236,7 @@ int uf_h_add_rank_lines(run *r, uf_row *row);
 int uf_h_join_world(run *r);
 int uf_h_meet_ranks(run *r);
 
-/* ---- harness_report.c ---------------------------------------------------------------------- */
+/* ---- harness_report.c ----------------------------------------------------------------------- */
 
 /* --check-claims: the claims' names against the scenario's declarations, in this mode and,
  * with both, the other; UF_OK, or UF_ERR when a name does not exist. */
