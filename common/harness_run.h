@@ -1,8 +1,9 @@
 /* The harness's own header: what one run holds, the few helpers its files use, and what each
  * file gives the others. Not part of the scenario interface (underfed.h). Its files:
  *   harness.c          the run: options, the list, the GPUs, the instruments, the sweep, the
- *                      trace and counters passes, the results
+ *                      counters pass, the results
  *   harness_timing.c   pass 1, the timing pass (and its NVML view)
+ *   harness_trace.c    pass 2, the trace pass (CUPTI Activity, the timeline metrics)
  *   harness_ranks.c    the GPUs of a multi-GPU run: the world, each rank's instruments and lines
  *   harness_report.c   the claims, the printed table and lesson, the metadata */
 #ifndef UF_HARNESS_RUN_H
@@ -216,6 +217,12 @@ int uf_h_run_steps(run *r, int variant, int n, const char *label);
 /* Pass 1 of the variant into row: its step times (after the warm-up), and each GPU's NVML
  * utilization, SM clock and board power over the timed steps. */
 int uf_h_timing_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_trace.c ------------------------------------------------------------------------ */
+
+/* Pass 2 of the variant into row: each GPU's timeline metrics over the traced steps, the
+ * trace's own step time and overhead; with --trace, the records kept for the Chrome trace. */
+int uf_h_trace_pass(run *r, int variant, uf_row *row);
 
 /* ---- harness_ranks.c ------------------------------------------------------------------------ */
 
