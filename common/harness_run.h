@@ -1,9 +1,10 @@
 /* The harness's own header: what one run holds, the few helpers its files use, and what each
  * file gives the others. Not part of the scenario interface (underfed.h). Its files:
- *   harness.c          the run: options, the list, the GPUs, the instruments, the sweep, the
- *                      counters pass, the results
+ *   harness.c          the run: options, the list, the GPUs, the instruments, the sweep and
+ *                      its cells, the results
  *   harness_timing.c   pass 1, the timing pass (and its NVML view)
  *   harness_trace.c    pass 2, the trace pass (CUPTI Activity, the timeline metrics)
+ *   harness_counters.c pass 3, the counters pass (PM sampling, NVML GPM)
  *   harness_ranks.c    the GPUs of a multi-GPU run: the world, each rank's instruments and lines
  *   harness_report.c   the claims, the printed table and lesson, the metadata */
 #ifndef UF_HARNESS_RUN_H
@@ -223,6 +224,12 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row);
 /* Pass 2 of the variant into row: each GPU's timeline metrics over the traced steps, the
  * trace's own step time and overhead; with --trace, the records kept for the Chrome trace. */
 int uf_h_trace_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_counters.c --------------------------------------------------------------------- */
+
+/* Pass 3 of the variant into row: each GPU's PM sampling means over the counted steps (rank
+ * 0's samples too, for the time series) and its NVML GPM reading where the two agree. */
+int uf_h_counters_pass(run *r, int variant, uf_row *row);
 
 /* ---- harness_ranks.c ------------------------------------------------------------------------ */
 
