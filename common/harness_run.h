@@ -1,7 +1,7 @@
 /* The harness's own header: what one run holds, the few helpers its files use, and what each
  * file gives the others. Not part of the scenario interface (underfed.h). Its files:
- *   harness.c          the run: options, the list, the GPUs, the instruments, the sweep and
- *                      its cells, the results
+ *   harness.c          the run: the options, the list, the GPUs, the instruments, the results
+ *   harness_sweep.c    the sweep and its cells: which pass runs when, in two phases
  *   harness_timing.c   pass 1, the timing pass (and its NVML view)
  *   harness_trace.c    pass 2, the trace pass (CUPTI Activity, the timeline metrics)
  *   harness_counters.c pass 3, the counters pass (PM sampling, NVML GPM)
@@ -210,8 +210,18 @@ static inline int sm_count_of(const run *r, int k)
 
 /* ---- harness.c ------------------------------------------------------------------------------ */
 
+/* Exit 77 (or 1 with UNDERFED_REQUIRE_GPU=1) with the reason: the status to return. */
+int uf_h_skip(const char *name, const char *reason);
+
+/* ---- harness_sweep.c ------------------------------------------------------------------------ */
+
+/* The points of the sweep: each axis's values for the mode, or those --sweep gives. */
+void uf_h_build_sweep(run *r);
 /* n steps of the variant, each in an NVTX range named label; the first status not UF_OK. */
 int uf_h_run_steps(run *r, int variant, int n, const char *label);
+/* Every cell through both phases (the CUPTI instruments opened between them); the table holds
+ * a row per cell. UF_OK, or the status that ended the sweep. */
+int uf_h_sweep_all(run *r);
 
 /* ---- harness_timing.c ----------------------------------------------------------------------- */
 
