@@ -15,6 +15,7 @@
 #include "harness_run.h"
 #include "no_gpu.h"
 #include "peers.h"
+#include "stdout_check.h"
 #include "trace_export.h"
 #include "underfed.h"
 
@@ -562,5 +563,8 @@ out:
     uf_claims_free(ex);
     release(r);
     free(r);
+    /* what was printed (the table, --list, --explain, the claims) must have reached stdout */
+    if (uf_stdout_flushed(s->name) != 0 && rc == UF_OK)
+        rc = UF_ERR;
     return rc;
 }
