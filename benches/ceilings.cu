@@ -31,6 +31,7 @@
 #include "random.h"
 #include "results.h"
 #include "stats.h"
+#include "stdout_check.h"
 #include "timing.h"
 #include "uf_cublas.h"
 
@@ -1287,7 +1288,8 @@ static int bench_no_gpu(const char *runtime_words)
     return required ? UF_ERR : UF_SKIP;
 }
 
-int main(int argc, char **argv)
+/* The bench: its options, then every figure measured and written; the exit status. */
+static int bench_main(int argc, char **argv)
 {
     uf_options opt;
     char err[UF_REASON_LEN];
@@ -1348,5 +1350,16 @@ int main(int argc, char **argv)
 out_close:
     bench_close(b);
     free(b);
+    return rc;
+}
+
+/* Every path returns here, so that one check covers them all: what was printed (--list,
+ * --explain, --help, "wrote ...") must have reached standard output; exit 1 where it did not
+ * and the bench would have exited 0. */
+int main(int argc, char **argv)
+{
+    int rc = bench_main(argc, argv);
+    if (uf_stdout_flushed("ceilings") != 0 && rc == UF_OK)
+        rc = UF_ERR;
     return rc;
 }

@@ -1,7 +1,9 @@
-/* The harness: runs a scenario's variants over its sweep through the four measurement passes
- * of docs/design.md (timing, trace, counters, NVML view), writes the results and returns the
- * exit code; the claims, the printed table and teaching summary, and the metadata are in
- * harness_report.c (harness_run.h: what one run holds). */
+/* The harness: runs a scenario's variants over its sweep (harness_sweep.c) through the four
+ * measurement passes of docs/design.md (timing, trace, counters, NVML view), writes the results
+ * and returns the exit code. Here: the scenario interface's helpers (uf_fail, uf_axis, the waits),
+ * --list, the GPUs, the instruments, the ceilings, the results and uf_main; the passes, the
+ * ranks and the report are in their own files (harness_run.h lists them, and what one run
+ * holds). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,16 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <nvtx3/nvToolsExt.h>
-
 #include "gpu_probe.h"
 #include "harness_run.h"
 #include "no_gpu.h"
 #include "peers.h"
-#include "proc_maps.h"
-#include "stats.h"
-#include "timeline.h"
-#include "timing.h"
+#include "stdout_check.h"
 #include "trace_export.h"
 #include "underfed.h"
 
@@ -26,8 +23,7 @@
 /* ---- small helpers ------------------------------------------------------------------- */
 
 enum {
-    WATCH_POLL_NS = 100000,     /* 100 µs between queries of a watched wait */
-    WORLD_LIMIT_S = 300         /* process mode: how long the ranks may take to meet */
+    WATCH_POLL_NS = 100000      /* 100 µs between queries of a watched wait */
 };
 
 int uf_fail(uf_ctx *ctx, int status, const char *fmt, ...)
@@ -75,15 +71,6 @@ int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what)
                        what, bytes / 1073741824.0, free_bytes / 1073741824.0,
                        total_bytes / 1073741824.0);
     return UF_OK;
-}
-
-/* The monotonic clock in seconds: watched-wait deadlines, the timing pass's minimum time and
- * the run's elapsed time. */
-static double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* A watched wait (uf_watch): poll `query` until it is done, the watch reports a lost rank,
@@ -164,751 +151,6 @@ void uf_teardown_drain(uf_ctx *ctx)
     if (e != cudaSuccess)
         uf_report_failure(__FILE__, __LINE__, "cudaStreamSynchronize(stream)",
                           cudaGetErrorString(e));
-}
-
-/* ---- the sweep ------------------------------------------------------------------------ */
-
-static void build_sweep(run *r)
-{
-    r->n_points = 1;
-    for (int a = 0; a < r->s->n_axes; a++) {
-        const uf_axis_desc *ax = &r->s->axes[a];
-        const double *vals;
-        int n;
-        declared_values(ax, r->opt.quick, &vals, &n);
-        for (int k = 0; k < r->opt.n_sweeps; k++)   /* --sweep: at least one value (options.c) */
-            if (strcmp(r->opt.sweeps[k].axis, ax->name) == 0) {
-                vals = r->opt.sweeps[k].values;
-                n = r->opt.sweeps[k].n;
-            }
-        if (n > UF_MAX_SWEEP)
-            n = UF_MAX_SWEEP;
-        memcpy(r->axis_values[a], vals, (size_t)n * sizeof(double));
-        r->axis_counts[a] = n;
-        r->n_points *= n;
-    }
-}
-
-static void point_at(const run *r, int index, double *point)
-{
-    for (int a = r->s->n_axes - 1; a >= 0; a--) {
-        point[a] = r->axis_values[a][index % r->axis_counts[a]];
-        index /= r->axis_counts[a];
-    }
-}
-
-/* ---- passes --------------------------------------------------------------------------- */
-
-static int run_steps(run *r, int variant, int n, const char *label)
-{
-    for (int i = 0; i < n; i++) {
-        nvtxRangePushA(label);
-        int rc = r->s->run_step(&r->ctx, variant);
-        nvtxRangePop();
-        if (rc != UF_OK)
-            return rc;
-    }
-    return UF_OK;
-}
-
-/* The timing pass's warm-up (warmup.h): the planned steps, then whole steps more until the
- * scenario's least time has passed since the first; a wait after each round, as uf_warmup_next
- * needs complete steps (and one wait even with no step: nothing pending before the timing). */
-static int warm_up(run *r, int variant, const char *name)
-{
-    double t0 = wall_s();
-    int done = 0, n = uf_warmup_next(&r->warmup, 0, 0.0), rc;
-    do {
-        rc = run_steps(r, variant, n, name);
-        if (rc == UF_OK)
-            rc = uf_wait_stream(&r->ctx, r->ctx.stream, "the warm-up steps");
-        done += n;
-        n = rc == UF_OK ? uf_warmup_next(&r->warmup, done, (wall_s() - t0) * 1e3) : 0;
-    } while (n > 0);
-    return rc;
-}
-
-static void progress(const run *r, const char *variant, const char *pass)
-{
-    double elapsed = wall_s() - r->started_s;
-    char eta[48] = "";
-    if (r->cells_done > 0) {
-        double left = elapsed / r->cells_done * (r->cells_total - r->cells_done);
-        snprintf(eta, sizeof eta, ", ~%.0f s left", left);
-    }
-    char where[256];
-    point_label(r, r->point, where, sizeof where);
-    fprintf(stderr, "[%s] %d/%d %s @ %s: %s (%.0f s elapsed%s)\n", r->s->name,
-            r->cells_done + 1, r->cells_total, variant, where, pass, elapsed, eta);
-}
-
-/* ---- the GPUs of a multi-GPU run --------------------------------------------------------- */
-
-/* One process per GPU (a launcher's world): every rank must issue the same collectives, so
- * the step counts of the passes are fixed (--repeat), never lengthened by time. */
-static int process_mode(const run *r)
-{
-    return r->launch.mode == UF_LAUNCH_PROCESSES;
-}
-
-/* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the
- * scenario's setup may lower it to the GPUs this process drives), at most UF_MAX_RANKS. */
-static int ranks_analysed(const run *r)
-{
-    int n = r->ctx.n_gpus;
-    return n < 1 ? 1 : n > UF_MAX_RANKS ? UF_MAX_RANKS : n;
-}
-
-/* Rank k's instruments, SM count and notes: rank 0's are the run's own (opened at start). */
-static uf_nvml *nvml_of(const run *r, int k)
-{
-    return k == 0 ? r->nvml : r->rank_nvml[k];
-}
-
-static const char *nvml_note_of(const run *r, int k)
-{
-    return k == 0 ? r->nvml_note : r->rank_nvml_note[k];
-}
-
-static uf_pm *pm_of(const run *r, int k)
-{
-    return k == 0 ? r->pm : r->rank_pm[k];
-}
-
-static const char *pm_note_of(const run *r, int k)
-{
-    return k == 0 ? r->pm_note : r->rank_pm_note[k];
-}
-
-static int sm_count_of(const run *r, int k)
-{
-    return k == 0 ? r->sm_count : r->rank_sm_count[k];
-}
-
-/* Open NVML on the ranks 1.. not tried yet, and read their SM counts. At their first timing
- * pass, not at start: by then setup has said how many GPUs this process drives (one process
- * per GPU must not sample the GPUs of the others). A failure leaves that rank's instrument
- * NULL with the reason in its note. */
-static void open_rank_instruments(run *r)
-{
-    int n = ranks_analysed(r);
-    for (int k = r->n_rank_opened > 1 ? r->n_rank_opened : 1; k < n; k++) {
-        int device = r->ctx.device + k;
-        cudaError_t e = cudaDeviceGetAttribute(&r->rank_sm_count[k],
-                                               cudaDevAttrMultiProcessorCount, device);
-        if (e != cudaSuccess) {     /* unknown: that rank's comm_sm_pct stays empty */
-            uf_report_failure(__FILE__, __LINE__, "cudaDeviceGetAttribute(SM count)",
-                              cudaGetErrorString(e));
-            r->rank_sm_count[k] = 0;
-        }
-        if (uf_nvml_open(device, &r->rank_nvml[k], r->rank_nvml_note[k],
-                         sizeof r->rank_nvml_note[k]) != UF_OK)
-            r->rank_nvml[k] = NULL;
-        r->n_rank_opened = k + 1;
-    }
-}
-
-/* Open PM sampling, where rank 0's opened, on the ranks 1 .. n - 1 not tried yet. Never
- * during the timing passes: CUPTI is loaded only after them (open_cupti_instruments). */
-static void open_rank_pm(run *r, int n)
-{
-    if (!r->pm)
-        return;
-    for (int k = r->n_rank_pm_opened > 1 ? r->n_rank_pm_opened : 1; k < n; k++) {
-        if (uf_pm_open(r->ctx.device + k, &r->rank_pm[k], r->rank_pm_note[k],
-                       sizeof r->rank_pm_note[k]) != UF_OK)
-            r->rank_pm[k] = NULL;
-        r->n_rank_pm_opened = k + 1;
-    }
-}
-
-static void close_rank_instruments(run *r)
-{
-    for (int k = 1; k < UF_MAX_RANKS; k++) {
-        if (r->rank_pm[k])
-            uf_pm_close(r->rank_pm[k]);
-        if (r->rank_nvml[k])
-            uf_nvml_close(r->rank_nvml[k]);
-        r->rank_pm[k] = NULL;
-        r->rank_nvml[k] = NULL;
-    }
-}
-
-/* The rows that take rank k's per-device figures: rank 0's go to the row itself (its columns
- * are rank 0's, as on one GPU), and each rank's to its own line when the row keeps ranks.
- * Returns how many (0 to 2). */
-static int rank_rows(uf_row *row, int k, uf_row *dst[2])
-{
-    int n = 0;
-    if (k == 0)
-        dst[n++] = row;
-    if (k < row->n_ranks)
-        dst[n++] = &row->ranks[k];
-    return n;
-}
-
-static void rank_note(uf_row *row, int k, const char *text)
-{
-    uf_row *dst[2];
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++)
-        note_append(dst[i]->skip_reason, sizeof dst[i]->skip_reason, text);
-}
-
-/* A note for the row and each of its ranks (a pass that did not run on any GPU). */
-static void note_every_rank(uf_row *row, const char *text)
-{
-    note_append(row->skip_reason, sizeof row->skip_reason, text);
-    for (int k = 0; k < row->n_ranks; k++)
-        rank_note(row, k, text);
-}
-
-/* Row assembly on several GPUs: a line per rank for the per-device figures, and the metadata
- * that says where they are. */
-static int add_rank_lines(run *r, uf_row *row)
-{
-    int n = ranks_analysed(r);
-    for (int k = row->n_ranks; k < n; k++)
-        if (!uf_row_add_rank(row))
-            return uf_fail(&r->ctx, UF_ERR, "out of host memory for the per-GPU results");
-    uf_meta_set(&r->table.meta, "ranks", "%d GPUs analysed%s, rank k on CUDA device %d + k: "
-                "each row's trace, counter and NVML columns are rank 0's; the lines with a rank "
-                "hold each GPU's own; claims are judged on the worst rank", n,
-                r->ctx.n_gpus > n ? " (the first ones of the run)" : "", r->ctx.device);
-    return UF_OK;
-}
-
-/* The realtime clock in µs: NVML's sample timestamps are on it. */
-static uint64_t realtime_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
-/* Stop rank k's NVML sampler and put what it saw into its rows: the clock and power it read,
- * and the utilization of NVML's own samples inside the pass, t0_us..t1_us (uf_nvml_util_over:
- * the rates the sampler read lag the pass and carry the time before it). */
-static void take_nvml_samples(run *r, uf_row *row, int k, uint64_t t0_us, uint64_t t1_us)
-{
-    uf_nvml_sampled seen;
-    uf_row *dst[2];
-    char reason[UF_REASON_LEN] = "";
-    int n_used = 0;
-    double util_pct = NAN;
-    uf_nvml_sampler_stop(nvml_of(r, k), &seen);
-    if (uf_nvml_util_over(nvml_of(r, k), t0_us, t1_us, &util_pct, &n_used, reason,
-                          sizeof reason) != UF_OK)
-        rank_note(row, k, reason);
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->nvml_util_pct = util_pct;
-        dst[i]->sm_clock_mhz = seen.sm_clock_mhz;
-        dst[i]->sm_clock_min_mhz = seen.sm_clock_min_mhz;
-        dst[i]->power_w = seen.power_w;
-    }
-    if (seen.power_samples > 0)
-        r->power_read = seen.power_instant ? 2 : 1;
-}
-
-/* Pass 1: CUDA events between consecutive steps, batches until the minimum time has passed;
- * NVML utilization, SM clock and board power sampled meanwhile on every GPU. */
-static int timing_pass(run *r, int variant, uf_row *row)
-{
-    int rc = UF_OK;
-    const char *name = r->s->variants[variant].name;
-    uf_marks marks = {0};   /* mark i: before step i of a batch; mark repeat: after the last */
-    double *times_ms = malloc((size_t)TIMING_MAX_STEPS * sizeof *times_ms);
-    int n_times = 0, n_ranks = ranks_analysed(r);
-    int sampling[UF_MAX_RANKS] = {0};
-    uint64_t t0_us = 0, t1_us = 0;  /* the pass on the realtime clock, for NVML's samples */
-    if (!times_ms) {
-        rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the timing pass");
-        goto out_free;
-    }
-    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, r->repeat + 1), out_free);
-
-    open_rank_instruments(r);   /* before the warm-up: no idle gap before the timed steps */
-    UF_STATUS_OR_GOTO(rc, warm_up(r, variant, name), out_destroy);
-
-    double min_ms = r->opt.quick ? TIMING_MIN_MS_QUICK : TIMING_MIN_MS_FULL;
-    for (int k = 0; k < n_ranks; k++) {
-        if (nvml_note_of(r, k)[0])
-            rank_note(row, k, nvml_note_of(r, k));
-        sampling[k] = nvml_of(r, k) &&
-                      uf_nvml_sampler_start(nvml_of(r, k), NVML_PERIOD_MS) == UF_OK;
-    }
-    double t0 = wall_s();
-    t0_us = realtime_us();
-    do {
-        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_sampler);
-        for (int i = 0; i < r->repeat; i++) {
-            nvtxRangePushA(name);
-            rc = r->s->run_step(&r->ctx, variant);
-            nvtxRangePop();
-            if (rc != UF_OK)
-                goto out_sampler;
-            UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, r->ctx.stream), out_sampler);
-        }
-        UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, uf_marks_event(&marks, r->repeat),
-                                            "the timed steps"), out_sampler);
-        for (int i = 0; i < r->repeat && n_times < TIMING_MAX_STEPS; i++) {
-            float ms = 0;
-            UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &ms), out_sampler);
-            times_ms[n_times++] = ms;
-        }
-    } while (!process_mode(r) && (wall_s() - t0) * 1e3 < min_ms &&
-             n_times + r->repeat <= TIMING_MAX_STEPS);
-
-    uf_summary sum;
-    uf_summarize(times_ms, n_times, &sum);
-    row->step_ms = sum.median;
-    row->step_ms_min = sum.min;
-    row->step_ms_max = sum.max;
-    row->step_ms_mean = sum.mean;
-    row->spread_pct = sum.spread_pct;
-    row->steps_timed = n_times;
-
-out_sampler:
-    t1_us = realtime_us();
-    for (int k = 0; k < n_ranks; k++)
-        if (sampling[k])
-            take_nvml_samples(r, row, k, t0_us, t1_us);
-out_destroy:
-    uf_marks_free(&marks);
-out_free:
-    free(times_ms);
-    return rc;
-}
-
-/* Keep a copy of a traced run for --trace (names stay valid until uf_trace_release). */
-static void keep_section(run *r, const char *label, const uf_activity *acts, size_t n_acts,
-                         const uf_api_call *apis, size_t n_apis)
-{
-    uf_trace_section *grown = realloc(r->sections, (size_t)(r->n_sections + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    r->sections = grown;
-    uf_trace_section *sec = &r->sections[r->n_sections];
-    uf_activity *a = malloc(n_acts * sizeof *a + 1);
-    uf_api_call *p = malloc(n_apis * sizeof *p + 1);
-    char *l = strdup(label);
-    if (!a || !p || !l) {
-        free(a);
-        free(p);
-        free(l);
-        return;
-    }
-    memcpy(a, acts, n_acts * sizeof *a);
-    memcpy(p, apis, n_apis * sizeof *p);
-    *sec = (uf_trace_section){.label = l, .acts = a, .n_acts = n_acts, .apis = p,
-                              .n_apis = n_apis};
-    r->n_sections++;
-}
-
-/* The timeline metrics of rank k's GPU (the trace holds every GPU's records) into its rows. */
-static void trace_metrics_of_rank(const run *r, uf_row *row, int k, uf_timeline tl)
-{
-    uf_timeline_metrics m;
-    uf_row *dst[2];
-    tl.device_id = r->ctx.device + k;
-    tl.sm_count = sm_count_of(r, k);
-    if (uf_timeline_analyze(&tl, &m) != 0) {
-        rank_note(row, k, "trace pass recorded no device activity");
-        return;
-    }
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->busy_pct = m.busy_pct;
-        dst[i]->kernels_per_step = m.kernels_per_step;
-        dst[i]->kernel_us_mean = m.kernel_us_mean;
-        dst[i]->launch_us = m.launch_us;
-        dst[i]->idle_host_pct = m.idle_host_pct;
-        dst[i]->idle_other_pct = m.idle_other_pct;
-        dst[i]->comm_overlap_pct = m.comm_overlap_pct;
-        dst[i]->comm_exposed_ms = m.comm_exposed_ms;
-        dst[i]->comm_sm_pct = m.comm_sm_pct;
-        dst[i]->copy_overlap_pct = m.copy_overlap_pct;
-        dst[i]->syncs_per_step = m.syncs_per_step;
-        dst[i]->stream_syncs_per_step = m.stream_syncs_per_step;
-        dst[i]->context_syncs_per_step = m.context_syncs_per_step;
-        dst[i]->event_syncs_per_step = m.event_syncs_per_step;
-        dst[i]->pageable_copies_per_step = m.pageable_copies_per_step;
-        dst[i]->drains_per_step = m.drains_per_step;
-        dst[i]->sync_gap_us = m.sync_gap_us;
-    }
-}
-
-/* Pass 2: CUPTI Activity over warm-up + measured steps; timeline metrics of the window, on
- * every GPU. */
-static int trace_pass(run *r, int variant, uf_row *row)
-{
-    int rc = UF_OK;
-    const char *name = r->s->variants[variant].name;
-    int n = r->repeat;
-    uint64_t *step_begin = malloc((size_t)n * sizeof *step_begin);
-    uf_marks marks = {0};   /* mark 0: before the traced steps; mark 1: after them */
-    uint64_t begin_ns = 0, end_ns = 0, enqueued_ns = 0;
-    char reason[UF_REASON_LEN] = "";
-    if (!step_begin)
-        return uf_fail(&r->ctx, UF_ERR, "out of host memory for the trace pass");
-    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, 2), out_free);
-
-    open_rank_instruments(r);   /* the SM counts (a no-op after a timing pass) */
-    int began = uf_trace_begin(reason, sizeof reason);
-    if (began != UF_OK) {
-        note_every_rank(row, reason);
-        snprintf(r->trace_note, sizeof r->trace_note, "%s", reason);
-        r->trace_ok = 0;
-        goto out_free;
-    }
-    UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 2, name), out_end);
-    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the trace's warm-up steps"),
-                      out_end);
-    begin_ns = uf_cupti_now_ns();
-    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_end);
-    for (int i = 0; i < n; i++) {
-        step_begin[i] = uf_cupti_now_ns();
-        UF_STATUS_OR_GOTO(rc, run_steps(r, variant, 1, name), out_end);
-    }
-    enqueued_ns = uf_cupti_now_ns();    /* the closing mark and wait below are no step's */
-    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 1, r->ctx.stream), out_end);
-    UF_STATUS_OR_GOTO(rc, uf_wait_event(&r->ctx, uf_marks_event(&marks, 1), "the traced steps"),
-                      out_end);
-    end_ns = uf_cupti_now_ns();
-    float ms = 0;
-    UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, 0, 1, &ms), out_end);
-    row->trace_step_ms = ms / n;
-    row->trace_overhead = row->trace_step_ms / row->step_ms;
-
-out_end:
-    if (uf_trace_end(reason, sizeof reason) != UF_OK)
-        note_every_rank(row, reason);
-    if (rc == UF_OK) {
-        const uf_activity *acts;
-        const uf_api_call *apis;
-        const uf_sync_record *syncs;
-        size_t n_acts, n_apis, n_syncs, dropped;
-        uf_trace_records(&acts, &n_acts, &apis, &n_apis, &syncs, &n_syncs, &dropped);
-        char note[96] = "";
-        if (dropped)    /* a timeline with holes: every trace metric would be wrong */
-            snprintf(note, sizeof note, "CUPTI dropped %zu records: trace metrics left empty",
-                     dropped);
-        uf_timeline tl = {.acts = acts, .n_acts = n_acts, .apis = apis, .n_apis = n_apis,
-                          .measure_begin_ns = begin_ns, .measure_end_ns = end_ns,
-                          .step_begin_ns = step_begin, .n_steps = n, .device_id = r->ctx.device,
-                          .sm_count = r->sm_count, .syncs = syncs, .n_syncs = n_syncs,
-                          .steps_enqueued_ns = enqueued_ns};
-        for (int k = 0; k < ranks_analysed(r); k++) {
-            rank_note(row, k, note);
-            if (!dropped)
-                trace_metrics_of_rank(r, row, k, tl);
-        }
-        if (r->opt.trace_path[0]) {
-            char label[UF_REASON_LEN], where[200];
-            point_label(r, r->point, where, sizeof where);
-            snprintf(label, sizeof label, "%s @ %s", name, where);
-            keep_section(r, label, acts, n_acts, apis, n_apis);
-        }
-    }
-out_free:
-    uf_marks_free(&marks);
-    free(step_begin);
-    return rc;
-}
-
-/* Rank k's NVML GPM reading against its PM samples over the window that the GPM snapshots
- * describe (samples NULL: PM has none to offer). The agreement goes into its rows; the GPM
- * values too, unless they disagree by more than UF_GPM_AGREE_PTS: then a note says by how
- * much and the doubtful values stay empty. */
-static void take_gpm(uf_row *row, int k, const uf_pm_sample *gpm, const uf_pm_sample *samples,
-                     size_t n_samples)
-{
-    uf_pm_sample pm;
-    uf_row *dst[2];
-    int worst = -1;
-    double off = NAN;
-    char note[UF_REASON_LEN];
-    if (samples && uf_pm_window_mean(samples, n_samples, gpm->start_ns, gpm->end_ns, &pm) > 0)
-        off = uf_gpm_disagreement(&pm, gpm, &worst);
-    else
-        rank_note(row, k, "NVML GPM not compared: no PM samples over its window");
-    int doubtful = !isnan(off) && off > UF_GPM_AGREE_PTS;
-    if (doubtful) {
-        double g[4], p[4];
-        uf_pm_counters(gpm, g);
-        uf_pm_counters(&pm, p);
-        snprintf(note, sizeof note,
-                 "NVML GPM disagrees with PM sampling by %.1f points (%s: GPM %.1f %%, PM "
-                 "%.1f %% over the same %.0f ms): GPM values left empty",
-                 off, uf_counter_names[worst], g[worst], p[worst],
-                 (gpm->end_ns - gpm->start_ns) / 1e6);
-        rank_note(row, k, note);
-    }
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->gpm_agree_pts = off;
-        if (doubtful)
-            continue;
-        dst[i]->gpm_sm_active_pct = gpm->sm_active_pct;
-        dst[i]->gpm_occupancy_pct = gpm->occupancy_pct;
-        dst[i]->gpm_tensor_active_pct = gpm->tensor_active_pct;
-        dst[i]->gpm_dram_pct = gpm->dram_pct;
-    }
-}
-
-/* Stop rank k's PM sampler; the window's means into its rows, and (rank 0) the samples inside
- * the window into the row for the time-series plot. `keep` 0 (the steps failed): stop only.
- * *usable: the samples, when whole, for the GPM comparison (else NULL). */
-static void take_pm_samples(run *r, uf_row *row, int k, uint64_t t0, uint64_t t1, int keep,
-                            const uf_pm_sample **usable, size_t *n_usable)
-{
-    char reason[UF_REASON_LEN] = "";
-    const uf_pm_sample *samples = NULL;
-    size_t n_samples = 0;
-    uf_pm_sample mean;
-    uf_row *dst[2];
-    *usable = NULL;
-    *n_usable = 0;
-    int stopped = uf_pm_stop(pm_of(r, k), &samples, &n_samples, reason, sizeof reason);
-    rank_note(row, k, reason);  /* e.g. buffer overflow */
-    if (stopped != UF_OK || !keep)
-        return;
-    if (reason[0]) {
-        /* samples were lost (the hardware buffer overflowed): a mean over what is left would
-         * pass for the window's, so the PM metrics and the series stay empty; GPM read its own
-         * counters over the window and keeps its values, uncompared */
-        rank_note(row, k, "PM counters left empty");
-        return;
-    }
-    if (uf_pm_window_mean(samples, n_samples, t0, t1, &mean) == 0) {
-        rank_note(row, k, "no PM sample in the window");
-        return;
-    }
-    *usable = samples;
-    *n_usable = n_samples;
-    for (int i = 0, n = rank_rows(row, k, dst); i < n; i++) {
-        dst[i]->sm_active_pct = mean.sm_active_pct;
-        dst[i]->occupancy_pct = mean.occupancy_pct;
-        dst[i]->tensor_active_pct = mean.tensor_active_pct;
-        dst[i]->dram_pct = mean.dram_pct;
-    }
-    if (k != 0 || row->samples)
-        return;
-    size_t kept = 0;
-    for (size_t i = 0; i < n_samples; i++)
-        kept += samples[i].end_ns > t0 && samples[i].start_ns < t1;
-    row->samples = kept ? malloc(kept * sizeof *row->samples) : NULL;
-    if (row->samples) {
-        for (size_t i = 0; i < n_samples; i++)
-            if (samples[i].end_ns > t0 && samples[i].start_ns < t1)
-                row->samples[row->n_samples++] = samples[i];
-    }
-}
-
-/* UNDERFED_GPM_ALONE=1: a diagnostic for the counters pass: NVML GPM read with CUPTI PM
- * sampling off. On two GPUs GPM disagrees with PM sampling on every row (docs/metrics.md, "How
- * far the instruments agree") and neither concurrent reads nor concurrent evaluation explain
- * it; this tells whether PM sampling running on both GPUs does. */
-static int gpm_alone(void)
-{
-    const char *v = getenv("UNDERFED_GPM_ALONE");
-    return v && strcmp(v, "1") == 0;
-}
-
-/* Pass 3: PM sampling (and NVML GPM) on every GPU over enough back-to-back steps to span
- * COUNTERS_MIN_MS. A GPU whose sampler does not start keeps its reason; the steps run when at
- * least one started (or, with UNDERFED_GPM_ALONE=1, for GPM alone). */
-static int counters_pass(run *r, int variant, uf_row *row)
-{
-    int rc = UF_OK, n_ranks = ranks_analysed(r), any = 0, alone = gpm_alone();
-    int started[UF_MAX_RANKS] = {0}, gpm[UF_MAX_RANKS] = {0};
-    char reason[UF_REASON_LEN] = "";
-    const char *name = r->s->variants[variant].name;
-    int n = (int)ceil(COUNTERS_MIN_MS / fmax(row->step_ms, 1e-3));
-    if (n < r->repeat)
-        n = r->repeat;
-    if (n > COUNTERS_MAX_STEPS)
-        n = COUNTERS_MAX_STEPS;
-    if (process_mode(r))    /* every rank's step count, whatever its own step time */
-        n = r->repeat;
-
-    uint64_t t0 = 0, t1 = 0;
-    open_rank_instruments(r);   /* a no-op after a timing pass */
-    open_rank_pm(r, n_ranks);   /* a no-op for the ranks the timing passes used */
-    for (int k = 0; k < n_ranks; k++) {
-        if (alone) {
-            rank_note(row, k, "PM sampling off (UNDERFED_GPM_ALONE=1): NVML GPM alone");
-            continue;
-        }
-        if (!pm_of(r, k)) {
-            rank_note(row, k, pm_note_of(r, k));
-            continue;
-        }
-        int st = uf_pm_start(pm_of(r, k), PM_INTERVAL_US, reason, sizeof reason);
-        started[k] = st == UF_OK;
-        if (!started[k])
-            rank_note(row, k, reason);
-        if (st == UF_SKIP && k == 0) {  /* not permitted after all (e.g. a profiler attached) */
-            r->counters_denied = 1;
-            if (!r->pm_note[0])
-                snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
-        }
-        any |= started[k];
-    }
-    if (!any && !alone)
-        return UF_OK;
-    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the steps before the "
-                                         "counters"), out_stop);
-    t0 = uf_cupti_now_ns();
-    for (int k = 0; k < n_ranks; k++) {
-        gpm[k] = nvml_of(r, k) &&
-                 uf_gpm_watch_start(nvml_of(r, k), t0, uf_cupti_now_ns, reason, sizeof reason) ==
-                     UF_OK;
-        if (!gpm[k] && nvml_of(r, k))
-            rank_note(row, k, reason);
-    }
-    UF_STATUS_OR_GOTO(rc, run_steps(r, variant, n, name), out_stop);
-    UF_STATUS_OR_GOTO(rc, uf_wait_stream(&r->ctx, r->ctx.stream, "the counted steps"),
-                      out_stop);
-    t1 = uf_cupti_now_ns();
-
-out_stop:
-    for (int k = 0; k < n_ranks; k++) {
-        const uf_pm_sample *samples = NULL;
-        size_t n_samples = 0;
-        uf_pm_sample reading;
-        if (gpm[k] && uf_gpm_watch_end(nvml_of(r, k), t1, &reading, reason, sizeof reason) !=
-                          UF_OK) {
-            gpm[k] = 0;
-            if (rc == UF_OK)
-                rank_note(row, k, reason);
-        }
-        if (started[k])
-            take_pm_samples(r, row, k, t0, t1, rc == UF_OK, &samples, &n_samples);
-        if (gpm[k] && rc == UF_OK)
-            take_gpm(row, k, &reading, samples, n_samples);
-    }
-    return rc;
-}
-
-double uf_step_ms(const uf_ctx *ctx, const uf_row *row)
-{
-    return ctx->scenario->step_stat == UF_STAT_MEAN ? row->step_ms_mean : row->step_ms;
-}
-
-
-/* The harness's figures from the scenario's counts: over the step of the declared statistic,
- * against the ceilings recorded in the metadata (fill_meta). */
-static void derive(const run *r, uf_row *row)
-{
-    double step_s = uf_step_ms(&r->ctx, row) * 1e-3;
-    row->tflops_useful = row->useful_flops / step_s / 1e12;
-    row->pct_of_gemm = 100.0 * row->tflops_useful / r->ceilings.gemm_bf16_tflops;
-    row->gbs = row->min_bytes / step_s / 1e9;
-    row->pct_of_copy = 100.0 * row->gbs / r->ceilings.copy_d2d_gbs;
-    if ((!isnan(row->useful_flops) || !isnan(row->min_bytes)) && r->ceilings_note[0])
-        note_append(row->skip_reason, sizeof row->skip_reason, r->ceilings_note);
-}
-
-/* Phase 1 of one variant at the current point: the timing pass (with the NVML view),
- * verification, and what the scenario counts (describe). libcupti is not even loaded yet
- * (open_cupti_instruments): once CUPTI Activity has been enabled, even disabled again,
- * launches stay slower (seen on the H200: 3.4 → 5.6 µs per launch). */
-static int timed_cell(run *r, int variant, uf_row *row)
-{
-    int rc = UF_OK;
-    const uf_variant_desc *v = &r->s->variants[variant];
-    progress(r, v->name, "timing");
-    UF_STATUS_OR_GOTO(rc, timing_pass(r, variant, row), out);
-    if (r->nvml_note[0])
-        note_append(row->skip_reason, sizeof row->skip_reason, r->nvml_note);
-
-    progress(r, v->name, "verify");
-    uint64_t verify_seed =
-        r->opt.seed * 0x9E3779B97F4A7C15ULL + 7919u * (uint64_t)r->ctx.point_index + 1;
-    double err = NAN;
-    int vrc = r->s->verify(&r->ctx, variant, verify_seed, &err);
-    row->max_rel_err = err;
-    row->verified = vrc == UF_OK;
-    if (vrc == UF_ERR) {
-        r->wrong_results++;
-        note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
-    } else if (vrc != UF_OK) {
-        rc = vrc;
-        goto out;
-    }
-    /* what the scenario counts, while the state still holds what verify found */
-    if (r->s->describe)
-        UF_STATUS_OR_GOTO(rc, r->s->describe(&r->ctx, variant, row), out);
-    derive(r, row);
-out:
-    return rc;
-}
-
-/* Phase 2: the trace pass and the counters pass. */
-static int instrumented_cell(run *r, int variant, uf_row *row)
-{
-    int rc = UF_OK;
-    const char *name = r->s->variants[variant].name;
-    if (r->opt.trace_pass && r->trace_ok) {
-        progress(r, name, "trace");
-        UF_STATUS_OR_GOTO(rc, trace_pass(r, variant, row), out);
-    } else {
-        note_every_rank(row, r->trace_note);
-    }
-    if (r->opt.counters && r->pm) {
-        progress(r, name, "counters");
-        UF_STATUS_OR_GOTO(rc, counters_pass(r, variant, row), out);
-    } else {
-        note_every_rank(row, r->pm_note);
-    }
-out:
-    return rc;
-}
-
-/* A new row's identity: the variant, its role and the current point. */
-static void start_row(const run *r, int variant, uf_row *row)
-{
-    const uf_variant_desc *v = &r->s->variants[variant];
-    snprintf(row->variant, sizeof row->variant, "%s", v->name);
-    snprintf(row->role, sizeof row->role, "%s", role_name(v->role));
-    memcpy(row->axis, r->point, sizeof row->axis);
-}
-
-/* One phase of one variant at the current point, between begin_variant and end_variant. */
-static int measure_cell(run *r, int variant, int row_index, int instrumented)
-{
-    int rc = UF_OK;
-    const uf_variant_desc *v = &r->s->variants[variant];
-    char range[UF_REASON_LEN], where[200];
-    point_label(r, r->point, where, sizeof where);
-    snprintf(range, sizeof range, "%s @ %s", v->name, where);
-    nvtxRangePushA(range);
-
-    uf_row *row = &r->table.rows[row_index];
-    if (!instrumented) {
-        start_row(r, variant, row);
-        if (ranks_analysed(r) > 1)
-            UF_STATUS_OR_GOTO(rc, add_rank_lines(r, row), out_pop);
-    }
-    if (r->s->begin_variant) {
-        r->ctx.reason[0] = '\0';
-        rc = r->s->begin_variant(&r->ctx, variant);
-        if (rc == UF_SKIP) {            /* the variant does not apply at this point */
-            note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
-            rc = UF_OK;
-            goto out_pop;
-        }
-        if (rc != UF_OK)
-            goto out_pop;
-    }
-    rc = instrumented ? instrumented_cell(r, variant, row) : timed_cell(r, variant, row);
-    if (r->s->end_variant) {
-        int erc = r->s->end_variant(&r->ctx, variant);
-        if (rc == UF_OK)
-            rc = erc;
-    }
-out_pop:
-    nvtxRangePop();
-    r->cells_done++;
-    return rc;
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
@@ -996,7 +238,7 @@ static void print_list(const uf_scenario *s)
 }
 
 /* Exit 77 (or 1 with UNDERFED_REQUIRE_GPU=1) with the reason. */
-static int skip(const char *name, const char *reason)
+int uf_h_skip(const char *name, const char *reason)
 {
     int required = gpu_required();
     fprintf(stderr, "%s: %s: %s\n", name, required ? "error (UNDERFED_REQUIRE_GPU=1)" : "skipped",
@@ -1046,7 +288,7 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
     if (e != cudaSuccess || count == 0) {
         uf_no_gpu_reason(e != cudaSuccess ? cudaGetErrorString(e) : "no device", reason,
                          sizeof reason);
-        return skip(r->s->name, reason);
+        return uf_h_skip(r->s->name, reason);
     }
     if (r->opt.device >= count) {
         fprintf(stderr, "%s: --device %d, but only %d GPU(s) are visible\n", r->s->name,
@@ -1061,38 +303,11 @@ static int select_gpus(run *r, struct cudaDeviceProp *prop)
     if (wanted > available || wanted < needed) {
         snprintf(reason, sizeof reason, "needs %d GPU(s) (asked for %d), %d visible from device %d",
                  wanted > needed ? wanted : needed, wanted, available, r->opt.device);
-        return skip(r->s->name, reason);
+        return uf_h_skip(r->s->name, reason);
     }
     r->ctx.device = r->opt.device;
     r->ctx.n_gpus = r->s->min_gpus > 1 ? wanted : 1;
     return open_device(r, prop);
-}
-
-/* Multi-GPU scenarios: the launcher's world from the environment (UF_USAGE when it does not
- * add up); in process mode, meet the other ranks (UF_ERR when they do not come). */
-static int join_world(run *r)
-{
-    char err[UF_REASON_LEN];
-    if (r->s->min_gpus < 2)
-        return UF_OK;
-    if (uf_launch_from_environ(&r->launch, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", r->s->name, err);
-        return UF_USAGE;
-    }
-    r->ctx.launch = &r->launch;
-    return UF_OK;
-}
-
-static int meet_ranks(run *r)
-{
-    char err[UF_REASON_LEN];
-    if (!process_mode(r))
-        return UF_OK;
-    fprintf(stderr, "[%s] rank %d of %d (%s), GPU %d: meeting the other ranks\n", r->s->name,
-            r->launch.rank, r->launch.world_size, r->launch.source, r->ctx.device);
-    if (uf_peers_open(&r->launch, WORLD_LIMIT_S, &r->ctx.peers, err, sizeof err) != 0)
-        return uf_fail(&r->ctx, UF_ERR, "%s", err);
-    return UF_OK;
 }
 
 /* The instruments of the timing passes (NVML), and the notes of the passes turned off. No
@@ -1107,44 +322,6 @@ static void open_instruments(run *r)
         snprintf(r->trace_note, sizeof r->trace_note, "trace pass off (--no-trace)");
     if (!r->opt.counters)
         snprintf(r->pm_note, sizeof r->pm_note, "counters off (--no-counters)");
-}
-
-/* After every timing pass, before the first trace or counters pass: load libcupti, then open
- * PM sampling on rank 0 and on the other GPUs the timing passes used (before any CUPTI
- * Activity, as always). A library that does not load turns both passes off with its reason;
- * PM sampling not permitted here is a legitimate n/a (counters_denied). Nothing when both
- * passes are off: such a run never loads CUPTI. */
-static void open_cupti_instruments(run *r)
-{
-    char reason[UF_REASON_LEN];
-    int pm_rc;
-    if (!r->opt.trace_pass && !r->opt.counters)
-        return;
-    if (uf_cupti_load(reason, sizeof reason) != UF_OK) {
-        if (r->opt.trace_pass) {
-            r->trace_ok = 0;
-            snprintf(r->trace_note, sizeof r->trace_note, "%s", reason);
-        }
-        if (r->opt.counters)
-            snprintf(r->pm_note, sizeof r->pm_note, "%s", reason);
-        fprintf(stderr, "[%s] %s\n", r->s->name, reason);
-        return;
-    }
-    if (!r->opt.counters)
-        return;
-    if ((pm_rc = uf_pm_open(r->ctx.device, &r->pm, r->pm_note, sizeof r->pm_note)) != UF_OK) {
-        r->pm = NULL;
-        r->counters_denied = pm_rc == UF_SKIP;  /* not permitted here: a legitimate n/a */
-        fprintf(stderr, "[%s] counters: %s\n", r->s->name, r->pm_note);
-    }
-    open_rank_pm(r, r->n_rank_opened);
-}
-
-/* Whether libcupti is mapped now, at the end of the timing passes (for cupti_meta). */
-static void note_cupti_after_timing(run *r)
-{
-    r->cupti_in_timing = uf_library_mapped("libcupti.so", r->cupti_in_timing_path,
-                                           sizeof r->cupti_in_timing_path);
 }
 
 static void read_ceilings(run *r)
@@ -1202,91 +379,6 @@ fail:
     return UF_ERR;
 }
 
-/* A point the scenario's setup declined: empty rows with the reason. */
-static int skip_point(run *r, int instrumented, int *row_index)
-{
-    for (int v = 0; v < r->s->n_variants; v++) {
-        if (!r->variant_selected[v])
-            continue;
-        if (!instrumented) {
-            uf_row *row = uf_table_append(&r->table);
-            if (!row)
-                return uf_fail(&r->ctx, UF_ERR, "out of host memory for the results table");
-            start_row(r, v, row);
-            note_append(row->skip_reason, sizeof row->skip_reason, r->ctx.reason);
-        }
-        (*row_index)++;
-        r->cells_done++;
-    }
-    return UF_OK;
-}
-
-/* One phase over every point: setup, each selected variant, teardown. Phase 1 appends the
- * rows; phase 2 fills the same rows in the same order. */
-static int sweep_phase(run *r, int instrumented)
-{
-    int rc = UF_OK, row_index = 0;
-    for (int p = 0; p < r->n_points; p++) {
-        point_at(r, p, r->point);
-        r->ctx.point_index = p;
-        r->ctx.axis = r->point;
-        r->ctx.state = NULL;
-        r->ctx.reason[0] = '\0';
-        int src = r->s->setup(&r->ctx);
-        if (src == UF_SKIP_POINT) {
-            if (r->s->teardown)
-                r->s->teardown(&r->ctx);
-            rc = skip_point(r, instrumented, &row_index);
-            if (rc != UF_OK)
-                return rc;
-            continue;
-        }
-        if (src != UF_OK) {
-            if (r->s->teardown)
-                r->s->teardown(&r->ctx);
-            return src == UF_SKIP ? skip(r->s->name, r->ctx.reason) : src;
-        }
-        for (int v = 0; v < r->s->n_variants && rc == UF_OK; v++) {
-            if (!r->variant_selected[v])
-                continue;
-            if (!instrumented && !uf_table_append(&r->table)) {
-                rc = uf_fail(&r->ctx, UF_ERR, "out of host memory for the results table");
-                break;
-            }
-            rc = measure_cell(r, v, row_index++, instrumented);
-        }
-        if (r->s->teardown)
-            r->s->teardown(&r->ctx);
-        if (rc != UF_OK)
-            return rc;
-    }
-    return rc;
-}
-
-/* Every timing pass (with verify and describe) runs before libcupti is even loaded (see
- * timed_cell); then the CUPTI instruments open, and the trace and counters passes run on the
- * same inputs (setup draws them from the same seed). */
-static int sweep_all(run *r)
-{
-    r->cells_total = 2 * r->n_points * r->n_selected;
-    r->started_s = wall_s();
-    int rc = sweep_phase(r, 0);
-    if (rc == UF_OK) {
-        note_cupti_after_timing(r);
-        open_cupti_instruments(r);
-    }
-    if (rc == UF_OK && ((r->opt.trace_pass && r->trace_ok) || (r->opt.counters && r->pm))) {
-        rc = sweep_phase(r, 1);
-    } else {
-        for (int i = 0; i < r->table.n_rows; i++) {
-            note_every_rank(&r->table.rows[i], r->trace_note);
-            note_every_rank(&r->table.rows[i], r->pm_note);
-        }
-        r->cells_done = r->cells_total;
-    }
-    return rc;
-}
-
 static int prepare(run *r, int argc, char **argv)
 {
     char err[UF_REASON_LEN];
@@ -1325,7 +417,7 @@ static int prepare(run *r, int argc, char **argv)
     if (scen_repeat <= 0)
         scen_repeat = r->opt.quick ? DEFAULT_QUICK_REPEAT : DEFAULT_REPEAT;
     r->repeat = r->opt.repeat > 0 ? r->opt.repeat : scen_repeat;
-    build_sweep(r);
+    uf_h_build_sweep(r);
     if (r->n_points > MAX_POINTS) {
         fprintf(stderr, "%s: the sweep has %d points; at most %d\n", r->s->name, r->n_points,
                 MAX_POINTS);
@@ -1343,7 +435,7 @@ static void release(run *r)
     }
     free(r->sections);
     uf_table_free(&r->table);
-    close_rank_instruments(r);
+    uf_h_close_rank_instruments(r);
     if (r->pm)
         uf_pm_close(r->pm);
     if (r->nvml)
@@ -1388,13 +480,13 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
         goto out;
 
     struct cudaDeviceProp prop;
-    rc = join_world(r);
+    rc = uf_h_join_world(r);
     if (rc != UF_OK)
         goto out;
     rc = select_gpus(r, &prop);
     if (rc != UF_OK)
         goto out;
-    rc = meet_ranks(r);
+    rc = uf_h_meet_ranks(r);
     if (rc != UF_OK)
         goto out;
     /* once the launch mode is known: a least warm-up time would make ranks' step counts differ */
@@ -1430,7 +522,7 @@ int uf_main(const uf_scenario *s, int argc, char **argv)
             prop.name, r->n_points, r->n_selected, r->repeat, warm,
             r->opt.counters ? "" : "; counters: ", r->opt.counters ? "" : r->pm_note);
 
-    rc = sweep_all(r);
+    rc = uf_h_sweep_all(r);
     if (rc != UF_OK)
         goto out;
     uf_h_counters_meta(r);
@@ -1471,5 +563,8 @@ out:
     uf_claims_free(ex);
     release(r);
     free(r);
+    /* what was printed (the table, --list, --explain, the claims) must have reached stdout */
+    if (uf_stdout_flushed(s->name) != 0 && rc == UF_OK)
+        rc = UF_ERR;
     return rc;
 }

@@ -1,6 +1,12 @@
-/* The harness's own header, for its two files (harness.c: the run, the passes and the sweep;
- * harness_report.c: the claims, the printed table and lesson, the metadata): what one run
- * holds, and the few helpers both use. Not part of the scenario interface (underfed.h). */
+/* The harness's own header: what one run holds, the few helpers its files use, and what each
+ * file gives the others. Not part of the scenario interface (underfed.h). Its files:
+ *   harness.c          the run: the options, the list, the GPUs, the instruments, the results
+ *   harness_sweep.c    the sweep and its cells: which pass runs when, in two phases
+ *   harness_timing.c   pass 1, the timing pass (and its NVML view)
+ *   harness_trace.c    pass 2, the trace pass (CUPTI Activity, the timeline metrics)
+ *   harness_counters.c pass 3, the counters pass (PM sampling, NVML GPM)
+ *   harness_ranks.c    the GPUs of a multi-GPU run: the world, each rank's instruments and lines
+ *   harness_report.c   the claims, the printed table and lesson, the metadata */
 #ifndef UF_HARNESS_RUN_H
 #define UF_HARNESS_RUN_H
 
@@ -8,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_probe.h"
 #include "launch.h"
@@ -65,8 +72,8 @@ typedef struct run {
     char cupti_in_timing_path[UF_REASON_LEN];
     /* The other GPUs of a multi-GPU run, ranks 1 .. ranks_analysed() - 1 (rank 0's are nvml,
      * pm and sm_count above): NVML and SM counts opened at their first pass
-     * (open_rank_instruments), PM sampling after the timing passes (open_rank_pm); index 0 is
-     * unused. A NULL instrument has its reason in the note. */
+     * (uf_h_open_rank_instruments), PM sampling after the timing passes (uf_h_open_rank_pm);
+     * index 0 is unused. A NULL instrument has its reason in the note. */
     uf_nvml *rank_nvml[UF_MAX_RANKS];
     uf_pm *rank_pm[UF_MAX_RANKS];
     char rank_nvml_note[UF_MAX_RANKS][UF_REASON_LEN];
@@ -84,7 +91,7 @@ typedef struct run {
     uf_launch launch;           /* multi-GPU scenarios: the launcher's world (ctx.launch) */
 } run;
 
-/* ---- helpers both files use ----------------------------------------------------------------- */
+/* ---- helpers the files use ------------------------------------------------------------------ */
 
 static inline void note_append(char *dst, size_t len, const char *text)
 {
@@ -142,6 +149,15 @@ static inline void declared_values(const uf_axis_desc *ax, int quick, const doub
     }
 }
 
+/* The monotonic clock in seconds: watched-wait deadlines, the timing pass's minimum time and
+ * the run's elapsed time. */
+static inline double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* UNDERFED_REQUIRE_GPU=1 (a GPU runner): a skip is a failure and every claim must be judged. */
 static inline int gpu_required(void)
 {
@@ -149,7 +165,102 @@ static inline int gpu_required(void)
     return require && strcmp(require, "1") == 0;
 }
 
-/* ---- harness_report.c ---------------------------------------------------------------------- */
+/* ---- the GPUs of a multi-GPU run: what the run holds of each rank --------------------------- */
+
+/* One process per GPU (a launcher's world): every rank must issue the same collectives, so
+ * the step counts of the passes are fixed (--repeat), never lengthened by time. */
+static inline int process_mode(const run *r)
+{
+    return r->launch.mode == UF_LAUNCH_PROCESSES;
+}
+
+/* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the
+ * scenario's setup may lower it to the GPUs this process drives), at most UF_MAX_RANKS. */
+static inline int ranks_analysed(const run *r)
+{
+    int n = r->ctx.n_gpus;
+    return n < 1 ? 1 : n > UF_MAX_RANKS ? UF_MAX_RANKS : n;
+}
+
+/* Rank k's instruments, SM count and notes: rank 0's are the run's own (opened at start). */
+static inline uf_nvml *nvml_of(const run *r, int k)
+{
+    return k == 0 ? r->nvml : r->rank_nvml[k];
+}
+
+static inline const char *nvml_note_of(const run *r, int k)
+{
+    return k == 0 ? r->nvml_note : r->rank_nvml_note[k];
+}
+
+static inline uf_pm *pm_of(const run *r, int k)
+{
+    return k == 0 ? r->pm : r->rank_pm[k];
+}
+
+static inline const char *pm_note_of(const run *r, int k)
+{
+    return k == 0 ? r->pm_note : r->rank_pm_note[k];
+}
+
+static inline int sm_count_of(const run *r, int k)
+{
+    return k == 0 ? r->sm_count : r->rank_sm_count[k];
+}
+
+/* ---- harness.c ------------------------------------------------------------------------------ */
+
+/* Exit 77 (or 1 with UNDERFED_REQUIRE_GPU=1) with the reason: the status to return. */
+int uf_h_skip(const char *name, const char *reason);
+
+/* ---- harness_sweep.c ------------------------------------------------------------------------ */
+
+/* The points of the sweep: each axis's values for the mode, or those --sweep gives. */
+void uf_h_build_sweep(run *r);
+/* n steps of the variant, each in an NVTX range named label; the first status not UF_OK. */
+int uf_h_run_steps(run *r, int variant, int n, const char *label);
+/* Every cell through both phases (the CUPTI instruments opened between them); the table holds
+ * a row per cell. UF_OK, or the status that ended the sweep. */
+int uf_h_sweep_all(run *r);
+
+/* ---- harness_timing.c ----------------------------------------------------------------------- */
+
+/* Pass 1 of the variant into row: its step times (after the warm-up), and each GPU's NVML
+ * utilization, SM clock and board power over the timed steps. */
+int uf_h_timing_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_trace.c ------------------------------------------------------------------------ */
+
+/* Pass 2 of the variant into row: each GPU's timeline metrics over the traced steps, the
+ * trace's own step time and overhead; with --trace, the records kept for the Chrome trace. */
+int uf_h_trace_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_counters.c --------------------------------------------------------------------- */
+
+/* Pass 3 of the variant into row: each GPU's PM sampling means over the counted steps (rank
+ * 0's samples too, for the time series) and its NVML GPM reading where the two agree. */
+int uf_h_counters_pass(run *r, int variant, uf_row *row);
+
+/* ---- harness_ranks.c ------------------------------------------------------------------------ */
+
+/* Open NVML and read the SM counts of the ranks 1.. not tried yet (at their first pass). */
+void uf_h_open_rank_instruments(run *r);
+/* Open PM sampling, where rank 0's opened, on the ranks 1 .. n - 1 not tried yet. */
+void uf_h_open_rank_pm(run *r, int n);
+void uf_h_close_rank_instruments(run *r);
+/* The rows that take rank k's per-device figures (0 to 2); a note for rank k's rows; a note
+ * for the row and each of its ranks. */
+int uf_h_rank_rows(uf_row *row, int k, uf_row *dst[2]);
+void uf_h_rank_note(uf_row *row, int k, const char *text);
+void uf_h_note_every_rank(uf_row *row, const char *text);
+/* A line per rank in the row, and the metadata that says where they are. */
+int uf_h_add_rank_lines(run *r, uf_row *row);
+/* The launcher's world from the environment (UF_USAGE when it does not add up); in process
+ * mode, meet the other ranks (UF_ERR when they do not come). */
+int uf_h_join_world(run *r);
+int uf_h_meet_ranks(run *r);
+
+/* ---- harness_report.c ----------------------------------------------------------------------- */
 
 /* --check-claims: the claims' names against the scenario's declarations, in this mode and,
  * with both, the other; UF_OK, or UF_ERR when a name does not exist. */

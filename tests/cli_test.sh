@@ -118,8 +118,9 @@ run_case 0 out "$version" "$tool" -V
 mkdir -p "$work/report" "$work/plots" && cp "$csv" "$work/report/"
 full() {  # full COMMAND...: COMMAND > /dev/full exits 1 and says why on stderr
   "$@" > /dev/full 2> "$work/err"
-  local got=$?
-  if [ $got != 1 ] || ! grep -q "^underfed: cannot write standard output: " "$work/err"; then
+  local got=$? name
+  name=$(basename "$1")
+  if [ $got != 1 ] || ! grep -q "^$name: cannot write standard output: " "$work/err"; then
     fail "${*#"$build"/} > /dev/full: exit $got (expected 1 and the reason):"; sed 's/^/  | /' "$work/err" >&2
   else
     echo "ok: ${*#"$build"/} > /dev/full -> 1"
@@ -163,6 +164,13 @@ for bad in --bogus stray "--repeat 0" --quick=1; do
   [ "$hints" = 1 ] || fail "launch_storm $bad: the hint printed $hints times"
 done
 run_case 0 out "DIR/GPU/" "$scenario" --help
+# what a scenario prints must reach standard output: exit 1 with the reason where it cannot
+for args in --list --explain --help "--check-claims --quick"; do
+  # shellcheck disable=SC2086
+  full "$scenario" $args
+done
+"$scenario" --bogus > /dev/full 2> "$work/err"
+[ $? = 2 ] || fail "launch_storm --bogus > /dev/full did not exit 2"
 run_case 0 out "slug of the device name" "$scenario" --help
 run_case 2 err "unknown variant 'nosuch'" "$scenario" --variant nosuch
 # the axes' rules (options.h): every --sweep value checked before anything runs, exit 2
@@ -201,6 +209,10 @@ for name in copy_d2d_gbs gemm_bf16_tflops launch_us graph_node_us h2d_pinned_gbs
 done
 run_case 0 out "# benches: the machine's ceilings" "$ceilings" --explain
 grep -q 'cublasGemmEx' "$work/out" || fail "ceilings --explain does not say how the GEMM is measured"
+# what it prints must reach standard output: exit 1 with the reason where it cannot
+for args in --list --explain --help; do
+  full "$ceilings" "$args"
+done
 
 # ---- the skip reason: no driver at all, or the runtime's words -----------------------------
 # Every GPU hidden: 77 on any machine. Where libcuda.so.1 is nowhere to be loaded, the reason

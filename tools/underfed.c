@@ -15,7 +15,6 @@
  * This file: the command table, the command line, and the table queries (ladder, values,
  * ceiling, points, series, axes, variants, across). `underfed report` is report_cmd.c,
  * `underfed compare` compare_cmd.c; what they share with this file is cli.h. */
-#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include "readme.h"
 #include "report_cmd.h"
 #include "results.h"
+#include "stdout_check.h"
 #include "tablequery.h"
 
 static int load(uf_table *t, const char *path)
@@ -711,13 +711,7 @@ static int run_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc = run_command(argc, argv);
-    int flushed = fflush(stdout);
-    int saved = errno;
-    if (flushed != 0 || ferror(stdout)) {
-        fprintf(stderr, "underfed: cannot write standard output: %s\n",
-                flushed != 0 ? strerror(saved) : "an earlier write to it failed");
-        if (rc == 0)
-            rc = EXIT_OUTPUT;
-    }
+    if (uf_stdout_flushed("underfed") != 0 && rc == 0)
+        rc = EXIT_OUTPUT;
     return rc;
 }
