@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# serial_decode on one H200 (issue #30), round 2 (round 1: 73 s at 3bf2216, see the report).
+# Expected wall time: ~4 min (build ~90 s with -j16, a second build of the scenario with
+# -DSD_P_BULK=1 ~60 s; then ~130 s: ceilings --quick 3 s, persistent smoke 2 s, 3 x --quick
+# ~45 s (the claims' run-to-run spread), full run ~30 s, persistent sweeps ~20 s, trace ~8 s,
+# memcheck at d = 256 ~6 s, the bulk-copy sweep ~10 s).
+#   bash ci/gpu-checks/serial_decode.sh OUTDIR
+# Writes OUTDIR/{logs,quick,full,sweep,trace,sanitize}/ and prints a summary table on stdout.
+set -u
+out=${1:?usage: bash ci/gpu-checks/serial_decode.sh OUTDIR}
+mkdir -p "$out/logs" && out=$(cd "$out" && pwd) || exit 2
+src=$(pwd)
+build=${BUILD_DIR:-/tmp/build-gpu-checks}
+export NCCL_NVLS_ENABLE=0
+log() { echo "[sdec $(date +%T)] $*" >&2; }
+step() {   # step NAME TIMEOUT_S CMD...: run under timeout, log to logs/NAME.log, keep the status
+  local name=$1 limit=$2; shift 2
+  log "$name: $*"
+  local t0=$SECONDS
+  timeout -k 10 "$limit" "$@" > "$out/logs/$name.log" 2>&1
+  local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s" >> "$out/logs/status.txt"
+  log "$name: rc=$rc in $((SECONDS - t0)) s"
+  return $rc
+}
+
+step configure 120 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DUNDERFED_GIT_DESCRIBE="$(git -C "$src" describe --always --dirty 2>/dev/null || echo sdec)"
+step build 400 cmake --build "$build" -j16 --target serial_decode ceilings
+bin=$build/scenarios/serial_decode
+[ -x "$bin" ] || { log "no binary: see $out/logs/build.log"; tail -30 "$out/logs/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
+  > "$out/logs/nvidia-smi.txt" 2>&1
+
+# The machine's ceilings once (copy 2 GiB in --quick too); every run below reads this file.
+step ceilings 120 "$build/benches/ceilings" --quick --out "$out/ceil"
+ceil=$(ls "$out"/ceil/*/ceilings.csv 2>/dev/null | head -1)
+gpu=$(basename "$(dirname "${ceil:-x/none/x}")")
+for d in smoke full sweep sweep2 trace sanitize; do
+  mkdir -p "$out/$d/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/$d/$gpu/"
+done
+
+# The persistent kernel alone first, small and then at 4096: a barrier that never opens hangs
+# its run, and the runs after it would lose their other variants too.
+variants=()
+if step smoke_p256 60 "$bin" --quick --variant persistent --sweep d_model=256 --no-trace \
+     --no-counters --no-expect --out "$out/smoke" &&
+   step smoke_p4096 60 "$bin" --quick --variant persistent --sweep d_model=4096 --no-trace \
+     --no-counters --no-expect --out "$out/smoke"; then
+  persistent_ok=1
+else
+  persistent_ok=0
+  variants=(--variant eager_b1 --variant graph_b1 --variant batched)
+  log "persistent failed its smoke runs: the runs below leave it out"
+fi
+# three quick runs: every claim's value three times (issue #29: margins of >= 3 spreads)
+for r in 1 2 3; do
+  mkdir -p "$out/quick$r/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/quick$r/$gpu/"
+  step quick$r 180 "$bin" --quick ${variants[@]+"${variants[@]}"} --out "$out/quick$r"
+done
+step full 300 "$bin" ${variants[@]+"${variants[@]}"} --out "$out/full"
+# The persistent kernel's tunables at d = 4096: blocks per SM x warps per block x ring KiB per
+# SM (combinations that do not fit are skipped with the reason).
+[ $persistent_ok = 1 ] &&
+step sweep 240 "$bin" --quick --variant persistent --sweep d_model=4096 --sweep p_bps=1 \
+  --sweep p_warps=8,16 --sweep p_ring_kib=32,64,96,128,160,192 --no-trace --no-counters \
+  --no-expect --out "$out/sweep"
+[ $persistent_ok = 1 ] &&
+step sweep2 120 "$bin" --quick --variant persistent --sweep d_model=4096 --sweep p_bps=2 \
+  --sweep p_warps=4,8 --sweep p_ring_kib=64,128 --no-trace --no-counters --no-expect \
+  --out "$out/sweep2"
+# Per-kernel durations of eager_b1, graph_b1 and persistent at d = 256 and 4096 (Perfetto JSON).
+tv=(--variant eager_b1 --variant graph_b1)
+[ $persistent_ok = 1 ] && tv+=(--variant persistent)
+step trace 180 "$bin" --quick "${tv[@]}" --sweep d_model=256,4096 --no-counters --no-expect \
+  --repeat 10 --out "$out/trace" --trace "$out/trace/sd.json"
+san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+step sanitize 150 "$san" --tool memcheck --error-exitcode 1 "$bin" --quick \
+  ${variants[@]+"${variants[@]}"} --repeat 1 --warmup 1 --no-counters --no-trace --no-expect \
+  --sweep d_model=256 --out "$out/sanitize"
+
+# The persistent kernel with its ring filled by bulk copies (TMA, one per 2 KiB stage), a
+# compile-time variant: the same sweep at d = 4096 (p_bulk = 1 in its rows).
+step build_bulk 400 bash -c "cmake -S '$src' -B '$build-bulk' -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_FLAGS=-DSD_P_BULK=1 -DUNDERFED_GIT_DESCRIBE=sdec-bulk > /dev/null &&
+  cmake --build '$build-bulk' -j16 --target serial_decode"
+mkdir -p "$out/bulk/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/bulk/$gpu/"
+[ -x "$build-bulk/scenarios/serial_decode" ] &&
+step bulk 60 "$build-bulk/scenarios/serial_decode" --quick --variant persistent \
+  --sweep d_model=256,4096 --sweep p_warps=16 --sweep p_ring_kib=64,128,192 --no-trace \
+  --no-counters --no-expect --out "$out/bulk"
+
+# ---- summary ---------------------------------------------------------------------------------
+python3 - "$out" <<'EOF' || true
+import csv, glob, json, os, sys, collections
+out = sys.argv[1]
+def rows(path):
+    meta, lines = [], []
+    with open(path) as f:
+        for line in f:
+            (meta if line.startswith('#') else lines).append(line)
+    return meta, list(csv.DictReader(lines))
+def num(r, k, fmt):
+    v = r.get(k, '')
+    try:
+        return fmt % float(v)
+    except ValueError:
+        return '-'
+cols = [('variant', None), ('d_model', '%.0f'), ('p_bps', '%.0f'), ('p_warps', '%.0f'),
+        ('p_ring_kib', '%.0f'), ('p_stages', '%.0f'), ('step_ms', '%.4f'), ('spread_pct', '%.2f'),
+        ('pct_of_copy', '%.1f'), ('gemv_chain_pct', '%.1f'), ('busy_pct', '%.1f'),
+        ('kernels_per_step', '%.0f'), ('kernel_us_mean', '%.2f'), ('launch_us', '%.1f'),
+        ('tokens_per_s', '%.0f'), ('verified', '%.0f'), ('max_rel_err', '%.2g'),
+        ('bitwise_diff', '%.0f'), ('steps_compared', '%.0f'), ('p_bulk', '%.0f'),
+        ('sm_clock_mhz', '%.0f')]
+for run in ('smoke', 'quick1', 'quick2', 'quick3', 'full', 'sweep', 'sweep2', 'trace', 'sanitize', 'bulk'):
+    for path in sorted(glob.glob(f'{out}/{run}/*/serial_decode.csv')):
+        meta, rs = rows(path)
+        print(f'\n== {run}: {path}')
+        print(' '.join(c for c, _ in cols) + ' skip_reason')
+        for r in rs:
+            print(' '.join(r.get(c, '') if f is None else num(r, c, f) for c, f in cols),
+                  (r.get('skip_reason') or '')[:100])
+        for m in meta:
+            if m.startswith('# claim'):
+                print(m.strip()[:260])
+# each claim's measured value across the three quick runs and the full run
+claims = collections.OrderedDict()
+for run in ('quick1', 'quick2', 'quick3', 'full'):
+    for path in glob.glob(f'{out}/{run}/*/serial_decode.csv'):
+        for m in rows(path)[0]:
+            if m.startswith('# claim.'):
+                body = m.split(':', 1)[1].strip()
+                verdict, rest = body.split(']', 1)
+                val = rest.split(')', 1)[0].replace('(measured', '').strip()
+                text = rest.split(')', 1)[1].split(':', 1)[0].strip()
+                claims.setdefault(text, []).append(f'{run}:{verdict.strip("[")}:{val}')
+print('\n== claims across runs')
+for text, vals in claims.items():
+    print(f'{text[:70]:70s} ' + ' '.join(vals))
+for path in glob.glob(f'{out}/*/*/ceilings.csv')[:1]:
+    for line in open(path):
+        if line.startswith(('copy_d2d', 'launch_us', 'graph_node')):
+            print('ceiling', line.strip()[:120])
+# per-kernel durations from the trace: mean us per kernel name and process section
+try:
+    t = json.load(open(f'{out}/trace/sd.json'))
+    ev = t['traceEvents'] if isinstance(t, dict) else t
+    agg = collections.defaultdict(lambda: [0, 0.0])
+    label = {e.get('pid'): e.get('args', {}).get('name', '') for e in ev
+             if e.get('ph') == 'M' and e.get('name') == 'process_name'}
+    for e in ev:
+        if e.get('ph') == 'X' and 'dur' in e:
+            key = (str(label.get(e.get('pid'), e.get('pid'))), e.get('name', '')[:48])
+            agg[key][0] += 1
+            agg[key][1] += float(e['dur'])
+    print('\n== trace: kernels (pid, name): count, mean us, total us')
+    for (pid, name), (n, tot) in sorted(agg.items(), key=lambda kv: (kv[0][0], -kv[1][1]))[:80]:
+        print(f'{pid[:30]:30s} {name:48s} {n:7d} {tot / n:9.2f} {tot:11.0f}')
+except Exception as e:
+    print('trace: not read:', e)
+EOF
+echo
+cat "$out/logs/status.txt"
+tail -5 "$out/logs/sanitize.log" 2>/dev/null
