@@ -352,8 +352,15 @@ static int work_figures(const uf_doctor_work *w, uf_diagnosis *d)
         if (w->step_of[i] < 0)
             continue;
         uf_interval iv = {a->start_ns, a->end_ns};
-        if (uf_copy_direction(a) == UF_COPY_HTOD)
-            h2d[n_h2d++] = iv;
+        if (uf_copy_direction(a) == UF_COPY_HTOD) {
+            /* the part of a copy inside the steady window: one launched in a step may start
+             * before it or run past it (a copy of 30 ms from t = 0, by the trace fuzzer, made
+             * starved_input's share pass 100 %) */
+            uf_interval in = {a->start_ns > w->dev_begin ? a->start_ns : w->dev_begin,
+                              a->end_ns < w->dev_end ? a->end_ns : w->dev_end};
+            if (in.end_ns > in.start_ns)
+                h2d[n_h2d++] = in;
+        }
         if (a->kind != UF_ACT_KERNEL)
             continue;
         kern[n_kern++] = iv;

@@ -442,7 +442,9 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 "(%s us idle after each, returning at %s %% of the step)", d->sync_gap_pct,
                 m->syncs_per_step, m->drains_per_step, uf_doctor_num(m->sync_gap_us, 1).s,
                 uf_doctor_num(d->sync_pos_pct, 0).s);
-    double input = d->input_gap_pct + d->h2d_exposed_ms / step * 100.0;
+    /* the exposed copies' share of the same time as the idle parts: the devices' (doctor.h) */
+    double input = d->input_gap_pct +
+                   d->h2d_exposed_ms / step * 100.0 / (d->n_devices > 1 ? d->n_devices : 1);
     char ran[96];
     host_ran_text(ran, sizeof ran, d->idle_input_pct, d->input_ran_pct,
                   "it prepares the data itself", "it waits for workers or I/O");

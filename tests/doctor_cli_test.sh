@@ -179,6 +179,12 @@ sed -i 's/^A 15 17 2 1 45 cudaGetDeviceCount_v3020$/A 15 17 2 1 45 cudaLaunchKer
   "$work/h/underfed-trace.45.txt"
 expect 2 "1 of 2 processes not diagnosed" "a process that launched and recorded no device work" \
   "$tool" doctor --from "$work/h" --json "$work/h.json"
+# The traces the fuzzer found a defect with (tests/data/doctor-fuzzed/README.md): every share of
+# every finding within 0..100 % of the step.
+expect 0 "diagnosis of 1 process" "the fuzzer's mutants" "$tool" doctor \
+  --from "$src/tests/data/doctor-fuzzed" --json "$work/fuzzed.json"
+over=$(grep -oE '"share_pct": -?[0-9][0-9.e+-]*' "$work/fuzzed.json" | awk '$2 > 100 || $2 < 0' | head -1)
+[ -z "$over" ] || fail "the fuzzer's mutants: a share out of 0..100 ($over)"
 # Escape sequences in names and notes never reach the terminal; bytes that are not UTF-8 do not
 # reach the JSON (the --trace export included).
 hostile
