@@ -13,6 +13,7 @@
 #include "doctor_internal.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
+#include "trace_edit.h"
 
 enum { MAX_RECORDS = 20000, SM_COUNT = 132 };
 
@@ -1700,21 +1701,7 @@ Test(doctor_trace, names_ranges_counters_and_memsets)
  * must name the line and say `what`. */
 static void expect_bad(const char *from, const char *to, int line, const char *what)
 {
-    char *text = format_case(case_healthy);
-    char *at = strstr(text, from);
-    cr_assert_not_null(at, "%s", from);
-    size_t len = strlen(text), nf = strlen(from), nt = strlen(to);
-    char *edited = malloc(len - nf + nt + 1);
-    memcpy(edited, text, (size_t)(at - text));
-    memcpy(edited + (at - text), to, nt);
-    strcpy(edited + (at - text) + nt, at + nf);
-    free(text);
-    uf_trace_file f;
-    char err[256], where[64];
-    cr_expect_eq(uf_trace_parse(edited, "t.txt", &f, err, sizeof err), -1, "%s -> %s", from, to);
-    snprintf(where, sizeof where, "t.txt:%d: ", line);
-    cr_expect(strstr(err, where) == err, "%s: expected %s", err, where);
-    cr_expect(strstr(err, what) != NULL, "%s: expected \"%s\"", err, what);
+    expect_edit_refused(format_case(case_healthy), from, to, line, what);
 }
 
 Test(doctor_trace, strict_errors_name_file_and_line)

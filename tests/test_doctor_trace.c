@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "doctor_trace.h"
+#include "trace_edit.h"
 
 /* ---- a small trace of every record kind --------------------------------------------------- */
 
@@ -229,21 +230,7 @@ Test(doctor_trace4, versions_1_and_2_read_as_unknown_threads)
  * with `what` in the message. */
 static void expect_bad4(const char *from, const char *to, int line, const char *what)
 {
-    char *text = format_every_kind(&every_info);
-    char *at = strstr(text, from);
-    cr_assert_not_null(at, "%s not in\n%s", from, text);
-    size_t len = strlen(text), nf = strlen(from), nt = strlen(to);
-    char *edited = malloc(len - nf + nt + 1);
-    memcpy(edited, text, (size_t)(at - text));
-    memcpy(edited + (at - text), to, nt);
-    strcpy(edited + (at - text) + nt, at + nf);
-    free(text);
-    uf_trace_file f;
-    char err[256], where[64];
-    cr_expect_eq(uf_trace_parse(edited, "t.txt", &f, err, sizeof err), -1, "%s -> %s", from, to);
-    snprintf(where, sizeof where, "t.txt:%d: ", line);
-    cr_expect(strstr(err, where) == err, "%s -> %s: %s: expected %s", from, to, err, where);
-    cr_expect(strstr(err, what) != NULL, "%s -> %s: %s: expected \"%s\"", from, to, err, what);
+    expect_edit_refused(format_every_kind(&every_info), from, to, line, what);
 }
 
 Test(doctor_trace4, strict_errors_name_file_and_line)
