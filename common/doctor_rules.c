@@ -98,8 +98,8 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 10.0, .high_pct = 30.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "decode many sequences together (continuous batching) so each weight read serves many tokens; a CUDA graph removes the launch gaps, not the weight stream; smaller weights (quantization) cut the bytes",
         .gain = "those matrix products cost nothing (batched, each weight read serves many tokens: less than this)",
-        .scenario = "examples/pytorch/serial_decode.py (scenario serial_decode: issue #19, not yet on main)",
-        .source = "on the H200, 2026-12-01: examples/pytorch/serial_decode.py at batch 1 as a CUDA graph spends 72 % of its step in 128x8 nvjet GEMMs, and 64 sequences decode 43x the tokens/s of one; the serial_decode scenario (branch sdall) spends 98.5 % of graph_b1's step in GEMVs at d = 4096, streaming weights and cache at 86 % of the copy ceiling"},
+        .scenario = "serial_decode (its claims not yet held on the H200: issue #30); examples/pytorch/serial_decode.py",
+        .source = "on the H200, 2026-12-01: examples/pytorch/serial_decode.py at batch 1 as a CUDA graph spends 72 % of its step in 128x8 nvjet GEMMs, and 64 sequences decode 43x the tokens/s of one; the serial_decode scenario on the H200 (its first version, 2026-12-01) read decode_gemv high for eager_b1, graph_b1 and persistent at d = 4096 (71.4, 71.1, 99.8 %) and none for batched"},
     [UF_RULE_PADDING] = {
         .id = "padding", .failure = "padding: attention and GEMMs on pad tokens",
         .share = "cannot tell: a padded kernel looks busy and well fed; only the count of real tokens shows the waste",

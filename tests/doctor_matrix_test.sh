@@ -119,6 +119,12 @@ while read -r name variant role rule point; do
   if [ -n "$from" ] && { [ ! -d "$from/$tag" ] ||
        grep -q "^| $name | $variant | .* skipped (exit 77) |\$" "$from/doctor_matrix.md" 2>/dev/null; }; then
     rc=77; echo "not recorded in $from (skipped there, or no $tag folder)" > "$out/$tag.txt"
+  elif [ -n "$from" ] && recorded=$(grep -o "^| $name | $variant | .* | no (exit [0-9]*) |\$" \
+                                     "$from/doctor_matrix.md" 2>/dev/null); then
+    # the recorded run itself failed (the program's own exit, e.g. a verification): its trace
+    # may replay, but the row does not hold
+    rc=$(sed -E 's/.*no \(exit ([0-9]*)\) \|$/\1/' <<< "$recorded")
+    echo "the recorded run failed (exit $rc in $from/doctor_matrix.md)" > "$out/$tag.txt"
   elif [ -n "$from" ]; then
     "$tool" doctor --from "$from/$tag" --json "$out/$tag.json" > "$out/$tag.txt" 2>&1
     rc=$?
