@@ -198,15 +198,15 @@ __device__ void normalize(const float4 *raw, int d, uint4 *out, float *inv)
 }
 
 /* Phase ph's input vector of sequence 0 into shared memory act (cols / 8 chunks); the whole
- * block takes part. A normed input stages x's floats at act's bytes 4d .. 8d first (act holds
- * 6d bytes at least). embed_row: layer 0's QKV reads the embedding row itself (the persistent
- * kernel; the per-op kernels have it in x). */
+ * block takes part. A normed input stages x's floats at act's bytes 2d .. 6d first, above the
+ * 2d bytes of its normed bf16 (act holds 6d bytes at least). embed_row: layer 0's QKV reads
+ * the embedding row itself (the persistent kernel; the per-op kernels have it in x). */
 __device__ void stage_input(const sd_model &m, int ph, const bf16 *embed_row, uint4 *act,
                             float *inv)
 {
     const int n = phase_cols(m.s, ph) / 8;
     if (phase_normed(m.s, ph)) {
-        float4 *raw = (float4 *)(act + m.s.d / 4);
+        float4 *raw = (float4 *)(act + m.s.d / 8);    /* d / 8 chunks of 16 bytes: 2d */
         stage_raw(m, 0, embed_row, raw);
         normalize(raw, m.s.d, act, inv);
     } else {            /* every load of the thread's chunks out before the first store */
