@@ -79,6 +79,21 @@ else
 fi
 expect 0 "the regenerated page is in sync" "$tool" readme --check "$fixture" "$work/page.md"
 
+# A ceiling is the one recorded with the scenario's run (its `# ceiling.NAME:` line), not the
+# folder's ceilings.csv, which may be another run's (a two-GPU run kept beside a newer suite).
+own=$work/own-ceiling
+mkdir -p "$own" && cp "$fixture/ceilings.csv" "$own/" &&
+  awk 'NR == 2 { print "# ceiling.copy_d2d_gbs: 1234.5" } { print }' "$fixture/launch_storm.csv" \
+    > "$own/launch_storm.csv" || fail "own-ceiling fixture"
+printf '%s\n' 'c <!-- uf launch_storm ceiling.copy_d2d_gbs %.1f -->?<!-- /uf -->' > "$work/own.md"
+expect 0 "a ceiling recorded in the scenario's file" "$tool" readme "$own" "$work/own.md"
+grep -q '>1234.5<' "$work/own.md" || fail "the scenario's recorded ceiling was not used: $(cat "$work/own.md")"
+cp "$fixture/launch_storm.csv" "$own/launch_storm.csv"
+printf '%s\n' 'c <!-- uf launch_storm ceiling.copy_d2d_gbs %.1f -->?<!-- /uf -->' > "$work/own.md"
+expect 0 "a ceiling the scenario's file does not record" "$tool" readme "$own" "$work/own.md"
+want=$(awk -F, '$1 == "copy_d2d_gbs" { printf "%.1f", $2 }' "$fixture/ceilings.csv")
+grep -q ">$want<" "$work/own.md" || fail "the folder's ceilings.csv was not used ($want): $(cat "$work/own.md")"
+
 # Each bad figure: exit 2, the page untouched.
 bad() {  # bad DESCRIPTION MARKDOWN WHAT_THE_MESSAGE_SAYS
   printf '%s\n' "$2" > "$work/bad.md"

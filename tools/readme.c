@@ -18,7 +18,8 @@
  * point (axes not named take the run's default.AXIS). An expression combines references with
  * + - * / ( ) and numbers (4K, 1G: binary suffixes, as on the command line). A reference is
  * `metric` (the default variant), `variant.metric` or `variant[WHERE].metric` (WHERE overrides
- * axes of the point), `ceiling.NAME` (RESULTS_DIR/ceilings.csv) or `claims.held` /
+ * axes of the point), `ceiling.NAME` (the ceiling recorded with the scenario's run, its
+ * metadata line ceiling.NAME; RESULTS_DIR/ceilings.csv where the file records none) or `claims.held` /
  * `claims.total` (the claims recorded in the file). `meta.KEY` alone is the text of a metadata
  * line (git, utc, driver, ...); `variant` alone, in a table, the row's variant. Rows of a table
  * are `variant[WHERE]`; one axis may be `*`: a row per value the file has. The format is one
@@ -241,9 +242,21 @@ static int rd_metric(rd_ctx *c, const uf_table *t, const uf_row *r, const char *
     return 0;
 }
 
-static int rd_ceiling(rd_ctx *c, const char *name, double *out)
+/* Ceiling NAME as the scenario's run recorded it (its metadata line ceiling.NAME: the shares in
+ * that file were computed against it), else RESULTS_DIR/ceilings.csv. A folder can hold runs of
+ * several commits and machines (a two-GPU run kept beside a newer one-GPU suite), so its
+ * ceilings.csv need not be the one a file was measured against. */
+static int rd_ceiling(rd_ctx *c, const uf_table *t, const char *name, double *out)
 {
-    char path[UF_PATH_LEN], err[UF_REASON_LEN];
+    char path[UF_PATH_LEN], err[UF_REASON_LEN], key[UF_NAME_LEN + 16];
+    const char *recorded;
+    snprintf(key, sizeof key, "ceiling.%s", name);
+    if (t && (recorded = uf_meta_get(&t->meta, key)) != NULL) {
+        if (uf_parse_number(recorded, out) != 0 || !isfinite(*out) || *out <= 0)
+            return rd_error(c, "%s.csv: ceiling.%s is \"%s\", not a positive number",
+                            t->scenario, name, recorded);
+        return 0;
+    }
     if (!c->have_ceilings) {
         snprintf(path, sizeof path, "%s/ceilings.csv", c->dir);
         if (uf_ceilings_read(path, &c->ceilings, err, sizeof err) != 0)
@@ -368,7 +381,7 @@ static double parse_ref(rd_parser *p)
     double v = NAN, point[UF_MAX_AXES];
     int rc;
     if (second[0] && !where && strcmp(first, "ceiling") == 0) {
-        rc = rd_ceiling(p->c, second, &v);
+        rc = rd_ceiling(p->c, sc->t, second, &v);
     } else if (second[0] && !where && strcmp(first, "claims") == 0) {
         rc = rd_claims(p->c, sc->t, second, &v);
     } else {
