@@ -2696,7 +2696,7 @@ Test(doctor_ceilings, read_from_files)
 {
     uf_doctor_ceilings c;
     char err[256];
-    cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/../../results/nvidia-h200/ceilings.csv",
+    cr_assert_eq(uf_doctor_ceilings_read(UF_TEST_DATA_DIR "/../../results/nvidia-h200/history/a6395d5/ceilings.csv",
                                          &c, err, sizeof err), 0, "%s", err);
     cr_expect_float_eq(c.value[UF_CEIL_LAUNCH_US], 3.231562424, 1e-12);
     cr_expect_float_eq(c.value[UF_CEIL_H2D_PINNED_GBS], 55.47049051, 1e-12);

@@ -2,12 +2,12 @@
 source = 'small_batch.csv'
 out = 'small_batch'
 gpu = 'NVIDIA H200'
-copy = 4224.402926
-gemm = 804.2727535
+copy = 4237.272538
+gemm = 780.7899722
 micro = 'data/small_batch_micro1.dat'
 roof = 'data/small_batch_roof.dat'
 flop_per_byte_per_token = 0.9996751776
-ridge = 203.5972283
+ridge = 196.6665792
 counts = '19 19 19 19 19 19'
 wave = 'data/small_batch_wave.dat'
 nwave = 19
