@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "crosscheck.h"
+#include "crosscheck_cmd.h"
 #include "fileutil.h"
 #include "options.h"
 #include "strbuf.h"

@@ -23,11 +23,11 @@
 
 #include "cli.h"
 #include "compare_cmd.h"
-#include "crosscheck.h"
+#include "crosscheck_cmd.h"
 #include "doctor_cmd.h"
 #include "options.h"
 #include "plotdata.h"
-#include "readme.h"
+#include "readme_cmd.h"
 #include "report_cmd.h"
 #include "results.h"
 #include "stdout_check.h"

@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "options.h"
-#include "readme.h"
+#include "readme_cmd.h"
 #include "expect.h"
 #include "fileutil.h"
 #include "results.h"

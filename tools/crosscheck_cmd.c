@@ -7,7 +7,7 @@
  *                     counters), ID/ceilings.csv the ceilings it was run against;
  *   ID.ncu.csv        `ncu --csv --page raw` of the same cell, the scenario's CUPTI off;
  *   crosscheck.csv    one row per comparison (this tool writes it). */
-#include "crosscheck.h"
+#include "crosscheck_cmd.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* `underfed crosscheck`: the suite's instruments against independent ones (ci/crosscheck.sh
  * runs the GPU side; this judges what it left), and the report's section on it. */
-#ifndef UF_TOOLS_CROSSCHECK_H
-#define UF_TOOLS_CROSSCHECK_H
+#ifndef UF_TOOLS_CROSSCHECK_CMD_H
+#define UF_TOOLS_CROSSCHECK_CMD_H
 
 #include <stdio.h>
 
