@@ -1,13 +1,14 @@
 /* The figures of one scenario each (plots/SCENARIO.gp): their data, and every fact about it
- * that the script needs (counts, defaults, ceilings), written by `underfed plotdata`. A figure
- * whose columns are absent from the file still gets its files, with counts of 0: the script
- * then says what is missing instead of drawing nothing. */
+ * that the script needs (counts, defaults, ceilings), written by `underfed plotdata`
+ * (plotdata_cmd.c) through the plot data writer (plotdata.h). A figure whose columns are absent
+ * from the file still gets its files, with counts of 0: the script then says what is missing
+ * instead of drawing nothing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plotdata.h"
+#include "plotfigs.h"
 
 enum { GIB = 1073741824 };
 

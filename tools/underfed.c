@@ -27,6 +27,7 @@
 #include "doctor_cmd.h"
 #include "options.h"
 #include "plotdata.h"
+#include "plotdata_cmd.h"
 #include "readme_cmd.h"
 #include "report_cmd.h"
 #include "results.h"
