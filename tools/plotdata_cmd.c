@@ -253,3 +253,8 @@ int uf_cmd_plotdata(int argc, char **argv)
     }
     return folder(argv[0], argv[1]);
 }
+
+/* Its line in `underfed --help`; it reads its own argv. */
+const uf_command uf_plotdata_command = {
+    "plotdata", "[--across] DIR... OUT", 0, 0, "",
+    "each plot's data and gnuplot variables, in OUT/data", uf_cmd_plotdata, 0};

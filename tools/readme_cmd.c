@@ -1038,3 +1038,8 @@ int uf_cmd_readme(int argc, char **argv)
     free(c);
     return rc ? rc : check && stale ? RD_STALE : 0;
 }
+
+/* Its line in `underfed --help`; it reads its own argv. */
+const uf_command uf_readme_command = {
+    "readme", "[--check] DIR FILE.md...", 0, 0, "",
+    "rewrites the pages' figures from DIR (--check: only checks)", uf_cmd_readme, 0};
