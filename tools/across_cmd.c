@@ -56,9 +56,7 @@ out:
 
 int uf_cmd_across(int argc, char **argv)
 {
-    args a;
-    int rc = uf_parse_args(&uf_across_command, argc, argv, &a);
-    return rc != 0 ? rc : across(&a);
+    return uf_run_parsed(&uf_across_command, argc, argv, across);
 }
 
 const uf_command uf_across_command = {

@@ -61,9 +61,7 @@ static int ceiling(const args *a)
 
 int uf_cmd_ceiling(int argc, char **argv)
 {
-    args a;
-    int rc = uf_parse_args(&uf_ceiling_command, argc, argv, &a);
-    return rc != 0 ? rc : ceiling(&a);
+    return uf_run_parsed(&uf_ceiling_command, argc, argv, ceiling);
 }
 
 const uf_command uf_ceiling_command = {

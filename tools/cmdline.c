@@ -161,3 +161,10 @@ int uf_parse_args(const uf_command *c, int argc, char **argv, args *a)
             return usage_error(c, "%s is required", tool_options[k].flag);
     return 0;
 }
+
+int uf_run_parsed(const uf_command *c, int argc, char **argv, int (*run)(const args *a))
+{
+    args a;
+    int rc = uf_parse_args(c, argc, argv, &a);
+    return rc != 0 ? rc : run(&a);
+}

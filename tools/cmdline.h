@@ -25,6 +25,8 @@ typedef struct uf_command {
 /* argv (after the command's name) into a: c's options and operands, each checked. 0, or 2
  * with a message and c's synopsis on stderr. */
 int uf_parse_args(const uf_command *c, int argc, char **argv, args *a);
+/* uf_parse_args, then run(the parsed args) where the command line is good: the exit status. */
+int uf_run_parsed(const uf_command *c, int argc, char **argv, int (*run)(const args *a));
 /* `underfed COMMAND --help`: the synopsis, the summary and the options c takes. */
 void uf_print_command_help(FILE *f, const uf_command *c);
 

@@ -179,9 +179,7 @@ out:
 
 int uf_cmd_compare(int argc, char **argv)
 {
-    args a;
-    int rc = uf_parse_args(&uf_compare_command, argc, argv, &a);
-    return rc != 0 ? rc : compare_runs(&a);
+    return uf_run_parsed(&uf_compare_command, argc, argv, compare_runs);
 }
 
 const uf_command uf_compare_command = {

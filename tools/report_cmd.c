@@ -436,9 +436,7 @@ static int report(const args *given)
 
 int uf_cmd_report(int argc, char **argv)
 {
-    args a;
-    int rc = uf_parse_args(&uf_report_command, argc, argv, &a);
-    return rc != 0 ? rc : report(&a);
+    return uf_run_parsed(&uf_report_command, argc, argv, report);
 }
 
 const uf_command uf_report_command = {
