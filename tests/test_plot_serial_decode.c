@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plotdata.h"
+#include "plotdata_cmd.h"
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *walk)
 {

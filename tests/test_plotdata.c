@@ -1,4 +1,4 @@
-/* `underfed plotdata` (tools/plotdata.c, plotfigs.c): the data files and gnuplot includes the
+/* `underfed plotdata` (tools/plotdata_cmd.c, plotdata.c, plotfigs.c): the data files and gnuplot includes the
  * plot scripts read, on the fixture folders of tests/data (made for the tests). */
 #define _XOPEN_SOURCE 700       /* nftw */
 #include <criterion/criterion.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "plotdata.h"
+#include "plotdata_cmd.h"
 
 /* A fresh output folder under /tmp. */
 static void temp_dir(char *out, size_t len)

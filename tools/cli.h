@@ -1,7 +1,6 @@
-/* What the `underfed` commands that take the common options share (underfed.c parses them;
- * report_cmd.c and compare_cmd.c run two of the commands): their exit statuses, the parsed
- * command line, and the helpers that read a result folder. Each helper prints its own message
- * on stderr when it fails. */
+/* What the `underfed` commands share (cmdline.c parses the common options; each command is
+ * its own NAME_cmd.c): their exit statuses, the parsed command line, and the helpers that
+ * read a result folder. Each helper prints its own message on stderr when it fails. */
 #ifndef UF_TOOLS_CLI_H
 #define UF_TOOLS_CLI_H
 
@@ -19,7 +18,7 @@ enum { EXIT_REGRESSED = 1, EXIT_OUTPUT = 1, EXIT_BAD = 2, MAX_DIRS = 16 };
  * `underfed --version` prints after "underfed " (version.c), through uf_print_version. */
 const char *uf_tool_version(void);
 
-/* A command's options and operands, as underfed.c's parse_args fills them (tool_options). */
+/* A command's options and operands, as cmdline.c's uf_parse_args fills them (tool_options). */
 typedef struct args {
     const char *cmd;            /* the command's name, for messages */
     const char *where;

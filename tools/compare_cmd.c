@@ -131,7 +131,7 @@ out:
  * or value of A absent from B is MISSING, one of B absent from A NEW. Exit 1 on a regression,
  * or on anything MISSING unless --allow-missing; 2 when a folder is empty or unreadable or a
  * file malformed. */
-int uf_cmd_compare(const args *a)
+static int compare_runs(const args *a)
 {
     char (*names)[UF_NAME_LEN] = NULL, (*other)[UF_NAME_LEN] = NULL;
     int n, n_other, rc = 0;
@@ -176,3 +176,12 @@ out:
     free(other);
     return rc;
 }
+
+int uf_cmd_compare(int argc, char **argv)
+{
+    return uf_run_parsed(&uf_compare_command, argc, argv, compare_runs);
+}
+
+const uf_command uf_compare_command = {
+    "compare", "DIR_A DIR_B", 2, 2, "--threshold --allow-missing",
+    "two runs: SAME/FASTER/SLOWER/NOISY, host-aware; exit 1: worse", uf_cmd_compare, 0};

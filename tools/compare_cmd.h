@@ -3,11 +3,12 @@
 #ifndef UF_TOOLS_COMPARE_CMD_H
 #define UF_TOOLS_COMPARE_CMD_H
 
-#include "cli.h"
+#include "cmdline.h"
 
-/* a->pos[0], a->pos[1]: the two folders; --threshold, --allow-missing. Exit status: 0 no
- * regression, 1 a regression (or rows of DIR_A missing from DIR_B, unless --allow-missing),
- * 2 a folder empty or unreadable or a file malformed. */
-int uf_cmd_compare(const args *a);
+/* argv after the command name: DIR_A DIR_B [--threshold PCT] [--allow-missing]. Exit status:
+ * 0 no regression, 1 a regression (or rows of DIR_A missing from DIR_B, unless
+ * --allow-missing), 2 usage, a folder empty or unreadable or a file malformed. */
+int uf_cmd_compare(int argc, char **argv);
+extern const uf_command uf_compare_command;
 
 #endif

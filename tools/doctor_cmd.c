@@ -471,3 +471,8 @@ int uf_cmd_doctor(int argc, char **argv)
         return diagnose_dir(a.from, a.json, a.trace, c);
     return doctor_run(&a, c);
 }
+
+/* Its line in `underfed --help`; it reads its own argv and prints its own --help. */
+const uf_command uf_doctor_command = {
+    "doctor", "--from DIR | -- CMD...", 0, 0, "",
+    "diagnoses a CUDA program: idle causes, share at stake, fix", uf_cmd_doctor, 1};

@@ -1,5 +1,5 @@
-/* `underfed plotdata`: the data of every plot, self-describing, so that the gnuplot scripts
- * only draw.
+/* The plot data writer (`underfed plotdata`, plotdata_cmd.c): the data of every plot,
+ * self-describing, so that the gnuplot scripts only draw.
  *
  * A figure is one gnuplot script (plots/SCRIPT.gp) drawn from files of OUT/data/: one or more
  * BASE*.dat (the data, a header of `# key: value` lines first) and BASE.gp, the include that
@@ -17,14 +17,7 @@
 #include "strbuf.h"
 #include "tablequery.h"
 
-/* argv after the command name: RESULTS_DIR OUT_DIR, or --across RESULTS_DIR... OUT_DIR
- * OUT_DIR/data is written whole or not at all (staged beside it, then exchanged in one
- * rename), and the figures are listed only once it is in place. Returns the exit status: 0
- * written, 2 usage, unreadable input or a data set that could not be written (a message says
- * which; OUT_DIR/data is then as it was). */
-int uf_cmd_plotdata(int argc, char **argv);
-
-/* ---- for the figure writers (plotdata.c, plotfigs.c) ------------------------------------- */
+/* ---- for the figures (plotdata_cmd.c's of every scenario, plotfigs.c's of one) --------- */
 
 enum { PD_MAX_DATS = 4, PD_MAX_COLS = 8 };
 
@@ -38,17 +31,6 @@ typedef struct pd_fig {
     char dat_path[PD_MAX_DATS][UF_PATH_LEN];
     uf_strbuf dat[PD_MAX_DATS];
 } pd_fig;
-
-/* A scenario file and what its figures read from it. */
-typedef struct pd_source {
-    const char *name;                       /* the scenario (file name without .csv) */
-    const char *csv;                        /* its path */
-    const char *dir;                        /* its folder: ceilings.csv */
-    const char *out;                        /* the folder whose data/ gets the figure files
-                                             * (the run's stage: see uf_cmd_plotdata) */
-    const uf_table *t;
-    const char *gpu;                        /* `# gpu:` of the file, "" when absent */
-} pd_source;
 
 /* A figure of OUT/data/BASE: out_dir the images' folder; the include sets out = OUT/BASE. */
 /* DIR/NAME SUFFIX into out; -1 with a message when it does not fit. */
@@ -101,7 +83,18 @@ int pd_names(pd_fig *f, const uf_table *t, const char *key);
 /* Counts of measured values per column, "k1 k2 ...", as variable `key`. */
 void pd_counts(pd_fig *f, const char *key, const int *count, int n);
 
-/* The scenario figures (plotfigs.c): 0, 1 when the scenario has none, -1 on failure. */
-int pd_scenario_figures(const pd_source *s);
+/* The data set of a run: OUT/data written whole or not at all. */
+typedef struct pd_set {
+    char out[UF_PATH_LEN];      /* OUT */
+    char stage[UF_PATH_LEN];    /* OUT/.plotdata.XXXXXX: the figures' OUT while they are written */
+} pd_set;
+
+/* OUT made where missing, and an empty OUT/.plotdata.XXXXXX/data: the figures of the run are
+ * written with set->stage as their OUT. 0, or -1 with a message. */
+int pd_set_begin(pd_set *set, const char *out);
+/* A run's end: on success (rc 0) the staged set listed ("SCRIPT data/BASE.gp" a line, sorted)
+ * and put in place of OUT/data in one rename, then the listing printed; otherwise the stage
+ * removed and OUT/data left as it was. The exit status: 0, or 2 (with a message). */
+int pd_set_end(pd_set *set, int rc);
 
 #endif

@@ -1,13 +1,14 @@
 /* The figures of one scenario each (plots/SCENARIO.gp): their data, and every fact about it
- * that the script needs (counts, defaults, ceilings), written by `underfed plotdata`. A figure
- * whose columns are absent from the file still gets its files, with counts of 0: the script
- * then says what is missing instead of drawing nothing. */
+ * that the script needs (counts, defaults, ceilings), written by `underfed plotdata`
+ * (plotdata_cmd.c) through the plot data writer (plotdata.h). A figure whose columns are absent
+ * from the file still gets its files, with counts of 0: the script then says what is missing
+ * instead of drawing nothing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plotdata.h"
+#include "plotfigs.h"
 
 enum { GIB = 1073741824 };
 
@@ -522,9 +523,24 @@ static int fig_alignment(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "tensor_alignment");
 }
 
-/* host_sync's variants that sync every step, and the fixed one each is measured against. */
-static const char *const hs_broken[] = {"item", "sync_timing", "malloc_free", "pageable_copy"};
-enum { HS_NBROKEN = sizeof hs_broken / sizeof hs_broken[0], HS_NCOLS = HS_NBROKEN + 2 };
+/* The variants of a file whose role is `broken` (the scenario's variants table says which; the
+ * results file carries it in its role column), in the file's order, into names; how many. */
+static int broken_variants(const uf_table *t, const char **names)
+{
+    const char *all[UF_MAX_VARIANTS];
+    int n = tq_variants(t, all, UF_MAX_VARIANTS), k = 0;
+    for (int v = 0; v < n; v++)
+        for (int i = 0; i < t->n_rows; i++)
+            if (strcmp(t->rows[i].variant, all[v]) == 0) {
+                if (strcmp(t->rows[i].role, "broken") == 0)
+                    names[k++] = all[v];
+                break;
+            }
+    return k;
+}
+
+/* host_sync's columns: a cost per broken variant, then idle_host_pct of item and deferred. */
+enum { HS_NCOLS = UF_MAX_VARIANTS + 2 };
 
 static int by_value(const void *pa, const void *pb)
 {
@@ -558,17 +574,18 @@ static double sync_cost(const pd_source *s, const double *point, const char *var
 }
 
 /* One line of host_sync's cost data at point: "host_pct cost... idle_item idle_deferred",
- * NaN where a row or value is absent; count[c] gains each number of column c. */
+ * a cost per variant of broken[0..nb), NaN where a row or value is absent; count[c] gains
+ * each number of column c. */
 static void host_sync_line(uf_strbuf *b, const pd_source *s, const double *point, int ax,
-                           int *count)
+                           const char *const *broken, int nb, int *count)
 {
     double v[HS_NCOLS];
-    for (int c = 0; c < HS_NBROKEN; c++)
-        v[c] = sync_cost(s, point, hs_broken[c]);
-    v[HS_NBROKEN] = metric_of(s, point, "item", "idle_host_pct");
-    v[HS_NBROKEN + 1] = metric_of(s, point, "deferred", "idle_host_pct");
+    for (int c = 0; c < nb; c++)
+        v[c] = sync_cost(s, point, broken[c]);
+    v[nb] = metric_of(s, point, "item", "idle_host_pct");
+    v[nb + 1] = metric_of(s, point, "deferred", "idle_host_pct");
     uf_sb_printf(b, "%.10g", point[ax]);
-    for (int c = 0; c < HS_NCOLS; c++) {
+    for (int c = 0; c < nb + 2; c++) {
         pd_put_num(b, v[c]);
         count[c] += !isnan(v[c]);
     }
@@ -576,26 +593,31 @@ static void host_sync_line(uf_strbuf *b, const pd_source *s, const double *point
 }
 
 /* host_sync: against host_pct (the host's own work per step, % of the GPU step), at the
- * default launches, each broken variant's step as a cost over `deferred`'s at the same point
- * (one column each), and idle_host_pct of `item` and `deferred` (host_sync_line); counts
- * per column, the broken variants' names, the launches and deferred's calibrated GPU step. */
+ * default launches, each broken variant's step (the file's, by role) as a cost over
+ * `deferred`'s at the same point (one column each), and idle_host_pct of `item` and
+ * `deferred` (host_sync_line); counts per column, the broken variants' names, the launches
+ * and deferred's calibrated GPU step. */
 static int fig_host_sync(const pd_source *s, const double *point)
 {
     double xs[UF_MAX_SWEEP], at[UF_MAX_AXES];
+    const char *broken[UF_MAX_VARIANTS];
+    int nb = broken_variants(s->t, broken);
     int count[HS_NCOLS] = {0}, ax = tq_axis_index(s->t, "host_pct"), lax;
     int n = ax >= 0 ? sweep_values(s->t, ax, point, xs) : 0;
     pd_fig f;
     begin(&f, s);
     uf_strbuf *b = pd_dat(&f, "data", "_cost");
-    uf_sb_puts(b, "# host_pct cost_item cost_sync_timing cost_malloc_free cost_pageable_copy "
-                  "idle_host_item idle_host_deferred\n");
+    uf_sb_puts(b, "# host_pct");
+    for (int c = 0; c < nb; c++)
+        uf_sb_printf(b, " cost_%s", broken[c]);
+    uf_sb_puts(b, " idle_host_item idle_host_deferred\n");
     memcpy(at, point, sizeof at);
     for (int i = 0; i < n; i++) {
         at[ax] = xs[i];
-        host_sync_line(b, s, at, ax, count);
+        host_sync_line(b, s, at, ax, broken, nb, count);
     }
-    pd_words(&f, "broken", hs_broken, HS_NBROKEN);
-    pd_counts(&f, "counts", count, HS_NCOLS);
+    pd_words(&f, "broken", broken, nb);
+    pd_counts(&f, "counts", count, nb + 2);
     lax = tq_axis_index(s->t, "launches");
     pd_num(&f, "launches", lax >= 0 ? point[lax] : NAN);
     pd_num(&f, "gpu_step", metric_of(s, point, "deferred", "gpu_step_ms"));

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "crosscheck.h"
+#include "crosscheck_cmd.h"
 #include "fileutil.h"
 #include "options.h"
 #include "strbuf.h"
@@ -341,7 +341,7 @@ static void write_head(FILE *f, const report_head *h, const char *dir)
  * exists). A folder without result files, or with a malformed one (ceilings.csv included), is
  * an error: nothing is written; so is, without --plots, a report that would link no image
  * where the REPORT.md it replaces links some (it says which line). */
-int uf_cmd_report(const args *given)
+static int report(const args *given)
 {
     char (*names)[UF_NAME_LEN] = NULL, path[UF_PATH_LEN], err[UF_REASON_LEN];
     char plots_dir[UF_PATH_LEN], plots_link[UF_PATH_LEN];
@@ -433,3 +433,12 @@ int uf_cmd_report(const args *given)
     free(text);
     return rc;
 }
+
+int uf_cmd_report(int argc, char **argv)
+{
+    return uf_run_parsed(&uf_report_command, argc, argv, report);
+}
+
+const uf_command uf_report_command = {
+    "report", "DIR", 1, 1, "--plots --plots-link",
+    "writes DIR/REPORT.md from the folder's results and images", uf_cmd_report, 0};

@@ -1,10 +1,11 @@
 /* `underfed crosscheck`: the suite's instruments against independent ones (ci/crosscheck.sh
  * runs the GPU side; this judges what it left), and the report's section on it. */
-#ifndef UF_TOOLS_CROSSCHECK_H
-#define UF_TOOLS_CROSSCHECK_H
+#ifndef UF_TOOLS_CROSSCHECK_CMD_H
+#define UF_TOOLS_CROSSCHECK_CMD_H
 
 #include <stdio.h>
 
+#include "cmdline.h"
 #include "xcheck.h"
 
 /* argv after the command name: `plan` (the cases, one per line, for the driver) or
@@ -12,6 +13,7 @@
  * Returns the exit status: 0 every comparison agrees or is n/a with its reason, 1 one
  * disagrees, 2 usage or unreadable input. */
 int uf_cmd_crosscheck(int argc, char **argv);
+extern const uf_command uf_crosscheck_command;
 
 /* REPORT.md's section "How far each instrument agrees with another" from
  * RESULTS_DIR/crosscheck/crosscheck.csv; nothing when that file is absent. 0, or -1 (with the

@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "options.h"
-#include "readme.h"
+#include "readme_cmd.h"
 #include "expect.h"
 #include "fileutil.h"
 #include "results.h"
@@ -1051,3 +1051,8 @@ int uf_cmd_readme(int argc, char **argv)
     free(c);
     return rc ? rc : check && stale ? RD_STALE : 0;
 }
+
+/* Its line in `underfed --help`; it reads its own argv. */
+const uf_command uf_readme_command = {
+    "readme", "[--check] DIR FILE.md...", 0, 0, "",
+    "rewrites the pages' figures from DIR (--check: only checks)", uf_cmd_readme, 0};
