@@ -19,8 +19,8 @@
  * + - * / ( ) and numbers (4K, 1G: binary suffixes, as on the command line). A reference is
  * `metric` (the default variant), `variant.metric` or `variant[WHERE].metric` (WHERE overrides
  * axes of the point), `ceiling.NAME` (the ceiling recorded with the scenario's run, its
- * metadata line ceiling.NAME; RESULTS_DIR/ceilings.csv where the file records none) or `claims.held` /
- * `claims.total` (the claims recorded in the file). `meta.KEY` alone is the text of a metadata
+ * metadata line ceiling.NAME; RESULTS_DIR/ceilings.csv where the file records none) or
+ * `claims.held` / `claims.total` (the claims recorded in the file). `meta.KEY` alone is the text of a metadata
  * line (git, utc, driver, ...); `variant` alone, in a table, the row's variant. Rows of a table
  * are `variant[WHERE]`; one axis may be `*`: a row per value the file has. The format is one
  * printf conversion (f, g or e; %% for a percent sign); without one, three significant

@@ -3,7 +3,7 @@
 # BUILD_DIR (default /tmp/build-gpu-checks), then run the named checks in order, each under its
 # own time limit, each writing into OUT/NAME; at the end OUT/all.tar.gz.partNN (15 MiB pieces).
 #   bash ci/gpu-checks/run.sh OUT NAME:SECONDS ...   (from the repository root)
-#   e.g. bash ci/gpu-checks/run.sh /tmp/out serial_decode:300 host_sync_and_lane:300
+#   e.g. bash ci/gpu-checks/run.sh /tmp/out serial_decode:300 recorder:200
 # NAME is a script of this folder (README.md says what each measures and what it must show).
 set -u
 [ $# -ge 2 ] || { echo "usage: bash ci/gpu-checks/run.sh OUT NAME:SECONDS ..." >&2; exit 2; }
