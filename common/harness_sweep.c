@@ -109,7 +109,10 @@ static int timed_cell(run *r, int variant, uf_row *row)
         r->opt.seed * 0x9E3779B97F4A7C15ULL + 7919u * (uint64_t)r->ctx.point_index + 1;
     double err = NAN;
     int vrc = r->s->verify(&r->ctx, variant, verify_seed, &err);
-    row->max_rel_err = err;
+    /* A result with values that are not finite has an infinite error (verify.h): the file
+     * leaves it empty, with the reason in skip_reason below, since a results file holds finite
+     * numbers only (bounds.h) and `inf` would make the run's own file unreadable. */
+    row->max_rel_err = isfinite(err) ? err : NAN;
     row->verified = vrc == UF_OK;
     if (vrc == UF_ERR) {
         r->wrong_results++;
