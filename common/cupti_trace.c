@@ -24,17 +24,8 @@
  * pass of 100k launches; 32 MiB holds about a million. */
 #define TRACE_DEVICE_BUFFER_BYTES ((size_t)32 << 20)
 
-/* The CUPTI check: on failure, turn the result into a status and reason (uf_cupti_status)
- * and jump to label. */
-#define CUPTI_OR_GOTO(rc, expr, reason, reason_len, label)                                 \
-    do {                                                                                   \
-        CUptiResult cupti_r_ = (expr);                                                     \
-        if (cupti_r_ != CUPTI_SUCCESS) {                                                   \
-            (rc) = uf_cupti_status((int)cupti_r_, "CUPTI activity", #expr, __FILE__,      \
-                                   __LINE__, (reason), (reason_len));                      \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
+/* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
+#define CUPTI_WHAT "CUPTI activity"
 
 /* The kinds the trace pass enables. CONCURRENT_KERNEL, never KERNEL (which serializes
  * kernels). */
@@ -182,13 +173,13 @@ static int trace_register(char *reason, size_t reason_len)
         return UF_OK;
     size_t device_buffer_bytes = TRACE_DEVICE_BUFFER_BYTES;
     size_t value_bytes = sizeof device_buffer_bytes;
-    CUPTI_OR_GOTO(rc,
-                  CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
-                                                   &value_bytes, &device_buffer_bytes),
-                  reason, reason_len, out);
-    CUPTI_OR_GOTO(rc,
-                  CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
-                  reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
+                     CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+                                                      &value_bytes, &device_buffer_bytes),
+                     reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
+                     CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
+                     reason, reason_len, out);
     g_trace.registered = 1;
 out:
     return rc;
@@ -232,8 +223,8 @@ int uf_trace_begin(char *reason, size_t reason_len)
     pthread_mutex_unlock(&g_trace.lock);
 
     for (n_enabled = 0; n_enabled < N_TRACE_KINDS; n_enabled++)
-        CUPTI_OR_GOTO(rc, CUPTI(cuptiActivityEnable)(trace_kinds[n_enabled]), reason, reason_len,
-                      out_disable);
+        UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiActivityEnable)(trace_kinds[n_enabled]), reason,
+                         reason_len, out_disable);
     return UF_OK;
 
 out_disable:
