@@ -60,7 +60,7 @@ int uf_h_run_steps(run *r, int variant, int n, const char *label)
 
 static void progress(const run *r, const char *variant, const char *pass)
 {
-    double elapsed = wall_s() - r->started_s;
+    double elapsed = uf_mono_s() - r->started_s;
     char eta[48] = "";
     if (r->cells_done > 0) {
         double left = elapsed / r->cells_done * (r->cells_total - r->cells_done);
@@ -305,7 +305,7 @@ static int sweep_phase(run *r, int instrumented)
 int uf_h_sweep_all(run *r)
 {
     r->cells_total = 2 * r->n_points * r->n_selected;
-    r->started_s = wall_s();
+    r->started_s = uf_mono_s();
     int rc = sweep_phase(r, 0);
     if (rc == UF_OK) {
         note_cupti_after_timing(r);
