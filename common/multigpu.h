@@ -4,7 +4,7 @@
  * enqueues, and what it overlaps with what.
  *
  * Thread mode: one process drives ctx->n_gpus GPUs (ranks 0..n-1 on devices ctx->device...).
- * Process mode (ctx->launch from torchrun, Slurm or Open MPI; launch.h): this process drives
+ * Process mode (ctx->launch from torchrun, Slurm or Open MPI; launcher_env.h): this process drives
  * one GPU as launch->rank of launch->world_size, the NCCL unique id reaching it through
  * ctx->peers (TCP or a file; peers.h).
  *

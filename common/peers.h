@@ -1,7 +1,7 @@
 /* The ranks of one process-mode run, seen from one of them: how they meet, how the NCCL unique
  * id (opaque bytes here) of each communicator reaches them, and whether one of them is gone.
  *
- * TCP (launch.h, MASTER_ADDR:port): rank 0 listens, every other rank connects (retrying until
+ * TCP (launcher_env.h, MASTER_ADDR:port): rank 0 listens, every other rank connects (retrying until
  * the deadline) and says its rank. The connections stay open for the whole run: each id goes
  * out over them, and they are the liveness watch: a peer that dies (SIGKILL included) closes
  * its socket, its peer reads end-of-file without the goodbye an orderly exit sends, and
@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "launch.h"
+#include "launcher_env.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "launch.h"
+#include "launcher_env.h"
 
 /* A test environment: NULL-terminated name, value pairs. */
 static const char *table_getenv(const char *name, void *arg)
