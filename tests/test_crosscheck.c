@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xcheck.h"
+#include "crosscheck_judge.h"
 
 #define DATA(name) UF_TEST_DATA_DIR "/crosscheck/" name
 
