@@ -13,7 +13,7 @@
 
 #include "gpu_probe.h"
 #include "harness_run.h"
-#include "no_gpu.h"
+#include "no_gpu_reason.h"
 #include "peers.h"
 #include "stdout_check.h"
 #include "trace_export.h"

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "no_gpu.h"
+#include "no_gpu_reason.h"
 
 Test(no_gpu, without_driver_says_no_driver)
 {
