@@ -14,7 +14,7 @@
 #include "gpu_probe.h"
 #include "harness_run.h"
 #include "no_gpu_reason.h"
-#include "peers.h"
+#include "rank_exchange.h"
 #include "stdout_check.h"
 #include "trace_export.h"
 #include "underfed.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "peers.h"
+#include "rank_exchange.h"
 
 /* A port nobody listens on now (bound to 0, read back, closed). */
 static int free_port(void)
