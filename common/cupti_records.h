@@ -22,7 +22,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
-#include "names.h"
+#include "string_intern.h"
 #include "timeline.h"
 
 /* What a record becomes: an activity (kernel, memcpy, memset), an API call, a host sync, or

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "string_intern.h"
 
 Test(names, one_copy_per_string)
 {

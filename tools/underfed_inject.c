@@ -69,7 +69,7 @@
 #include "errors.h"
 #include "inject_counters.h"
 #include "inject_host.h"
-#include "names.h"
+#include "string_intern.h"
 #include "strbuf.h"
 
 #define BUFFER_BYTES ((size_t)8 << 20)
