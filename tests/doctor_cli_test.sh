@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `underfed doctor` through the tool, without a GPU: the recorded fixtures of tests/data/doctor
-# (made by tests/test_doctor.c's simulator: pid 42 reads the loss with a sync every step, pid 43
-# tokenizes on the step's thread) are diagnosed and written as JSON; damaged records, bad usage
-# and a missing recorder are exit 2 with a message; a run passes the injection variables to
-# the command (the recorder itself needs a GPU, so that run has no records: exit 2, said).
+# (made by tests/unit/test_doctor.c's simulator: pid 42 reads the loss with a sync every step,
+# pid 43 tokenizes on the step's thread) are diagnosed and written as JSON; damaged records,
+# bad usage and a missing recorder are exit 2 with a message; a run passes the injection
+# variables to the command (the recorder itself needs a GPU, so that run has no records: exit 2,
+# said).
 #   tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
 [ $# -eq 2 ] || { echo "usage: tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }

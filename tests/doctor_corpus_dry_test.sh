@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The doctor's corpus tools without a GPU or torch (ctest unit.doctor_corpus_dry):
-#  1. the truth's analysis on synthetic profiler traces (tests/corpus_truth_test.py);
+#  1. the truth's analysis on synthetic profiler traces (tests/unit/corpus_truth_test.py);
 #  2. corpus.json: every program exists and compiles, names are unique, causes are the
 #     doctor's rule names (or healthy), a timing truth has its reference arguments;
 #  3. run.py end to end with stand-ins for python3, nvidia-smi and underfed: a GPU-less machine
@@ -25,7 +25,7 @@ check() {   # check WHAT COND...: COND is a command; prints ok/FAIL
 }
 
 # 1. the truth's analysis
-check "truth analysis unit tests" python3 "$src/tests/corpus_truth_test.py"
+check "truth analysis unit tests" python3 "$src/tests/unit/corpus_truth_test.py"
 
 # 2. the manifest
 check "corpus.json is consistent" python3 - "$corpus" << 'PY'

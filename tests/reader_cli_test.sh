@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile input through the `underfed` tool, each case with its expected exit status and
-# message (the reader's own cases are Criterion tests in tests/test_results.c):
+# message (the reader's own cases are Criterion tests in tests/unit/test_results.c):
 #   - NUL bytes in metadata (the crash of the first fuzzing: SIGSEGV, exit 139) and impossible
 #     values: exit 2 naming file, line and column, from report, compare, ladder, series, ceiling;
 #   - metadata and names out of bounds.h's bounds (a ceiling 'abc' or negative, step_ms 1e308,
