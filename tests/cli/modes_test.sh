@@ -3,9 +3,9 @@
 # clone runs the README's commands as written: the scripts README.md and docs/*.md name, every
 # *.sh under ci/, plots/ and tests/, and .ci/run. Skipped (77) where the sources are not a git
 # checkout.
-#   tests/modes_test.sh SOURCE_DIR
+#   tests/cli/modes_test.sh SOURCE_DIR
 set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: tests/modes_test.sh SOURCE_DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: tests/cli/modes_test.sh SOURCE_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 if ! command -v git >/dev/null 2>&1 || ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
   echo "skipped: $src is not a git checkout (or git is missing): modes are not recorded" >&2

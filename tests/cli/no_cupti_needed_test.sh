@@ -3,9 +3,9 @@
 # with dlopen after the timing passes (common/cupti_dl.c), so that a run without the trace and
 # counters passes never maps it. Reads each program's dynamic section with readelf -d, else
 # objdump -p; Skipped (77) where neither tool exists.
-#   tests/no_cupti_needed_test.sh PROGRAM...
+#   tests/cli/no_cupti_needed_test.sh PROGRAM...
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/no_cupti_needed_test.sh PROGRAM..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: tests/cli/no_cupti_needed_test.sh PROGRAM..." >&2; exit 2; }
 if command -v readelf >/dev/null 2>&1; then
   needed() { readelf -d "$1" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p'; }
 elif command -v objdump >/dev/null 2>&1; then

@@ -5,9 +5,9 @@
 # bad usage and a missing recorder are exit 2 with a message; a run passes the injection
 # variables to the command (the recorder itself needs a GPU, so that run has no records: exit 2,
 # said).
-#   tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 tool=$build/tools/underfed

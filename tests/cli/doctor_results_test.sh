@@ -4,11 +4,11 @@
 # relative to the source tree), a Markdown table must be PATH's table lines exactly (every `|`
 # line, in order), and a fenced block's lines must each be a line of PATH. Also checks itself:
 # a page with one quoted figure changed must fail, and so must a marker naming a missing file.
-#   tests/doctor_results_test.sh SOURCE_DIR [PAGE...]; exit 0 in sync, 1 not. Without PAGE:
+#   tests/cli/doctor_results_test.sh SOURCE_DIR [PAGE...]; exit 0 in sync, 1 not. Without PAGE:
 #   docs/doctor.md (which must quote some), and every README.md, docs/*.md and
 #   scenarios/*/README.md that holds a `<!-- from PATH -->` line.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [PAGE...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: tests/cli/doctor_results_test.sh SOURCE_DIR [PAGE...]" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 if [ $# -ge 2 ]; then
   pages=("${@:2}")

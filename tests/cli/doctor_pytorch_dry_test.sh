@@ -8,9 +8,10 @@
 # not a fixture without GEMMs). The script must hold the rows the fixtures fit,
 # fail the ones they do not (launch_storm broken and serial_decode eager get host_sync as their
 # top finding; dataloader_tokenize pretokenized gets starved_input high), and skip the DDP pair.
-#   tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed, 77 no python3
+#   tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed,
+#   77 no python3
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 real=$(command -v python3) || { echo "skipped: no python3" >&2; exit 77; }

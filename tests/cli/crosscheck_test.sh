@@ -6,9 +6,9 @@
 # its reason; REPORT.md shows the table only where crosscheck/crosscheck.csv is, and refuses a
 # malformed one; ci/crosscheck.sh skips (77) without ncu or GPU, and fails so under
 # UNDERFED_REQUIRE_GPU=1.
-#   tests/crosscheck_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/crosscheck_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/crosscheck_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/crosscheck_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 tool=$build/tools/underfed

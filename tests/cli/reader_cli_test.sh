@@ -15,9 +15,9 @@
 #     left as they were; plotdata on a full disk leaves its data set as it was;
 #   - report: the committed REPORT.md from `underfed report results/GPU` (images by default
 #     from plots/GPU), and no rewrite that would drop its image links.
-#   tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/reader_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 tool=$build/tools/underfed

@@ -9,9 +9,9 @@
 #     the result is in sync, and the stale input is not;
 #   - a variant, point, metric or ceiling that does not exist, or a value not measured, is an
 #     error (exit 2) that leaves the page as it was.
-#   tests/readme_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/readme_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/readme_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/readme_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 tool=$build/tools/underfed

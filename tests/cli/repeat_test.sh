@@ -5,9 +5,9 @@
 # of host_sync whose claims are steady, a count at its bound, failed once, held but within 3
 # spreads, n/a every time; a full run beside them; an older fixture whose claim lines are not
 # claim lines).
-#   tests/repeat_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/repeat_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 work=$build/repeat-test

@@ -2,9 +2,9 @@
 # ci/suite.sh's usage errors: each exits 2 with the suite's own message (never bash's), before
 # anything is built (BUILD_DIR points at a folder that must stay absent, and CMAKE_ARGS at a flag
 # that makes cmake fail at once, should the suite get that far); --help exits 0.
-#   tests/suite_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/suite_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/suite_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/suite_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 work=$(cd "$2" && pwd)/suite-test || exit 2
 rm -rf "$work" && mkdir -p "$work" || exit 1

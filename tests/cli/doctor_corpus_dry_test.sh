@@ -9,9 +9,9 @@
 #  4. table.py on a made-up OUTDIR: agreement (top finding names the cause; a healthy program
 #     with a high finding disagrees), the split gap, failed/skipped rows with their reasons,
 #     --check's exit status, the doctor's JSON read through its one adapter.
-#   tests/doctor_corpus_dry_test.sh SOURCE_DIR
+#   tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR
 set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: tests/doctor_corpus_dry_test.sh SOURCE_DIR" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 corpus=$src/examples/corpus
 command -v python3 > /dev/null || { echo "skipped: no python3" >&2; exit 77; }

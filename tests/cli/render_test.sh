@@ -14,11 +14,11 @@
 #     fails or draws nothing: exit 1, a last line that says no image was drawn, old images kept;
 #   - `underfed compare`: 1 on a regression beyond the noise, 0 for a folder against itself,
 #     2 naming file and line for a truncated file; render.sh fails on that file too.
-#   tests/render_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/render_test.sh SOURCE_DIR BUILD_DIR
 # gnuplot is an optional tool: where it is missing, every check without images still runs, and
 # then the test reports Skipped (exit 77) with the reason, unless CI=true, where it fails.
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/render_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/cli/render_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 tool=$build/tools/underfed

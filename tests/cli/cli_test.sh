@@ -4,10 +4,10 @@
 # match nothing), the scenario binaries' usage errors and --help, and ceilings (options it does
 # not use, --list, --explain, the skip reason). No GPU needed: nothing here measures (the skip
 # cases hide every GPU with CUDA_VISIBLE_DEVICES=). Fixtures: tests/data (read only).
-#   tests/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]
+#   tests/cli/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]
 # HOST_ONLY (a build without CUDA targets, e.g. ci/sanitize.sh's): the tool's cases only.
 set -uo pipefail
-[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: tests/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]" >&2; exit 2; }
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: tests/cli/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]" >&2; exit 2; }
 host_only=0
 [ "${3-}" = HOST_ONLY ] && host_only=1
 src=$(cd "$1" && pwd) || exit 2
