@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
+# tests/gpu/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
 # torch checks, runs the judge with the real python3, and plays each example by dropping a
 # recorded fixture of tests/data/doctor where the recorder would write (pid 42: host_sync
 # high; pid 43: starved_input high; pid 44, made by hand: a batch-1 decode loop of cuBLAS GEMVs
@@ -43,7 +43,7 @@ chmod +x "$work/bin/python3"
 touch "$work/fake_inject.so"
 
 PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so \
-  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
+  bash "$src/tests/gpu/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
 rc=$?
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
@@ -72,7 +72,8 @@ row serial_decode batched | grep -qE '\| none \| 0.0 \| [a-z_]+ none \|.*\| yes 
 # A hung example fails its own row, with the reason, and the others are still judged.
 PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so DRY_HANG=item_sync-fixed \
   UNDERFED_DOCTOR_ROW_TIMEOUT_S=1 \
-  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out-hang" > "$work/out-hang.txt" 2>&1
+  bash "$src/tests/gpu/doctor_pytorch_test.sh" "$src" "$build" "$work/out-hang" \
+    > "$work/out-hang.txt" 2>&1
 grep -qF "4 PyTorch example(s) did not hold" "$work/out-hang.txt" || fail "the hung row did not fail alone"
 table=$work/out-hang/doctor_pytorch.md
 row item_sync fixed | grep -qF "no (exit 1: timed out after 1 s)" || fail "the hung row's reason"

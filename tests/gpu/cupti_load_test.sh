@@ -7,9 +7,9 @@
 #      pass; cupti_loaded "yes, after the timing passes (...)"; cupti_api a number.
 # Skipped (77) where the scenario skips (no GPU). ARGS go to both runs (ctest passes one sweep
 # point: the loading order needs several timing passes, not the whole quick sweep).
-#   tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]
+#   tests/gpu/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]
 set -uo pipefail
-[ $# -ge 2 ] || { echo "usage: tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: tests/gpu/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]" >&2; exit 2; }
 program=$1 out=$2 name=$(basename "$1")
 shift 2
 extra=("$@")

@@ -5,11 +5,11 @@
 # must run (a missing library or too few GPUs skips that row, with the reason), the doctor's top
 # finding must name the truth's cause (no high finding for a healthy program), and the
 # host-wait split must be within 10 points of the profiler's.
-#   tests/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
+#   tests/gpu/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
 # Environment: UNDERFED_CORPUS_BUDGET_S (run.py's time budget, default 3000),
 # UNDERFED_CORPUS_NAMES (a subset). Exit 0 held, 1 not, 77 no GPU or no row could run.
 set -uo pipefail
-[ $# -eq 3 ] || { echo "usage: tests/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: tests/gpu/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 out=$3

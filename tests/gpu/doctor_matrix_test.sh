@@ -6,9 +6,9 @@
 # moderate). Scenarios whose failure a trace cannot show (padding, recompute) are run and
 # their top finding recorded, not judged. Writes OUT/doctor_matrix.md (scenario x variant ->
 # top finding, share at stake) and each run's output and JSON under OUT/.
-#   tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR; exit 0 held, 1 not, 77 no GPU.
+#   tests/gpu/doctor_matrix_test.sh BUILD_DIR OUT_DIR; exit 0 held, 1 not, 77 no GPU.
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: tests/gpu/doctor_matrix_test.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
 build=$(cd "$1" && pwd) || exit 2
 out=$2
 tool=$build/tools/underfed

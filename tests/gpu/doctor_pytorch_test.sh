@@ -6,11 +6,11 @@
 # must leave that rule below moderate (none) in every process. Writes OUT/doctor_pytorch.md
 # (example x variant -> its rule's verdict and share, the top finding, ms/step, steps kept and
 # the start-up left out) and each run's output, records and JSON under OUT/.
-#   tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
+#   tests/gpu/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
 # Exit 0 held, 1 not, 77 no python3 with torch, or no CUDA GPU (the DDP rows are skipped,
 # not failed, with fewer than 2 GPUs).
 set -uo pipefail
-[ $# -eq 3 ] || { echo "usage: tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
+[ $# -eq 3 ] || { echo "usage: tests/gpu/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
 src=$(cd "$1" && pwd) || exit 2
 build=$(cd "$2" && pwd) || exit 2
 out=$3
