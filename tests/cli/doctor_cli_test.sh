@@ -7,20 +7,13 @@
 # said).
 #   tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 data=$src/tests/data/doctor
-work=$build/doctor-cli-test
-failures=0
-[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
+built "$tool"
 
-# fail, expect (tests/expect.sh)
-. "$src/tests/expect.sh"
-
-rm -rf "$work"
-mkdir -p "$work" || exit 1
+fresh_work "$build/doctor-cli-test"
 
 expect 0 "pid 42: host synchronization inside the step" "the .item() loop" \
   "$tool" doctor --from "$data" --json "$work/d.json"
@@ -272,5 +265,4 @@ else
   echo "skip: the recorder is not built here (host-only build)"
 fi
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all doctor CLI cases passed"
+finish "failure(s)" "all doctor CLI cases passed"

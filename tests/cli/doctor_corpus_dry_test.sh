@@ -11,17 +11,17 @@
 #     --check's exit status, the doctor's JSON read through its one adapter.
 #   tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR
 set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 1 ] || usage "tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR"
 src=$(cd "$1" && pwd) || exit 2
 corpus=$src/examples/corpus
 command -v python3 > /dev/null || { echo "skipped: no python3" >&2; exit 77; }
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail=0
 check() {   # check WHAT COND...: COND is a command; prints ok/FAIL
   local what=$1
   shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what" >&2; fail=1; fi
+  if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
 # 1. the truth's analysis
@@ -244,5 +244,5 @@ mk "$t3" fine host_bound '{"cause": "host_bound", "share_pct": 70.0, "split_pct"
 "$real_python" "$corpus/table.py" "$t3" --check > /dev/null
 check "--check passes when all agree and splits are within 10" test $? -eq 0
 
-[ $fail -eq 0 ] && echo "corpus dry test: all held" || echo "corpus dry test: FAILED" >&2
-exit $fail
+[ "$failures" = 0 ] && echo "corpus dry test: all held" || echo "corpus dry test: FAILED" >&2
+[ "$failures" = 0 ]

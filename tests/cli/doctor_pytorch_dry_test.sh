@@ -11,9 +11,9 @@
 #   tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed,
 #   77 no python3
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 real=$(command -v python3) || { echo "skipped: no python3" >&2; exit 77; }
 work=$build/doctor-pytorch-dry
 rm -rf "$work" && mkdir -p "$work/bin" || exit 2
@@ -45,8 +45,6 @@ touch "$work/fake_inject.so"
 PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so \
   bash "$src/tests/gpu/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
 rc=$?
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 [ $rc -eq 1 ] || fail "exit $rc, expected 1 (three rows do not hold)"
 grep -qF "3 PyTorch example(s) did not hold" "$work/out.txt" || fail "not exactly three rows failed"
 table=$work/out/doctor_pytorch.md
