@@ -19,7 +19,9 @@
  *   a ratio      of two step times (trace_overhead): (0, 10000]
  *   a rate       useful TFLOP/s [0, 1e5] (100 PFLOP/s, above any GPU's peak); GB/s [0, 1e6]
  *                (1 PB/s); a clock [0, 1e4] MHz; a board's power [0, 1e4] W
- *   an error     max_rel_err >= 0, finite (a wrong result may be wrong by any factor)
+ *   an error     max_rel_err >= 0, finite (a wrong result may be wrong by any factor); the
+ *                error of a result with values that are not finite is written empty, the
+ *                reason in skip_reason (harness_sweep.c)
  *   an axis      value (a sweep point: a size, a count, a flag, an id, a percentage): >= 0,
  *                at most UF_BOUND_COUNT; its default (`# default.AXIS:`) too, and it names
  *                an axis of the file

@@ -1,6 +1,6 @@
 /* The trace pass's instrument: CUPTI Activity records (kernels, memcpys, memsets, runtime and
  * driver API calls, synchronizations) converted to the plain uf_activity / uf_api_call /
- * uf_sync_record records of timeline.h.
+ * uf_sync_record records of timeline.h by cupti_records.h, the recorder's converter too.
  *
  * CUPTI hands filled buffers to a completion callback that may run on its own worker thread,
  * so the records live in this file's one global state, guarded by a mutex: global mutable
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cupti_dl.h"
+#include "cupti_records.h"
 #include "gpu_probe.h"
 #include "names.h"
 #include "underfed.h"
@@ -23,17 +24,8 @@
  * pass of 100k launches; 32 MiB holds about a million. */
 #define TRACE_DEVICE_BUFFER_BYTES ((size_t)32 << 20)
 
-/* The CUPTI check: on failure, turn the result into a status and reason (uf_cupti_status)
- * and jump to label. */
-#define CUPTI_OR_GOTO(rc, expr, reason, reason_len, label)                                 \
-    do {                                                                                   \
-        CUptiResult cupti_r_ = (expr);                                                     \
-        if (cupti_r_ != CUPTI_SUCCESS) {                                                   \
-            (rc) = uf_cupti_status((int)cupti_r_, "CUPTI activity", #expr, __FILE__,      \
-                                   __LINE__, (reason), (reason_len));                      \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
+/* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
+#define CUPTI_WHAT "CUPTI activity"
 
 /* The kinds the trace pass enables. CONCURRENT_KERNEL, never KERNEL (which serializes
  * kernels). */
@@ -56,31 +48,8 @@ static struct {
     size_t n_syncs, cap_syncs;
     size_t dropped;             /* dropped by CUPTI, plus records lost to a failed allocation */
     uf_name_table names;
-    /* API names by callback id, so each id is looked up and interned once */
-    const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-    const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    uf_cupti_api_names api_names;   /* API names by callback id, each looked up once */
 } g_trace = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* ---- interned names -------------------------------------------------------------------- */
-
-/* The interned name of a runtime or driver API callback id. */
-static const char *api_name(int is_runtime, CUpti_CallbackId cbid)
-{
-    const char **cache = is_runtime ? g_trace.runtime_names : g_trace.driver_names;
-    size_t n = is_runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
-    if (cbid < n && cache[cbid])
-        return cache[cbid];
-
-    const char *name = NULL;
-    CUpti_CallbackDomain domain = is_runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                             : CUPTI_CB_DOMAIN_DRIVER_API;
-    if (CUPTI(cuptiGetCallbackName)(domain, cbid, &name) != CUPTI_SUCCESS)
-        return NULL;
-    name = uf_intern(&g_trace.names, name);
-    if (cbid < n)
-        cache[cbid] = name;
-    return name;
-}
 
 /* ---- records --------------------------------------------------------------------------- */
 
@@ -99,7 +68,7 @@ static void *grow_for_one(void *array, size_t *capacity, size_t count, size_t el
     return p;
 }
 
-/* A zeroed new activity, or NULL (counted as dropped) when out of memory. */
+/* A new activity slot, or NULL (counted as dropped) when out of memory. */
 static uf_activity *push_activity(void)
 {
     uf_activity *acts = grow_for_one(g_trace.acts, &g_trace.cap_acts, g_trace.n_acts,
@@ -109,70 +78,14 @@ static uf_activity *push_activity(void)
         return NULL;
     }
     g_trace.acts = acts;
-    uf_activity *a = &acts[g_trace.n_acts++];
-    memset(a, 0, sizeof *a);
-    return a;
+    return &acts[g_trace.n_acts++];
 }
 
-static const char *memcpy_name(uint8_t copy_kind)
-{
-    switch (copy_kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "memcpy DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "memcpy HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "memcpy PtoP";
-    default: return "memcpy";
-    }
-}
-
-static void store_kernel(const CUpti_ActivityKernel10 *k)
+static void store_activity(const CUpti_Activity *r)
 {
     uf_activity *a = push_activity();
-    if (!a)
-        return;
-    a->start_ns = k->start;
-    a->end_ns = k->end;
-    a->correlation_id = k->correlationId;
-    a->device_id = k->deviceId;
-    a->stream_id = k->streamId;
-    a->graph_id = k->graphId;
-    a->kind = UF_ACT_KERNEL;
-    a->blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ);
-    a->name = uf_intern(&g_trace.names, k->name);
-    a->is_comm = (uint8_t)uf_is_comm_kernel(a->name);
-}
-
-static void store_memcpy(const CUpti_ActivityMemcpy6 *m)
-{
-    uf_activity *a = push_activity();
-    if (!a)
-        return;
-    a->start_ns = m->start;
-    a->end_ns = m->end;
-    a->correlation_id = m->correlationId;
-    a->device_id = m->deviceId;
-    a->stream_id = m->streamId;
-    a->graph_id = m->graphId;
-    a->kind = UF_ACT_MEMCPY;
-    a->src_mem = m->srcKind;    /* CUpti_ActivityMemoryKind: uf_mem_kind has its values */
-    a->dst_mem = m->dstKind;
-    a->name = memcpy_name(m->copyKind); /* a literal: valid for the whole run */
-}
-
-static void store_memset(const CUpti_ActivityMemset4 *m)
-{
-    uf_activity *a = push_activity();
-    if (!a)
-        return;
-    a->start_ns = m->start;
-    a->end_ns = m->end;
-    a->correlation_id = m->correlationId;
-    a->device_id = m->deviceId;
-    a->stream_id = m->streamId;
-    a->graph_id = m->graphId;
-    a->kind = UF_ACT_MEMSET;
-    a->name = "memset";
+    if (a)
+        uf_cupti_activity(r, &g_trace.names, a);
 }
 
 static void store_api(const CUpti_ActivityAPI *r)
@@ -184,12 +97,10 @@ static void store_api(const CUpti_ActivityAPI *r)
         return;
     }
     g_trace.apis = apis;
-    uf_api_call *c = &apis[g_trace.n_apis++];
-    c->start_ns = r->start;
-    c->end_ns = r->end;
-    c->correlation_id = r->correlationId;
-    c->is_runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-    c->name = api_name(c->is_runtime, r->cbid);
+    const char *name = uf_cupti_api_name(&g_trace.api_names, &g_trace.names,
+                                         CUPTI(cuptiGetCallbackName),
+                                         r->kind == CUPTI_ACTIVITY_KIND_RUNTIME, r->cbid);
+    uf_cupti_api_call(r, name, 0, &apis[g_trace.n_apis++]);
 }
 
 /* A host thread's wait (stream, context or event synchronize; a stream waiting on an event). */
@@ -202,37 +113,20 @@ static void store_sync(const CUpti_ActivitySynchronization2 *r)
         return;
     }
     g_trace.syncs = syncs;
-    uf_sync_record *y = &syncs[g_trace.n_syncs++];
-    y->start_ns = r->start;
-    y->end_ns = r->end;
-    y->correlation_id = r->correlationId;
-    y->stream_id = r->streamId;
-    /* CUpti_ActivitySynchronizationType: uf_sync_kind has its values; others are unknown */
-    y->kind = r->type >= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE &&
-                      r->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
-                  ? (uint8_t)r->type
-                  : 0;
+    uf_cupti_sync(r, &syncs[g_trace.n_syncs++]);
 }
 
 /* Convert one record (caller holds the lock). Other kinds are ignored. */
 static void store_record(const CUpti_Activity *r)
 {
-    switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-        store_kernel((const CUpti_ActivityKernel10 *)r);
+    switch (uf_cupti_class_of(r)) {
+    case UF_CUPTI_ACTIVITY:
+        store_activity(r);
         break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-        store_memcpy((const CUpti_ActivityMemcpy6 *)r);
-        break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-        store_memset((const CUpti_ActivityMemset4 *)r);
-        break;
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case UF_CUPTI_API:
         store_api((const CUpti_ActivityAPI *)r);
         break;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+    case UF_CUPTI_SYNC:
         store_sync((const CUpti_ActivitySynchronization2 *)r);
         break;
     default:
@@ -279,13 +173,13 @@ static int trace_register(char *reason, size_t reason_len)
         return UF_OK;
     size_t device_buffer_bytes = TRACE_DEVICE_BUFFER_BYTES;
     size_t value_bytes = sizeof device_buffer_bytes;
-    CUPTI_OR_GOTO(rc,
-                  CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
-                                                   &value_bytes, &device_buffer_bytes),
-                  reason, reason_len, out);
-    CUPTI_OR_GOTO(rc,
-                  CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
-                  reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
+                     CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
+                                                      &value_bytes, &device_buffer_bytes),
+                     reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
+                     CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
+                     reason, reason_len, out);
     g_trace.registered = 1;
 out:
     return rc;
@@ -329,8 +223,8 @@ int uf_trace_begin(char *reason, size_t reason_len)
     pthread_mutex_unlock(&g_trace.lock);
 
     for (n_enabled = 0; n_enabled < N_TRACE_KINDS; n_enabled++)
-        CUPTI_OR_GOTO(rc, CUPTI(cuptiActivityEnable)(trace_kinds[n_enabled]), reason, reason_len,
-                      out_disable);
+        UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiActivityEnable)(trace_kinds[n_enabled]), reason,
+                         reason_len, out_disable);
     return UF_OK;
 
 out_disable:
@@ -420,7 +314,6 @@ void uf_trace_release(void)
     g_trace.n_syncs = g_trace.cap_syncs = 0;
     g_trace.dropped = 0;
     uf_names_free(&g_trace.names);
-    memset(g_trace.runtime_names, 0, sizeof g_trace.runtime_names);
-    memset(g_trace.driver_names, 0, sizeof g_trace.driver_names);
+    memset(&g_trace.api_names, 0, sizeof g_trace.api_names);
     pthread_mutex_unlock(&g_trace.lock);
 }

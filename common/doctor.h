@@ -104,9 +104,11 @@ typedef struct uf_dtrace {
     char note[UF_DOCTOR_NOTE_LEN]; /* what the recorder could not see (another CUPTI client, ...) */
 } uf_dtrace;
 
+/* A finding's verdict (compare.h's uf_verdict is a comparison's: the names stay apart, so
+ * that one file can include both). */
 typedef enum {
     UF_VERDICT_NONE = 0, UF_VERDICT_MODERATE = 1, UF_VERDICT_HIGH = 2, UF_VERDICT_CANNOT_TELL = 3
-} uf_verdict;
+} uf_doctor_level;
 
 /* The rules, one per failure mode. */
 typedef enum {
@@ -227,7 +229,7 @@ typedef struct uf_doctor_vs {
 
 typedef struct uf_finding {
     uf_rule_id rule;
-    uf_verdict verdict;
+    uf_doctor_level verdict;
     double share_pct;           /* share of step time at stake (NaN: cannot tell) */
     double gain_x;              /* the most a fix could gain: the step over the step without
                                  * the share at stake, 100 / (100 - share), at most
@@ -345,9 +347,9 @@ typedef struct uf_diagnosis {
 int uf_doctor_analyze(const uf_dtrace *t, uf_diagnosis *d, char *err, size_t errlen);
 
 /* The verdict of rule r for a share (and its gate: 1 holds, 0 not). */
-uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds);
+uf_doctor_level uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds);
 
-const char *uf_doctor_verdict_name(uf_verdict v);
+const char *uf_doctor_verdict_name(uf_doctor_level v);
 
 /* The doctor's rows of the ceilings file at path, read by the suite's strict reader
  * (uf_ceilings_read_rows): a row absent or in another unit is NaN with the reason. 0, or -1

@@ -256,12 +256,8 @@ static void json_num(uf_strbuf *b, const char *key, double v)
 {
     uf_sb_item(b, ", ");
     uf_sb_printf(b, "\"%s\": ", key);
-    if (isnan(v) || isinf(v))
-        uf_sb_puts(b, "null");
-    else if (v == floor(v) && fabs(v) < 1e15)
-        uf_sb_printf(b, "%.0f", v);     /* counts, pids, bytes: every digit (%.6g rounds 1e6+) */
-    else
-        uf_sb_printf(b, "%.6g", v);
+    /* 6 digits; a count, pid or byte count (whole, below 10^15) every digit: 6 rounds 1e6+ */
+    uf_sb_json_number(b, v, isfinite(v) && v == floor(v) && fabs(v) < 1e15 ? 15 : 6);
 }
 
 static void json_str(uf_strbuf *b, const char *key, const char *s)

@@ -116,13 +116,13 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .scenario = "checkpoint_recompute", .source = "a trace has no model FLOP count"},
 };
 
-const char *uf_doctor_verdict_name(uf_verdict v)
+const char *uf_doctor_verdict_name(uf_doctor_level v)
 {
     static const char *const names[] = {"none", "moderate", "high", "cannot tell"};
     return (unsigned)v < 4 ? names[v] : "?";
 }
 
-uf_verdict uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
+uf_doctor_level uf_doctor_verdict(uf_rule_id r, double share_pct, int gate_holds)
 {
     const uf_doctor_rule *rule = &uf_doctor_rules[r];
     if (isnan(rule->moderate_pct))

@@ -1213,14 +1213,15 @@ void uf_trace_describe_json(uf_strbuf *b, const uf_trace_file *f, const char *wh
     uf_sb_printf(b, "{\"pid\": %d, \"path\": ", t->pid);
     uf_sb_json_string(b, f->path);
     uf_sb_printf(b, ", \"format\": %d, \"span_start_ns\": %" PRIu64 ", \"span_end_ns\": %"
-                 PRIu64 ", \"span_ms\": %.6g, \"dropped\": %" PRIu64 ", \"api_calls\": %zu, "
+                 PRIu64 ", \"span_ms\": ", i->version, i->span_start_ns, i->span_end_ns);
+    uf_sb_json_number(b, span_s(i) * 1e3, 6);   /* the doctor's 6 digits (doctor_report.c) */
+    uf_sb_printf(b, ", \"dropped\": %" PRIu64 ", \"api_calls\": %zu, "
                  "\"api_min_ns\": %" PRIu64 ", \"api_left_out\": %" PRIu64
                  ", \"api_left_out_ns\": %" PRIu64 ", \"host_period_us\": %" PRIu32
                  ", \"host_threads\": %" PRIu32 ", \"host_threads_over_cap\": %" PRIu32
                  ", \"host_samples\": %zu, \"host_left_out\": %" PRIu64 ", \"record_cap\": %"
                  PRIu64 ", \"records_left_out\": %" PRIu64 ", \"diagnosed\": %s",
-                 i->version, i->span_start_ns, i->span_end_ns, span_s(i) * 1e3, t->dropped,
-                 t->n_apis, i->api_min_ns, i->api_left_out, i->api_left_out_ns,
+                 t->dropped, t->n_apis, i->api_min_ns, i->api_left_out, i->api_left_out_ns,
                  i->host_period_us, i->host_threads, i->host_threads_over_cap, t->n_host,
                  i->host_left_out, i->record_cap, i->records_left_out,
                  why_not == NULL ? "true" : "false");

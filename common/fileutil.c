@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "errors.h"
 
 static int write_all(int fd, const char *data, size_t len)
@@ -77,10 +78,7 @@ static uint64_t random_bits(void)
     uint64_t x = 0;
     if (getrandom(&x, sizeof x, GRND_NONBLOCK) == (ssize_t)sizeof x)
         return x;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    x = (uint64_t)ts.tv_sec * 1000000007u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid() << 32 ^
-        ++counter;
+    x = uf_realtime_ns() ^ (uint64_t)getpid() << 32 ^ ++counter;
     x += 0x9e3779b97f4a7c15u;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;

@@ -78,7 +78,7 @@ int uf_check_fits(uf_ctx *ctx, size_t bytes, const char *what)
 static int watched_wait(uf_ctx *ctx, cudaError_t (*query)(void *), void *obj, const char *what)
 {
     const uf_watch *w = ctx->watch;
-    double deadline = wall_s() + w->limit_s;
+    double deadline = uf_mono_s() + w->limit_s;
     struct timespec nap = {0, WATCH_POLL_NS};
     char why[UF_REASON_LEN];
     for (;;) {
@@ -95,7 +95,7 @@ static int watched_wait(uf_ctx *ctx, cudaError_t (*query)(void *), void *obj, co
             return uf_fail(ctx, UF_ERR, "waiting for %s: %s; every communicator was aborted",
                            what, why);
         }
-        if (wall_s() > deadline) {
+        if (uf_mono_s() > deadline) {
             w->abort(w->arg);
             return uf_fail(ctx, UF_ERR, "%s did not finish within %.0f s (a rank hung?); every "
                            "communicator was aborted", what, w->limit_s);

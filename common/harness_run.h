@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "gpu_probe.h"
 #include "launch.h"
 #include "trace_export.h"
@@ -147,15 +148,6 @@ static inline void declared_values(const uf_axis_desc *ax, int quick, const doub
         *values = &ax->default_value;
         *n = 1;
     }
-}
-
-/* The monotonic clock in seconds: watched-wait deadlines, the timing pass's minimum time and
- * the run's elapsed time. */
-static inline double wall_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* UNDERFED_REQUIRE_GPU=1 (a GPU runner): a skip is a failure and every claim must be judged. */

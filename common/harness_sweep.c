@@ -60,7 +60,7 @@ int uf_h_run_steps(run *r, int variant, int n, const char *label)
 
 static void progress(const run *r, const char *variant, const char *pass)
 {
-    double elapsed = wall_s() - r->started_s;
+    double elapsed = uf_mono_s() - r->started_s;
     char eta[48] = "";
     if (r->cells_done > 0) {
         double left = elapsed / r->cells_done * (r->cells_total - r->cells_done);
@@ -109,7 +109,10 @@ static int timed_cell(run *r, int variant, uf_row *row)
         r->opt.seed * 0x9E3779B97F4A7C15ULL + 7919u * (uint64_t)r->ctx.point_index + 1;
     double err = NAN;
     int vrc = r->s->verify(&r->ctx, variant, verify_seed, &err);
-    row->max_rel_err = err;
+    /* A result with values that are not finite has an infinite error (verify.h): the file
+     * leaves it empty, with the reason in skip_reason below, since a results file holds finite
+     * numbers only (bounds.h) and `inf` would make the run's own file unreadable. */
+    row->max_rel_err = isfinite(err) ? err : NAN;
     row->verified = vrc == UF_OK;
     if (vrc == UF_ERR) {
         r->wrong_results++;
@@ -302,7 +305,7 @@ static int sweep_phase(run *r, int instrumented)
 int uf_h_sweep_all(run *r)
 {
     r->cells_total = 2 * r->n_points * r->n_selected;
-    r->started_s = wall_s();
+    r->started_s = uf_mono_s();
     int rc = sweep_phase(r, 0);
     if (rc == UF_OK) {
         note_cupti_after_timing(r);

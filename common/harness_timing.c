@@ -18,24 +18,16 @@
  * needs complete steps (and one wait even with no step: nothing pending before the timing). */
 static int warm_up(run *r, int variant, const char *name)
 {
-    double t0 = wall_s();
+    double t0 = uf_mono_s();
     int done = 0, n = uf_warmup_next(&r->warmup, 0, 0.0), rc;
     do {
         rc = uf_h_run_steps(r, variant, n, name);
         if (rc == UF_OK)
             rc = uf_wait_stream(&r->ctx, r->ctx.stream, "the warm-up steps");
         done += n;
-        n = rc == UF_OK ? uf_warmup_next(&r->warmup, done, (wall_s() - t0) * 1e3) : 0;
+        n = rc == UF_OK ? uf_warmup_next(&r->warmup, done, (uf_mono_s() - t0) * 1e3) : 0;
     } while (n > 0);
     return rc;
-}
-
-/* The realtime clock in µs: NVML's sample timestamps are on it. */
-static uint64_t realtime_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
 /* Stop rank k's NVML sampler and put what it saw into its rows: the clock and power it read,
@@ -89,8 +81,8 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row)
         sampling[k] = nvml_of(r, k) &&
                       uf_nvml_sampler_start(nvml_of(r, k), NVML_PERIOD_MS) == UF_OK;
     }
-    double t0 = wall_s();
-    t0_us = realtime_us();
+    double t0 = uf_mono_s();
+    t0_us = uf_realtime_ns() / 1000u;
     do {
         UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_sampler);
         for (int i = 0; i < r->repeat; i++) {
@@ -108,7 +100,7 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row)
             UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &ms), out_sampler);
             times_ms[n_times++] = ms;
         }
-    } while (!process_mode(r) && (wall_s() - t0) * 1e3 < min_ms &&
+    } while (!process_mode(r) && (uf_mono_s() - t0) * 1e3 < min_ms &&
              n_times + r->repeat <= TIMING_MAX_STEPS);
 
     uf_summary sum;
@@ -121,7 +113,7 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row)
     row->steps_timed = n_times;
 
 out_sampler:
-    t1_us = realtime_us();
+    t1_us = uf_realtime_ns() / 1000u;
     for (int k = 0; k < n_ranks; k++)
         if (sampling[k])
             take_nvml_samples(r, row, k, t0_us, t1_us);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "peers.h"
 
 enum { POLL_NS = 100000, BOARD_SLICE_MS = 20 };
@@ -16,13 +17,6 @@ void uf_report_nccl_failure(const char *file, int line, const char *expr, ncclRe
     char m[UF_REASON_LEN];
     snprintf(m, sizeof m, "%s (%s)", ncclGetErrorString(r), ncclGetLastError(NULL));
     uf_report_failure(file, line, expr, m);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void nap(void)
@@ -104,7 +98,7 @@ static void watch_abort(void *arg)
 
 int uf_mg_wait(uf_mg_rank *rk, cudaStream_t s, const char *what)
 {
-    double deadline = now_s() + UF_MG_WAIT_LIMIT_S;
+    double deadline = uf_mono_s() + UF_MG_WAIT_LIMIT_S;
     char why[UF_REASON_LEN / 2];
     for (;;) {
         cudaError_t e = cudaStreamQuery(s);
@@ -124,7 +118,7 @@ int uf_mg_wait(uf_mg_rank *rk, cudaStream_t s, const char *what)
             snprintf(rk->reason, sizeof rk->reason, "waiting for %s: %s", what, why);
             return UF_ERR;
         }
-        if (now_s() > deadline) {
+        if (uf_mono_s() > deadline) {
             snprintf(rk->reason, sizeof rk->reason, "%s did not finish within %d s (a rank "
                      "hung?)", what, UF_MG_WAIT_LIMIT_S);
             return UF_ERR;
@@ -192,7 +186,7 @@ static int any_failed_locked(const uf_mg *mg)
  * lost rank shortens the wait to UF_MG_STOP_S). 1 when all came back. */
 static int wait_workers_locked(uf_mg *mg, double limit_s)
 {
-    double deadline = now_s() + limit_s;
+    double deadline = uf_mono_s() + limit_s;
     while (mg->n_done < mg->n_threads) {
         struct timespec slice;
         if (any_failed_locked(mg))
@@ -200,17 +194,13 @@ static int wait_workers_locked(uf_mg *mg, double limit_s)
         if (!mg->lost_why[0] && mg->proc_mode && mg->ctx->peers &&
             uf_peers_check(mg->ctx->peers, mg->lost_why, sizeof mg->lost_why) != 0) {
             __atomic_store_n(&mg->stop, 1, __ATOMIC_RELEASE);
-            if (deadline > now_s() + UF_MG_STOP_S)
-                deadline = now_s() + UF_MG_STOP_S;
+            if (deadline > uf_mono_s() + UF_MG_STOP_S)
+                deadline = uf_mono_s() + UF_MG_STOP_S;
         }
-        if (now_s() > deadline)
+        if (uf_mono_s() > deadline)
             return 0;
         clock_gettime(CLOCK_REALTIME, &slice);
-        slice.tv_nsec += BOARD_SLICE_MS * 1000000L;
-        if (slice.tv_nsec >= 1000000000L) {
-            slice.tv_sec++;
-            slice.tv_nsec -= 1000000000L;
-        }
+        uf_timespec_add_ns(&slice, BOARD_SLICE_MS * 1000000ull);
         (void)pthread_cond_timedwait(&mg->done_cv, &mg->mu, &slice);
     }
     return 1;

@@ -27,18 +27,8 @@
 extern "C" {
 #endif
 
-/* The NCCL check: NCCL's message for the code and its last error text (which names the
- * cause); rc = UF_ERR, jump to label. */
-#define UF_NCCL_OR_GOTO(rc, expr, label)                                                   \
-    do {                                                                                   \
-        ncclResult_t uf_n_ = (expr);                                                       \
-        if (uf_n_ != ncclSuccess) {                                                        \
-            uf_report_nccl_failure(__FILE__, __LINE__, #expr, uf_n_);                      \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
-
+/* Reports a failed NCCL call for UF_NCCL_OR_GOTO (errors.h): NCCL's message for the code and its
+ * last error text. */
 void uf_report_nccl_failure(const char *file, int line, const char *expr, ncclResult_t r);
 
 enum {

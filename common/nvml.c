@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "gpu_probe.h"
 #include "underfed.h"
 
@@ -290,16 +291,6 @@ void uf_nvml_close(uf_nvml *nv)
 
 /* ---- SM clock and power sampler -------------------------------------------------------- */
 
-static void add_ms(struct timespec *t, unsigned ms)
-{
-    t->tv_sec += ms / 1000;
-    t->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t->tv_nsec >= 1000000000L) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000L;
-    }
-}
-
 /* The board power in mW: the instant field where the driver has it, else the (averaged)
  * power usage. 1 when read, *instant saying which. */
 static int read_power(uf_nvml *nv, unsigned *mw, int *instant)
@@ -340,7 +331,7 @@ static void *sampler_main(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&nv->lock);
     for (;;) {
-        add_ms(&next, nv->period_ms);
+        uf_timespec_add_ns(&next, (uint64_t)nv->period_ms * 1000000u);
         int err = 0;
         while (!nv->stop_requested && err != ETIMEDOUT)
             err = pthread_cond_timedwait(&nv->wake, &nv->lock, &next);

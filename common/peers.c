@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fileutil.h"   /* uf_write_file_atomic */
 
 enum { MSG_HELLO = 1, MSG_ID = 2, MSG_BYE = 3, MSG_LOST = 4 };
@@ -47,13 +48,6 @@ struct uf_peers {
     frame inbox;
     int file_written;           /* rank 0 (file): FILE.<seq> exists */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void nap_ms(int ms)
 {
@@ -180,7 +174,7 @@ static int read_frame_by(int fd, unsigned char *b, double deadline)
     size_t have = 0;
     while (have < FRAME_BYTES) {
         struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
-        double left = deadline - now_s();
+        double left = deadline - uf_mono_s();
         ssize_t k;
         if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
             return -1;
@@ -224,7 +218,7 @@ static int accept_all(uf_peers *p, double deadline, char *err, size_t errlen)
     while (joined < p->n_conns) {
         struct pollfd pfd = {.fd = lfd, .events = POLLIN, .revents = 0};
         unsigned char b[FRAME_BYTES];
-        double left = deadline - now_s();
+        double left = deadline - uf_mono_s();
         int fd, r;
         if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0) {
             snprintf(err, errlen, "rank 0: %d of the %d other ranks connected to port %d in "
@@ -259,7 +253,7 @@ static int connect_root(uf_peers *p, double deadline, char *err, size_t errlen)
     hints.ai_family = AF_INET;
     hints.ai_socktype = SOCK_STREAM;
     snprintf(port, sizeof port, "%d", p->l.port);
-    while ((gai = getaddrinfo(p->l.master_addr, port, &hints, &res)) != 0 && now_s() < deadline)
+    while ((gai = getaddrinfo(p->l.master_addr, port, &hints, &res)) != 0 && uf_mono_s() < deadline)
         nap_ms(POLL_MS);
     if (gai != 0) {
         snprintf(err, errlen, "rank %d: MASTER_ADDR=%s: %s", p->l.rank, p->l.master_addr,
@@ -275,7 +269,7 @@ static int connect_root(uf_peers *p, double deadline, char *err, size_t errlen)
         if (fd >= 0)
             close(fd);
         fd = -1;
-        if (now_s() >= deadline)
+        if (uf_mono_s() >= deadline)
             break;
         nap_ms(POLL_MS);
     }
@@ -293,7 +287,7 @@ static int connect_root(uf_peers *p, double deadline, char *err, size_t errlen)
 int uf_peers_open(const uf_launch *l, double limit_s, uf_peers **out, char *err, size_t errlen)
 {
     uf_peers *p = calloc(1, sizeof *p);
-    double deadline = now_s() + limit_s;
+    double deadline = uf_mono_s() + limit_s;
     int rc = 0;
     *out = NULL;
     if (!p) {
@@ -371,7 +365,7 @@ static int read_id_file(uf_peers *p, void *bytes, size_t n, double deadline, cha
             snprintf(err, errlen, "%s holds %zu bytes, not the %zu of an id", path, got, n);
             return -1;
         }
-        if (now_s() > deadline) {
+        if (uf_mono_s() > deadline) {
             snprintf(err, errlen, "rank 0 did not write %s in time", path);
             return -1;
         }
@@ -384,7 +378,7 @@ static int receive_id(uf_peers *p, void *bytes, size_t n, double deadline, char 
                       size_t errlen)
 {
     while (!p->inbox_full && p->lost_rank < 0) {
-        if (now_s() > deadline) {
+        if (uf_mono_s() > deadline) {
             snprintf(err, errlen, "rank 0 did not send NCCL unique id #%u in time", p->seq);
             return -1;
         }
@@ -406,7 +400,7 @@ static int receive_id(uf_peers *p, void *bytes, size_t n, double deadline, char 
 
 int uf_peers_share(uf_peers *p, void *bytes, size_t n, double limit_s, char *err, size_t errlen)
 {
-    double deadline = now_s() + limit_s;
+    double deadline = uf_mono_s() + limit_s;
     int rc = 0;
     if (n > UF_PEERS_MAX_BYTES) {
         snprintf(err, errlen, "an id of %zu bytes: at most %d", n, UF_PEERS_MAX_BYTES);

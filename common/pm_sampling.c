@@ -18,17 +18,8 @@
 #include "gpu_probe.h"
 #include "underfed.h"
 
-/* The CUPTI check: on failure, turn the result into a status and reason (uf_cupti_status)
- * and jump to label. */
-#define CUPTI_OR_GOTO(rc, expr, reason, reason_len, label)                                 \
-    do {                                                                                   \
-        CUptiResult cupti_r_ = (expr);                                                     \
-        if (cupti_r_ != CUPTI_SUCCESS) {                                                   \
-            (rc) = uf_cupti_status((int)cupti_r_, "CUPTI PM sampling", #expr, __FILE__,   \
-                                   __LINE__, (reason), (reason_len));                      \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
+/* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
+#define CUPTI_WHAT "CUPTI PM sampling"
 
 /* The four metrics, in the order of uf_pm_sample's fields (CUPTI.md has what each reads). */
 static const char *const pm_metric_names[] = {
@@ -103,7 +94,8 @@ static int profiler_initialize(char *reason, size_t reason_len)
         return UF_OK;
     CUpti_Profiler_Initialize_Params init = {.structSize =
                                                  CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerInitialize)(&init), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerInitialize)(&init), reason, reason_len,
+                     out);
     g_profiler_initialized = 1;
 out:
     return rc;
@@ -118,7 +110,8 @@ static int check_device_supported(int device, char *reason, size_t reason_len)
         .cuDevice = (CUdevice)device, /* the CUDA device ordinal */
         .api = CUPTI_PROFILER_PM_SAMPLING,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerDeviceSupported)(&p), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerDeviceSupported)(&p), reason, reason_len,
+                     out);
     if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
         return UF_OK;
 
@@ -153,7 +146,8 @@ static int get_counter_availability(uf_pm *pm, char *reason, size_t reason_len)
         .structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)pm->device,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason,
+                     reason_len, out);
     if (p.counterAvailabilityImageSize == 0)
         return UF_OK; /* no image: the host object then assumes every counter available */
     pm->availability_image = malloc(p.counterAvailabilityImageSize);
@@ -162,8 +156,8 @@ static int get_counter_availability(uf_pm *pm, char *reason, size_t reason_len)
         return UF_ERR;
     }
     p.pCounterAvailabilityImage = pm->availability_image;
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason, reason_len,
-                  out_free_image);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingGetCounterAvailability)(&p), reason,
+                     reason_len, out_free_image);
     return UF_OK;
 
 out_free_image:
@@ -184,13 +178,15 @@ static int build_config_image(uf_pm *pm, char *reason, size_t reason_len)
         .ppMetricNames = PM_METRICS,
         .numMetrics = PM_N_METRICS,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostConfigAddMetrics)(&add), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostConfigAddMetrics)(&add), reason,
+                     reason_len, out);
 
     CUpti_Profiler_Host_GetConfigImageSize_Params size = {
         .structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE,
         .pHostObject = pm->host,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetConfigImageSize)(&size), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostGetConfigImageSize)(&size), reason,
+                     reason_len, out);
     pm->config_image = malloc(size.configImageSize);
     if (!pm->config_image) {
         snprintf(reason, reason_len, "out of memory for the PM sampling config image");
@@ -204,16 +200,16 @@ static int build_config_image(uf_pm *pm, char *reason, size_t reason_len)
         .configImageSize = pm->config_image_bytes,
         .pConfigImage = pm->config_image,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetConfigImage)(&image), reason, reason_len,
-                  out_free_image);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostGetConfigImage)(&image), reason,
+                     reason_len, out_free_image);
 
     CUpti_Profiler_Host_GetNumOfPasses_Params passes = {
         .structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE,
         .configImageSize = pm->config_image_bytes,
         .pConfigImage = pm->config_image,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostGetNumOfPasses)(&passes), reason, reason_len,
-                  out_free_image);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostGetNumOfPasses)(&passes), reason,
+                     reason_len, out_free_image);
     if (passes.numOfPasses != 1) {
         snprintf(reason, reason_len,
                  "CUPTI PM sampling unavailable: the four metrics need %zu passes on this GPU, "
@@ -260,7 +256,7 @@ static int prepare_host(uf_pm *pm, char *reason, size_t reason_len)
         .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)pm->device,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiDeviceGetChipName)(&chip), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiDeviceGetChipName)(&chip), reason, reason_len, out);
     UF_STATUS_OR_GOTO(rc, get_counter_availability(pm, reason, reason_len), out);
 
     CUpti_Profiler_Host_Initialize_Params init = {
@@ -269,7 +265,8 @@ static int prepare_host(uf_pm *pm, char *reason, size_t reason_len)
         .pChipName = chip.pChipName,
         .pCounterAvailabilityImage = pm->availability_image,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostInitialize)(&init), reason, reason_len, out_release);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostInitialize)(&init), reason, reason_len,
+                     out_release);
     pm->host = init.pHostObject;
     UF_STATUS_OR_GOTO(rc, build_config_image(pm, reason, reason_len), out_release);
     return UF_OK;
@@ -319,7 +316,8 @@ int uf_pm_open(int device, uf_pm **out, char *reason, size_t reason_len)
         .structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE,
         .deviceIndex = (size_t)device,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingEnable)(&enable), reason, reason_len, out_release_host);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingEnable)(&enable), reason, reason_len,
+                     out_release_host);
     pm->sampler = enable.pPmSamplingObject;
     g_pm_open++;
     *out = pm;
@@ -369,7 +367,8 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
         .pCounterDataImage = pm->counter_data,
         .counterDataImageSize = pm->counter_data_bytes,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterDataInfo)(&info), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingGetCounterDataInfo)(&info), reason,
+                     reason_len, out);
     *n_completed = info.numCompletedSamples;
 
     for (size_t i = 0; i < info.numCompletedSamples; i++) {
@@ -380,8 +379,8 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
             .counterDataImageSize = pm->counter_data_bytes,
             .sampleIndex = i,
         };
-        CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingCounterDataGetSampleInfo)(&sample), reason,
-                      reason_len, out);
+        UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingCounterDataGetSampleInfo)(&sample),
+                         reason, reason_len, out);
         double values[PM_N_METRICS];
         CUpti_Profiler_Host_EvaluateToGpuValues_Params eval = {
             .structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE,
@@ -393,8 +392,8 @@ static int collect_samples(uf_pm *pm, size_t *n_completed, char *reason, size_t 
             .numMetrics = PM_N_METRICS,
             .pMetricValues = values,
         };
-        CUPTI_OR_GOTO(rc, CUPTI(cuptiProfilerHostEvaluateToGpuValues)(&eval), reason, reason_len,
-                      out);
+        UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiProfilerHostEvaluateToGpuValues)(&eval), reason,
+                         reason_len, out);
         if (pm->n_decoded++ == 0)
             continue;
         UF_STATUS_OR_GOTO(rc,
@@ -415,8 +414,8 @@ static int init_counter_data(uf_pm *pm, char *reason, size_t reason_len)
         .counterDataSize = pm->counter_data_bytes,
         .pCounterData = pm->counter_data,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingCounterDataImageInitialize)(&init), reason, reason_len,
-                  out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingCounterDataImageInitialize)(&init),
+                     reason, reason_len, out);
 out:
     return rc;
 }
@@ -433,7 +432,8 @@ static int drain(uf_pm *pm, char *reason, size_t reason_len)
             .pCounterDataImage = pm->counter_data,
             .counterDataImageSize = pm->counter_data_bytes,
         };
-        CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingDecodeData)(&decode), reason, reason_len, out);
+        UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingDecodeData)(&decode), reason,
+                         reason_len, out);
         if (decode.overflow)
             pm->overflows++;
         size_t n_completed = 0;
@@ -483,7 +483,8 @@ static int configure(uf_pm *pm, uint32_t interval_us, char *reason, size_t reaso
         .triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL,
         .hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingSetConfig)(&config), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingSetConfig)(&config), reason, reason_len,
+                     out);
     if (pm->counter_data)
         goto out;
 
@@ -494,7 +495,8 @@ static int configure(uf_pm *pm, uint32_t interval_us, char *reason, size_t reaso
         .numMetrics = PM_N_METRICS,
         .maxSamples = PM_MAX_SAMPLES_PER_IMAGE,
     };
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingGetCounterDataSize)(&size), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingGetCounterDataSize)(&size), reason,
+                     reason_len, out);
     pm->counter_data = malloc(size.counterDataSize);
     if (!pm->counter_data) {
         snprintf(reason, reason_len, "out of memory for a %zu-byte counter-data image",
@@ -527,7 +529,7 @@ int uf_pm_start(uf_pm *pm, uint32_t interval_us, char *reason, size_t reason_len
 
     CUpti_PmSampling_Start_Params start = {.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE,
                                            .pPmSamplingObject = pm->sampler};
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingStart)(&start), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingStart)(&start), reason, reason_len, out);
     int err = pthread_create(&pm->decoder, NULL, decode_thread_main, pm);
     if (err != 0) {
         snprintf(reason, reason_len, "cannot start the PM decode thread: %s", strerror(err));
@@ -555,7 +557,7 @@ static int stop_sampling(uf_pm *pm, char *reason, size_t reason_len)
     pm->running = 0;
     CUpti_PmSampling_Stop_Params stop = {.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE,
                                          .pPmSamplingObject = pm->sampler};
-    CUPTI_OR_GOTO(rc, CUPTI(cuptiPmSamplingStop)(&stop), reason, reason_len, out);
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT, CUPTI(cuptiPmSamplingStop)(&stop), reason, reason_len, out);
 out:
     return rc;
 }

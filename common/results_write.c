@@ -11,12 +11,10 @@
 #include "errors.h"
 #include "strbuf.h"
 
+/* The JSON's numbers carry the CSV's 10 digits (csv.h). */
 static void json_number(uf_strbuf *b, double v)
 {
-    if (isfinite(v))
-        uf_sb_printf(b, "%.10g", v);
-    else
-        uf_sb_puts(b, "null");
+    uf_sb_json_number(b, v, 10);
 }
 
 /* One CSV line: a row (rank < 0: the `rank` field empty, or absent when !with_rank) or the

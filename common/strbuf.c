@@ -1,6 +1,7 @@
 /* A growable text buffer (see strbuf.h). */
 #include "strbuf.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,14 @@ void uf_sb_json_string(uf_strbuf *b, const char *s)
         c += n ? n : 1;
     }
     uf_sb_putn(b, "\"", 1);
+}
+
+void uf_sb_json_number(uf_strbuf *b, double v, int digits)
+{
+    if (isfinite(v))
+        uf_sb_printf(b, "%.*g", digits, v);
+    else
+        uf_sb_puts(b, "null");
 }
 
 void uf_sb_item(uf_strbuf *b, const char *sep)

@@ -25,6 +25,11 @@ void uf_sb_printf(uf_strbuf *b, const char *fmt, ...) __attribute__((format(prin
  * not begin a valid UTF-8 sequence becomes \ufffd (U+FFFD), so the literal is valid UTF-8
  * whatever s holds. */
 void uf_sb_json_string(uf_strbuf *b, const char *s);
+/* A JSON number: v to `digits` significant digits (%.*g), or null where v is not finite (JSON
+ * has no NaN or infinity). Every JSON writer's numbers come through here, each with the digits
+ * its committed files have: the results JSON 10 (as its CSV, csv.h), the doctor's 6, and 15
+ * for a whole number below 10^15 (every digit: 15 digits write it as %.0f does). */
+void uf_sb_json_number(uf_strbuf *b, double v, int digits);
 /* The length (1-4) of the valid UTF-8 sequence at s (NUL-terminated), 0 when the byte at s
  * does not begin one (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
  * cut short). */

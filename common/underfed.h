@@ -32,29 +32,7 @@ enum {
                         * ctx->reason); its rows stay empty, the run goes on. Never an exit code */
 };
 
-/* uf_report_failure (errors.h) reports a failed call on stderr. */
-
-/* The CUDA runtime check: on error, report it, set rc = UF_ERR and jump to label. */
-#define UF_CUDA_OR_GOTO(rc, expr, label)                                                   \
-    do {                                                                                   \
-        cudaError_t uf_e_ = (expr);                                                        \
-        if (uf_e_ != cudaSuccess) {                                                        \
-            uf_report_failure(__FILE__, __LINE__, #expr, cudaGetErrorString(uf_e_));       \
-            (rc) = UF_ERR;                                                                 \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
-
-/* The status check for the scenario's own helpers: a non-zero status is kept in rc and
- * execution jumps to label (the callee has already reported why). */
-#define UF_STATUS_OR_GOTO(rc, expr, label)                                                 \
-    do {                                                                                   \
-        int uf_s_ = (expr);                                                                \
-        if (uf_s_ != UF_OK) {                                                              \
-            (rc) = uf_s_;                                                                  \
-            goto label;                                                                    \
-        }                                                                                  \
-    } while (0)
+/* The check macros (UF_CUDA_OR_GOTO, UF_STATUS_OR_GOTO and the other libraries'): errors.h. */
 
 typedef enum { UF_BROKEN = 0, UF_FIXED = 1 } uf_role;
 

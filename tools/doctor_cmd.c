@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "doctor.h"
 #include "doctor_trace.h"
 #include "fileutil.h"
@@ -411,16 +412,15 @@ static int doctor_run(const doctor_args *a, const uf_doctor_ceilings *ceil)
     }
     if (scan_traces(dir, 1) < 0)
         return EXIT_BAD;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0_s = uf_mono_s();
     int status = run_command(a->command, inject, dir, a->light, a->counters);
     if (status < 0)
         return EXIT_BAD;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double t1_s = uf_mono_s();
     /* The overhead is this against the same command run plainly (the recorder adds ~2.6 us
      * per launch with every kind on: CUPTI.md). */
     printf("%s ran %.2f s under the recorder%s\n", a->command[0],
-           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+           t1_s - t0_s,
            a->light ? " (--light)" : a->counters ? " (--counters)" : "");
     if (status == EXIT_SKIPPED) {   /* the command says it cannot run here (no GPU, too few) */
         fprintf(stderr, "underfed doctor: %s skipped (exit 77): nothing to diagnose\n",

@@ -24,6 +24,7 @@
 
 #include <cupti_activity.h>
 
+#include "clock.h"
 #include "doctor_trace.h"
 #include "gpu_probe.h"
 #include "results.h"
@@ -61,13 +62,6 @@ static void add_note(const char *what, const char *why)
 {
     size_t len = strlen(cnt.note);
     snprintf(cnt.note + len, sizeof cnt.note - len, "%s%s: %s", len ? "; " : "", what, why);
-}
-
-static uint64_t realtime_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
 static uint64_t cupti_ns(void)
@@ -121,7 +115,7 @@ static void fetch_util(void)
     if (uf_nvml_util_samples(cnt.nv, cnt.util_since_us, &ts, &pct, &n, reason, sizeof reason) !=
         UF_OK)
         return;     /* the last fetch at stop says why, if it still fails */
-    int64_t offset = (int64_t)cupti_ns() - (int64_t)realtime_ns();
+    int64_t offset = (int64_t)cupti_ns() - (int64_t)uf_realtime_ns();
     for (size_t i = 0; i < n; i++) {
         if (ts[i] <= cnt.util_since_us)
             continue;
@@ -169,7 +163,7 @@ static void start_nvml(int ordinal)
         return;
     }
     /* a second back: the sample that opens the first interval */
-    cnt.util_since_us = realtime_ns() / 1000 - 1000000;
+    cnt.util_since_us = uf_realtime_ns() / 1000 - 1000000;
     atomic_store(&cnt.stop_polling, 0);
     if (pthread_create(&cnt.poller, NULL, poller_main, NULL) != 0) {
         add_note("NVML", "cannot start the sampling thread");

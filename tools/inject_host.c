@@ -30,6 +30,7 @@
 
 #include <cupti_activity.h>
 
+#include "clock.h"
 #include "strbuf.h"
 
 /* Threads over the cap are remembered (to count each once) up to this many. */
@@ -124,14 +125,7 @@ static void sample_thread(int i)
     }
     if (uf_proc_stat_state(text, (size_t)n, &state) != 0)
         state = '?';
-    add_sample(t_ns, (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec, tid, state);
-}
-
-static void add_ns(struct timespec *t, uint64_t ns)
-{
-    uint64_t sum = (uint64_t)t->tv_nsec + ns;
-    t->tv_sec += (time_t)(sum / 1000000000ull);
-    t->tv_nsec = (long)(sum % 1000000000ull);
+    add_sample(t_ns, uf_timespec_ns(&cpu), tid, state);
 }
 
 static int before(const struct timespec *a, const struct timespec *b)
@@ -147,11 +141,11 @@ static void *sampler_main(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&hs.wait_lock);
     while (!hs.stop) {
-        add_ns(&next, period_ns);
+        uf_timespec_add_ns(&next, period_ns);
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (before(&next, &now))    /* late: the next deadline of the grid after now */
             while (before(&next, &now))
-                add_ns(&next, period_ns);
+                uf_timespec_add_ns(&next, period_ns);
         int rc = 0;     /* 0: woken (stop, or spuriously: wait on); ETIMEDOUT: the deadline */
         while (!hs.stop && rc == 0)
             rc = pthread_cond_timedwait(&hs.wake, &hs.wait_lock, &next);
@@ -164,9 +158,7 @@ static void *sampler_main(void *arg)
         pthread_mutex_lock(&hs.wait_lock);
     }
     pthread_mutex_unlock(&hs.wait_lock);
-    struct timespec own;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &own) == 0)
-        hs.cpu_ns = (uint64_t)own.tv_sec * 1000000000ull + (uint64_t)own.tv_nsec;
+    hs.cpu_ns = uf_thread_cpu_ns();
     return NULL;
 }
 

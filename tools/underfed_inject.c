@@ -63,6 +63,7 @@
 #include <cupti_result.h>
 #include <cupti_runtime_cbid.h>
 
+#include "cupti_records.h"
 #include "doctor.h"
 #include "doctor_trace.h"
 #include "errors.h"
@@ -93,9 +94,7 @@ typedef struct recorder {
     marker *markers;
     int n_acts, cap_acts, n_apis, cap_apis, n_syncs, cap_syncs, n_markers, cap_markers;
     uf_name_table names;        /* interned names (CUPTI's strings need not outlive a buffer) */
-    /* API names by callback id, so each id is looked up and interned once */
-    const char *runtime_names[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-    const char *driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
+    uf_cupti_api_names api_names;   /* API names by callback id, each looked up once */
     /* uf_trace_api_always_kept of each id's name: 0 not looked up, 1 no, 2 yes */
     uint8_t runtime_kept[CUPTI_RUNTIME_TRACE_CBID_SIZE];
     uint8_t driver_kept[CUPTI_DRIVER_TRACE_CBID_SIZE];
@@ -172,56 +171,18 @@ static void *append(void **items, int *n, int *cap, size_t size)
 
 #define APPEND(arr, n, cap) append((void **)&rec.arr, &rec.n, &rec.cap, sizeof *rec.arr)
 
-static void add_kernel(const CUpti_ActivityKernel10 *k)
+/* A kernel, memcpy or memset (cupti_records.h: the fields the trace pass keeps too). */
+static void add_activity(const CUpti_Activity *r)
 {
     uf_activity *a = APPEND(acts, n_acts, cap_acts);
-    if (a == NULL)
-        return;
-    const char *name = uf_intern(&rec.names, k->name);
-    *a = (uf_activity){.start_ns = k->start, .end_ns = k->end, .correlation_id = k->correlationId,
-                       .device_id = k->deviceId, .stream_id = k->streamId,
-                       .graph_id = k->graphId, .kind = UF_ACT_KERNEL,
-                       .blocks = uf_grid_blocks(k->gridX, k->gridY, k->gridZ), .name = name};
-    a->is_comm = (uint8_t)uf_is_comm_kernel(name);
+    if (a != NULL)
+        uf_cupti_activity(r, &rec.names, a);
 }
 
-static void add_memcpy(const CUpti_ActivityMemcpy6 *m)
-{
-    uf_activity *a = APPEND(acts, n_acts, cap_acts);
-    if (a == NULL)
-        return;
-    *a = (uf_activity){.start_ns = m->start, .end_ns = m->end, .correlation_id = m->correlationId,
-                       .device_id = m->deviceId, .stream_id = m->streamId, .kind = UF_ACT_MEMCPY,
-                       .bytes = m->bytes,
-                       /* CUpti_ActivityMemoryKind: uf_mem_kind has its values */
-                       .src_mem = m->srcKind, .dst_mem = m->dstKind};
-}
-
-static void add_memset(const CUpti_ActivityMemset4 *m)
-{
-    uf_activity *a = APPEND(acts, n_acts, cap_acts);
-    if (a == NULL)
-        return;
-    *a = (uf_activity){.start_ns = m->start, .end_ns = m->end, .correlation_id = m->correlationId,
-                       .device_id = m->deviceId, .stream_id = m->streamId, .kind = UF_ACT_MEMSET,
-                       .bytes = m->bytes};
-}
-
-/* The interned name of a runtime or driver callback id: CUPTI's lookup and the interning run
- * once per id, not once per record (a framework makes several runtime calls per launch). */
+/* The interned name of a runtime or driver callback id (looked up once per id). */
 static const char *api_name(int runtime, CUpti_CallbackId cbid)
 {
-    const char **cache = runtime ? rec.runtime_names : rec.driver_names;
-    size_t n = runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
-    if (cbid < n && cache[cbid] != NULL)
-        return cache[cbid];
-    const char *name = NULL;
-    cuptiGetCallbackName(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                         cbid, &name);
-    name = uf_intern(&rec.names, name);
-    if (cbid < n)
-        cache[cbid] = name;
-    return name;
+    return uf_cupti_api_name(&rec.api_names, &rec.names, cuptiGetCallbackName, runtime, cbid);
 }
 
 /* uf_trace_api_always_kept of a callback id's name, looked up once per id. */
@@ -259,11 +220,8 @@ static void add_api(const CUpti_ActivityAPI *r)
     int runtime = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
     const char *name = api_name(runtime, r->cbid);
     uf_api_call *a = APPEND(apis, n_apis, cap_apis);
-    if (a == NULL)
-        return;
-    *a = (uf_api_call){.start_ns = r->start, .end_ns = r->end, .correlation_id = r->correlationId,
-                       .is_runtime = (uint8_t)runtime,
-                       .thread_id = rec.os_thread_ids ? r->threadId : 0, .name = name};
+    if (a != NULL)
+        uf_cupti_api_call(r, name, rec.os_thread_ids ? r->threadId : 0, a);
 }
 
 /* A device or sync record without timestamps (CUPTI writes 0 where it could not time one):
@@ -271,27 +229,7 @@ static void add_api(const CUpti_ActivityAPI *r)
 static int untimed(const CUpti_Activity *r)
 {
     uint64_t start, end;
-    switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        start = ((const CUpti_ActivityKernel10 *)(const void *)r)->start;
-        end = ((const CUpti_ActivityKernel10 *)(const void *)r)->end;
-        break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-        start = ((const CUpti_ActivityMemcpy6 *)(const void *)r)->start;
-        end = ((const CUpti_ActivityMemcpy6 *)(const void *)r)->end;
-        break;
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-        start = ((const CUpti_ActivityMemset4 *)(const void *)r)->start;
-        end = ((const CUpti_ActivityMemset4 *)(const void *)r)->end;
-        break;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-        start = ((const CUpti_ActivitySynchronization2 *)(const void *)r)->start;
-        end = ((const CUpti_ActivitySynchronization2 *)(const void *)r)->end;
-        break;
-    default:
-        return 0;
-    }
-    if (start != 0 && end >= start)
+    if (!uf_cupti_times(r, &start, &end) || (start != 0 && end >= start))
         return 0;
     rec.untimed++;
     return 1;
@@ -300,14 +238,8 @@ static int untimed(const CUpti_Activity *r)
 static void add_sync(const CUpti_ActivitySynchronization2 *s)
 {
     uf_sync_record *y = APPEND(syncs, n_syncs, cap_syncs);
-    if (y == NULL)
-        return;
-    /* CUpti_ActivitySynchronizationType: uf_sync_kind has its values; later ones are OTHER */
-    uint8_t kind = s->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
-                       ? (uint8_t)s->type : UF_SYNC_OTHER;
-    *y = (uf_sync_record){.start_ns = s->start, .end_ns = s->end,
-                          .correlation_id = s->correlationId, .stream_id = s->streamId,
-                          .kind = kind};
+    if (y != NULL)
+        uf_cupti_sync(s, y);
 }
 
 static void add_marker(const CUpti_ActivityMarker2 *m)
@@ -330,7 +262,7 @@ static void add_marker(const CUpti_ActivityMarker2 *m)
 static uint64_t line_bytes(const CUpti_Activity *r)
 {
     const char *name = NULL;
-    if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+    if (uf_cupti_is_kernel(r->kind))
         name = ((const CUpti_ActivityKernel10 *)(const void *)r)->name;
     else if (r->kind == CUPTI_ACTIVITY_KIND_MARKER)
         name = ((const CUpti_ActivityMarker2 *)(const void *)r)->name;
@@ -342,8 +274,8 @@ static uint64_t line_bytes(const CUpti_Activity *r)
 
 static void add_record(const CUpti_Activity *r)
 {
-    int api = r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
-    if (api ? api_left_out((const void *)r) : untimed(r))
+    uf_cupti_class what = uf_cupti_class_of(r);
+    if (what == UF_CUPTI_API ? api_left_out((const void *)r) : untimed(r))
         return;     /* before the cap: what is left out anyway takes no room */
     uint64_t bytes = line_bytes(r);
     if (!rec.stopped_by_bytes && rec.record_bytes + bytes > UF_TRACE_RECORD_BYTES)
@@ -354,21 +286,19 @@ static void add_record(const CUpti_Activity *r)
         return;
     }
     rec.record_bytes += bytes;
-    switch (r->kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: add_kernel((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_MEMCPY: add_memcpy((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_MEMSET: add_memset((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: add_api((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: add_sync((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_MARKER: add_marker((const void *)r); break;
-    case CUPTI_ACTIVITY_KIND_DEVICE: {
-        const CUpti_ActivityDevice5 *d = (const void *)r;
-        if (rec.sm_count == 0)
-            rec.sm_count = (int)d->numMultiprocessors;
+    switch (what) {
+    case UF_CUPTI_ACTIVITY: add_activity(r); break;
+    case UF_CUPTI_API: add_api((const void *)r); break;
+    case UF_CUPTI_SYNC: add_sync((const void *)r); break;
+    case UF_CUPTI_OTHER:    /* the recorder's own kinds: NVTX, the device's SM count */
+        if (r->kind == CUPTI_ACTIVITY_KIND_MARKER) {
+            add_marker((const void *)r);
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
+            const CUpti_ActivityDevice5 *d = (const void *)r;
+            if (rec.sm_count == 0)
+                rec.sm_count = (int)d->numMultiprocessors;
+        }
         break;
-    }
-    default: break;
     }
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "host_sync_ref.h"
 
 enum { HS_REF_MAX_THREADS = 16 };
@@ -141,9 +142,7 @@ int hs_loss_lag(const float *reported, const float *ref, int n, int max_lag)
 
 double hs_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+    return 1e-3 * (double)uf_mono_ns();
 }
 
 void hs_host_work(double us)

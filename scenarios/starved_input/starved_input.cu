@@ -62,11 +62,12 @@ static int feed_step_sync(si_state *st, si_feed *f, cudaStream_t stream,
                           unsigned long long *d_checksum, char *err, size_t errlen)
 {
     int rc = UF_OK;
-    int64_t wall0_ns = mono_ns(), cpu0_ns = thread_cpu_ns();
+    /* the thread's CPU time: what tokenizing a batch really cost, not wall time */
+    const uint64_t wall0_ns = uf_mono_ns(), cpu0_ns = uf_thread_cpu_ns();
     UF_STATUS_OR_GOTO(rc, produce_batch(&f->src, f->next_batch, f->pageable_ids, &f->scratch, err,
                                         errlen), out);
-    f->cpu_ns += thread_cpu_ns() - cpu0_ns;
-    f->wait_ns += mono_ns() - wall0_ns;
+    f->cpu_ns += (int64_t)(uf_thread_cpu_ns() - cpu0_ns);
+    f->wait_ns += (int64_t)(uf_mono_ns() - wall0_ns);
     f->batches++;
     f->next_batch++;
     f->steps++;
@@ -87,9 +88,9 @@ static int feed_step_prefetch(si_state *st, si_feed *f, cudaStream_t stream,
 {
     int rc = UF_OK, recorded = 0, k = st->parity;
     si_slot *slot = NULL;
-    int64_t wall0_ns = mono_ns();
+    const uint64_t wall0_ns = uf_mono_ns();
     UF_STATUS_OR_GOTO(rc, pipeline_take(f->pipe, &slot, err, errlen), out);
-    f->wait_ns += mono_ns() - wall0_ns;
+    f->wait_ns += (int64_t)(uf_mono_ns() - wall0_ns);
     f->steps++;
     UF_CUDA_OR_GOTO(rc, cudaStreamWaitEvent(st->copy_stream, st->step_done[k], 0), out_release);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_ids[k], slot->ids, st->batch_bytes,

@@ -91,12 +91,12 @@ static int fill_slot(si_pipeline *p, si_slot *slot, int64_t batch, int pending, 
             return UF_ERR;
         }
     }
-    int64_t cpu0_ns = thread_cpu_ns();
+    const uint64_t cpu0_ns = uf_thread_cpu_ns();
     if (produce_batch(&p->src, batch, slot->ids, s, err, sizeof err) != UF_OK) {
         pipeline_fail(p, err);
         return UF_ERR;
     }
-    int64_t cpu_ns = thread_cpu_ns() - cpu0_ns;
+    int64_t cpu_ns = (int64_t)(uf_thread_cpu_ns() - cpu0_ns);
     pthread_mutex_lock(&p->lock);
     slot->state = SI_SLOT_READY;
     slot->batch = batch;

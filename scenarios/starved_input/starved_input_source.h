@@ -1,5 +1,5 @@
-/* starved_input: the clock and core-count helpers, and where batches come from (text tokenized
- * on the fly, or the pretokenized map; starved_input_source.cu). */
+/* starved_input: the core-count helper, and where batches come from (text tokenized on the
+ * fly, or the pretokenized map; starved_input_source.cu). Its clocks are clock.h's. */
 #ifndef SI_SOURCE_H
 #define SI_SOURCE_H
 
@@ -8,24 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "tokenizer.h"
 
 /* ---- small helpers -------------------------------------------------------------------- */
-
-static inline int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* CPU time of the calling thread: what tokenizing a batch really cost, not wall time. */
-static inline int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static inline long online_cores(void)
 {

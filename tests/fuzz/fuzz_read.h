@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "fuzz_doctor.h"     /* a doctor trace's reading path */
+
 typedef enum { FUZZ_RESULTS = 0, FUZZ_CEILINGS, FUZZ_SERIES, FUZZ_DOCTOR, FUZZ_N_KINDS } fuzz_kind;
 
 /* The kind of a file from its first line (results when it is none of them). */
@@ -20,11 +22,6 @@ fuzz_kind fuzz_kind_of(const char *data, size_t len);
  * with a message that starts "PATH:LINE:" (a doctor trace: "PATH:", a line where there is
  * one), -1 when refused with any other message (a bug: the message is in err), -2 when a
  * doctor trace was accepted and its diagnosis broke a bound (a bug: err says which). */
-/* A doctor trace's reading path (fuzz_doctor.h: declared here too, as compare.h's uf_verdict
- * and doctor.h's cannot meet in one file). */
-int fuzz_doctor_one(const char *path, const char *data, size_t len, char *err, size_t errlen);
-void fuzz_doctor_set_known(const char *figures);
-unsigned long long fuzz_doctor_known_breaches(void);
 
 int fuzz_read_one(fuzz_kind kind, const char *path, const char *scenario, const char *data,
                   size_t len, const char *results, size_t results_len, char *err,

@@ -445,13 +445,13 @@ Test(doctor, each_rule_fires_on_its_case_and_on_no_other)
         uf_diagnosis d;
         diagnose(&cases[c], &d);
         for (int r = 0; r < UF_N_RULES; r++) {
-            uf_verdict v = d.findings[r].verdict;
+            uf_doctor_level v = d.findings[r].verdict;
             if (r == UF_RULE_PADDING || r == UF_RULE_RECOMPUTE) {
                 cr_expect_eq(v, UF_VERDICT_CANNOT_TELL, "%s: %s", cases[c].name,
                              uf_doctor_rules[r].id);
                 continue;
             }
-            uf_verdict want = r == cases[c].rule ? UF_VERDICT_HIGH : UF_VERDICT_NONE;
+            uf_doctor_level want = r == cases[c].rule ? UF_VERDICT_HIGH : UF_VERDICT_NONE;
             if (v != want || (r == 0 && getenv("UF_DOCTOR_TEST_PRINT") != NULL))
                 print_diagnosis(cases[c].name, &d);
             cr_expect_eq(v, want, "%s: rule %s is %s (share %.1f %%), expected %s",
