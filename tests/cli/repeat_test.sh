@@ -5,18 +5,15 @@
 # of host_sync whose claims are steady, a count at its bound, failed once, held but within 3
 # spreads, n/a every time; a full run beside them; an older fixture whose claim lines are not
 # claim lines).
-#   tests/repeat_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/repeat_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-work=$build/repeat-test
-rm -rf "$work" && mkdir -p "$work" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
+fresh_work "$build/repeat-test"
 never_built=$work/never-built
 tool=$build/tools/repeat_claims
 data=$src/tests/data/repeat
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 # usage STATUS MESSAGE ARGS...: ci/repeat.sh ARGS exits STATUS, says MESSAGE, builds nothing.
 usage() {
@@ -31,7 +28,7 @@ usage() {
   elif [ -e "$never_built" ]; then
     fail "ci/repeat.sh $*: built before refusing its arguments"
   else
-    echo "ok: ci/repeat.sh $* -> $got"
+    pass "ci/repeat.sh $* -> $got"
   fi
 }
 usage 2 "repeat: say how many runs: ci/repeat.sh N" --quick
@@ -88,5 +85,5 @@ claims 2
 claims 1 "$src"/results/nvidia-h200
 has "host_sync: 1 run, mode full"
 
-[ $failures = 0 ] || { echo "$failures repeat check(s) failed" >&2; exit 1; }
-echo "ci/repeat.sh's usage errors exit 2 before the build; repeat_claims reads the fixture runs as expected"
+finish "repeat check(s) failed" \
+  "ci/repeat.sh's usage errors exit 2 before the build; repeat_claims reads the fixture runs as expected"
