@@ -214,7 +214,10 @@ done
 # Every GPU hidden: 77 on any machine. Where libcuda.so.1 is nowhere to be loaded, the reason
 # must say so rather than quote the runtime ("driver version is insufficient").
 driver=1
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+# (the cache read whole first: `ldconfig -p | grep -q` under pipefail fails when grep stops early
+# and ldconfig dies of SIGPIPE, which would read as no driver on a machine that has one)
+libs=$(ldconfig -p 2>/dev/null)
+if ! grep -q 'libcuda\.so\.1 ' <<< "$libs"; then
   driver=0
   IFS=: read -r -a lib_dirs <<< "${LD_LIBRARY_PATH:-}"
   for d in "${lib_dirs[@]}"; do [ -n "$d" ] && [ -e "$d/libcuda.so.1" ] && driver=1; done

@@ -51,8 +51,13 @@ claims() {
   [ "$got" = "$want" ] || fail "repeat_claims $*: exit $got, expected $want: $(cat "$work/claims.txt")"
 }
 # has TEXT: the last output holds the line TEXT (spaces squeezed).
+# The table with its runs of spaces squeezed, read whole before the match: `tr | grep -q`
+# under pipefail fails when grep stops at its first match and tr dies of SIGPIPE (a flake
+# seen under load).
 has() {
-  tr -s ' ' < "$work/claims.txt" | grep -qF -- "$1" || fail "no '$1' in: $(cat "$work/claims.txt")"
+  local text
+  text=$(tr -s ' ' < "$work/claims.txt")
+  grep -qF -- "$1" <<< "$text" || fail "no '$1' in: $(cat "$work/claims.txt")"
 }
 runs=("$data"/run-{1,2,3,4,5})
 claims 1 "${runs[@]}"
