@@ -1,4 +1,4 @@
-/* Interned strings (names.h): one stored copy per distinct string, across table growth. */
+/* Interned strings (string_intern.h): one stored copy per distinct string, across table growth. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Unit tests of no_gpu.c: the skip reason tells "no driver at all" from the runtime's words. */
+/* Unit tests of no_gpu_reason.c: the skip reason tells "no driver at all" from the runtime's words. */
 #include <criterion/criterion.h>
 #include <string.h>
 
