@@ -44,8 +44,8 @@ cmake --build "$build" -j "$(nproc)"
 # What the optional tools leave out, said before the tests and again at the end.
 notes=()
 if grep -qE '^CRITERION_(INCLUDE_DIR|LIBRARY):[A-Z]+=.*NOTFOUND' "$build/CMakeCache.txt"; then
-  notes+=("Criterion not found: the Criterion unit tests (tests/test_*.c) were NOT built or run" \
-          "(install libcriterion-dev, or set CI=true to make it required)")
+  notes+=("Criterion not found: the Criterion unit tests (tests/unit/test_*.c) were NOT built" \
+          "or run (install libcriterion-dev, or set CI=true to make it required)")
 fi
 if ! command -v gnuplot >/dev/null 2>&1; then
   if [ "${CI:-}" = true ]; then

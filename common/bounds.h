@@ -41,7 +41,7 @@
  *   a text       (a metadata value, a unit, a skip reason, a ceiling's note): UTF-8 without
  *                control characters (C0, DEL, C1): no terminal escape sequence, no line break
  *                reaches a terminal or a report
- * Plain C, no CUDA, unit-tested (tests/test_results.c). */
+ * Plain C, no CUDA, unit-tested (tests/unit/test_results.c). */
 #ifndef UF_BOUNDS_H
 #define UF_BOUNDS_H
 

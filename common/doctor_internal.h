@@ -1,6 +1,6 @@
 /* What the doctor's files share and nothing else uses (doctor.h is the public header). The
  * analysis is a row of passes over one working state, each in its own file and each tested on
- * its own (tests/test_doctor.c):
+ * its own (tests/unit/test_doctor.c):
  *
  *   1. index     (doctor.c)          the records: each activity's launching call, the span
  *   2. steps     (doctor_steps.c)    the steady-state steps and the steady window

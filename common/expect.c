@@ -24,7 +24,7 @@ enum {
     CAUSE_LEN = 512
 };
 
-/* Where each fixed column comes from. tests/test_expect.c checks that every uf_metrics
+/* Where each fixed column comes from. tests/unit/test_expect.c checks that every uf_metrics
  * column is listed here, so a new column cannot be judged without one. */
 static const struct { const char *metric; uf_source source; } metric_sources[] = {
     {"step_ms", UF_SRC_TIMING}, {"step_ms_min", UF_SRC_TIMING}, {"step_ms_max", UF_SRC_TIMING},

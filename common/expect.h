@@ -1,7 +1,7 @@
 /* The expectation engine: the claims a scenario makes about its results, each judged `held`,
  * `FAILED` or `n/a` with the reason, and the run's verdict from them. Plain C, no CUDA: the
  * harness evaluates a scenario's expect() through it, tools/underfed shares its `where`
- * grammar, and Criterion tests pin its rules (tests/test_expect.c).
+ * grammar, and Criterion tests pin its rules (tests/unit/test_expect.c).
  *
  * An `n/a` never counts as held. It is legitimate only when the user switched the pass that
  * measures it off (--no-trace, --no-counters), when the GPU does not permit the counters, or

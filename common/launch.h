@@ -1,7 +1,7 @@
 /* The launcher's world: which rank this process is, of how many, and how the ranks meet.
  * Read from the environment the launchers people run already set (torchrun, Slurm's srun,
  * Open MPI's mpirun), so that a multi-GPU scenario needs no rendezvous of its own. Plain C:
- * unit-tested without a GPU (tests/test_launch.c). */
+ * unit-tested without a GPU (tests/unit/test_launch.c). */
 #ifndef UF_LAUNCH_H
 #define UF_LAUNCH_H
 

@@ -8,7 +8,7 @@
  * uf_peers_check names it at once. Rank 0 forwards the loss to the others.
  * File (UNDERFED_ID_FILE): rank 0 writes id n to FILE.<n> (temporary name, then rename), the
  * others poll for it; no liveness watch (a lost rank is then found by the waits' deadlines).
- * Plain C, thread-safe (one lock): unit-tested without a GPU (tests/test_peers.c). */
+ * Plain C, thread-safe (one lock): unit-tested without a GPU (tests/unit/test_peers.c). */
 #ifndef UF_PEERS_H
 #define UF_PEERS_H
 

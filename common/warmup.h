@@ -2,7 +2,7 @@
  * time: a GPU's clock follows its power and temperature, which what ran just before sets; a
  * few milliseconds of warm-up do not let the clock settle to the workload's own state (seen
  * on the H200 by varlen_attention: its README, "How steady the first claim is"). Plain C, no
- * CUDA, unit-tested (tests/test_warmup.c); the harness runs the steps it asks for. */
+ * CUDA, unit-tested (tests/unit/test_warmup.c); the harness runs the steps it asks for. */
 #ifndef UF_WARMUP_H
 #define UF_WARMUP_H
 

@@ -1,7 +1,7 @@
 /* The claims of several runs of the same scenarios, side by side (tools/repeat_claims.c, run by
  * ci/repeat.sh): for each claim, in how many runs it held, the values it was judged on, its
  * bound, and how far from the bound the usual run lies in units of the run-to-run spread.
- * Plain C, no CUDA; tests/test_claimstats.c pins it.
+ * Plain C, no CUDA; tests/unit/test_claimstats.c pins it.
  *
  * The spread of a claim's value over the runs is 1.4826 x its median absolute deviation from
  * the median (MAD): for normally distributed values that is their standard deviation, so a

@@ -1,7 +1,7 @@
 """The truth of one PyTorch run, from torch.profiler's timeline (the Chrome trace kineto writes).
 
 Pure Python, no torch: truth_torch.py records the trace and calls `analyze`; the unit test
-(tests/corpus_truth_test.py) feeds it synthetic events. Written from the profiler's own records
+(tests/unit/corpus_truth_test.py) feeds it synthetic events. Written from the profiler's own records
 and from what PyTorch says about each op (name, input shapes and dtypes); it shares no code and
 no kernel-name table with the doctor (common/doctor*.c), whose findings it is there to check.
 

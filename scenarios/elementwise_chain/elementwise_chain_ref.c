@@ -1,6 +1,6 @@
 /* elementwise_chain's op table as data and its host reference: the same IEEE operations in the
  * same order as the device ops (elementwise_chain_kernels.cu). Plain C, no CUDA: unit-tested
- * in tests/test_refs.c. */
+ * in tests/unit/test_refs.c. */
 #include <assert.h>
 #include <math.h>
 #include <stdint.h>

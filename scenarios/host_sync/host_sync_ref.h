@@ -2,7 +2,7 @@
  * fp64 host reference of the step (a few rows of the 8-layer chain, and the loss), the
  * comparison of the losses a variant reported with item's (at which lag, how many differ),
  * and the host's own work per step (a timed spin). Plain C, usable from C and CUDA, tested by
- * tests/test_host_sync.c. */
+ * tests/unit/test_host_sync.c. */
 #ifndef HS_REF_H
 #define HS_REF_H
 

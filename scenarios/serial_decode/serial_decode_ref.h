@@ -2,7 +2,7 @@
  * the random values host and device draw alike, the fp64 host reference of a greedy decode
  * (teacher-forced on the tokens a variant chose, so that every step stays comparable), and the
  * comparison of a variant's logits and tokens with a reference's. Plain C, usable from C and
- * CUDA, tested by tests/test_serial_decode.c. */
+ * CUDA, tested by tests/unit/test_serial_decode.c. */
 #ifndef SD_REF_H
 #define SD_REF_H
 

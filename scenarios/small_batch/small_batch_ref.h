@@ -24,7 +24,7 @@ enum { SB_T_X0 = 1, SB_T_DY = 2, SB_T_WAVE_X = 3, SB_T_WAVE_W = 4, SB_T_W = 16 }
  * against the fp64 reference. Every activation and gradient is stored in bf16 (2^-9 relative
  * per store) and a tiny step stores each value through up to 16 GEMMs: the bf16 emulation of
  * the reference (sb_host_reference, emulate_bf16 = 1) stays below half of it on every seed the
- * tests try, and a stack missing one layer is off by far more (tests/test_small_batch.c). The
+ * tests try, and a stack missing one layer is off by far more (tests/unit/test_small_batch.c). The
  * sampled checks: one GEMM's outputs against fp64 dot products of the very bf16 inputs the
  * device read: one bf16 rounding of the output (2^-9 = 0.2 %) plus fp32 accumulation, 1e-2 is
  * five roundings; a wrong operand or layout gives O(1). */

@@ -1,7 +1,7 @@
 /* starved_input's workload on the CPU: a synthetic language, a corpus of documents written in
  * it, and a byte-level BPE tokenizer (training, text cleaning, GPT-2 style pre-tokenization,
  * merges, special tokens, truncation and padding). Plain C, no CUDA: unit-tested in
- * tests/test_tokenizer.c. Everything depends only on the seed, so batch k of a corpus is
+ * tests/unit/test_tokenizer.c. Everything depends only on the seed, so batch k of a corpus is
  * always the same batch. */
 #include <limits.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* tensor_alignment's plain-C side: the shapes (padding, alignment, FLOP and byte counts), the
  * random inputs host and device share, the fp64 host reference of one output element, the
  * sample of elements verify checks, and a numeric id of a kernel name. Plain C, usable from C
- * and CUDA, unit-tested in tests/test_tensor_alignment.c. */
+ * and CUDA, unit-tested in tests/unit/test_tensor_alignment.c. */
 #ifndef TA_REF_H
 #define TA_REF_H
 

@@ -1707,7 +1707,7 @@ static void expect_bad(const char *from, const char *to, int line, const char *w
 Test(doctor_trace, strict_errors_name_file_and_line)
 {
     /* format 4: the first record on line 12, after the span, api_filter, host_sampler and
-     * record_cap lines (tests/test_doctor_trace.c tests those) */
+     * record_cap lines (tests/unit/test_doctor_trace.c tests those) */
     expect_bad("underfed-doctor-trace 4", "underfed-doctor-trace 5", 1, "not an underfed");
     expect_bad("pid 42\n", "pid x\n", 2, "pid: expected a decimal");
     expect_bad("sm_count", "sm_cnt", 3, "expected the header line \"sm_count");

@@ -1,13 +1,13 @@
 """Unit tests of the corpus's truth (examples/corpus/truth_analysis.py) on synthetic profiler
 traces: no torch, no GPU (ctest unit.doctor_corpus_dry runs it).
 
-    python3 tests/corpus_truth_test.py [-v]"""
+    python3 tests/unit/corpus_truth_test.py [-v]"""
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
-                                "corpus"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "examples", "corpus"))
 import truth_analysis as ta  # noqa: E402
 
 MAIN, LOADER = 100, 200

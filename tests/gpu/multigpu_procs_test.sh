@@ -7,6 +7,8 @@
 # usage: multigpu_procs_test.sh BINARY BUILD_DIR normal|killed
 # Exit 77 without two GPUs (1 with UNDERFED_REQUIRE_GPU=1).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+skip_prefix="multigpu_procs_test: "   # skip's line names the test
 bin=$1 build=$2 mode=$3
 tmp=$(mktemp -d)
 pids=()
@@ -16,12 +18,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-skip() {
-    echo "multigpu_procs_test: skipped: $1" >&2
-    [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
-    exit 77
-}
-fail() {
+# fail_now WHY: the test fails here, with the last lines of each rank's stderr
+fail_now() {
     echo "multigpu_procs_test ($mode): FAILED: $1" >&2
     for r in 0 1; do
         [ -f "$tmp/err$r" ] && { echo "--- rank $r stderr (last 20 lines):" >&2; tail -20 "$tmp/err$r" >&2; }
@@ -55,11 +53,12 @@ if [ "$mode" = normal ]; then
     start_rank 1 --quick --out "$tmp/r1"
     wait "${pids[0]}"; rc0=$?
     wait "${pids[1]}"; rc1=$?
-    [ "$rc1" = 0 ] || fail "rank 1 exited $rc1"
-    [ "$rc0" = 0 ] || fail "rank 0 exited $rc0"
-    ls "$tmp"/r0/*/allreduce_overlap.csv >/dev/null 2>&1 || fail "rank 0 wrote no results"
-    ! ls "$tmp"/r1/*/allreduce_overlap.csv >/dev/null 2>&1 || fail "rank 1 wrote results"
-    grep -q "rank 0 writes the results" "$tmp/err1" || fail "rank 1 did not say that rank 0 writes"
+    [ "$rc1" = 0 ] || fail_now "rank 1 exited $rc1"
+    [ "$rc0" = 0 ] || fail_now "rank 0 exited $rc0"
+    ls "$tmp"/r0/*/allreduce_overlap.csv >/dev/null 2>&1 || fail_now "rank 0 wrote no results"
+    ! ls "$tmp"/r1/*/allreduce_overlap.csv >/dev/null 2>&1 || fail_now "rank 1 wrote results"
+    grep -q "rank 0 writes the results" "$tmp/err1" ||
+        fail_now "rank 1 did not say that rank 0 writes"
     echo "multigpu_procs_test (normal): both ranks exited 0; rank 0 alone wrote the results"
     exit 0
 fi
@@ -71,12 +70,12 @@ start_rank 0 "${args[@]}" --out "$tmp/r0"
 start_rank 1 "${args[@]}" --out "$tmp/r1"
 for _ in $(seq 1 3000); do      # up to 300 s for the first timing pass
     grep -q ': timing (' "$tmp/err0" 2>/dev/null && break
-    kill -0 "${pids[0]}" 2>/dev/null || fail "rank 0 ended before its first timing pass"
+    kill -0 "${pids[0]}" 2>/dev/null || fail_now "rank 0 ended before its first timing pass"
     sleep 0.1
 done
-grep -q ': timing (' "$tmp/err0" || fail "rank 0 reached no timing pass in 300 s"
+grep -q ': timing (' "$tmp/err0" || fail_now "rank 0 reached no timing pass in 300 s"
 sleep 4
-kill -0 "${pids[1]}" 2>/dev/null || fail "rank 1 had already ended: the run is too short"
+kill -0 "${pids[1]}" 2>/dev/null || fail_now "rank 1 had already ended: the run is too short"
 kill -9 "${pids[1]}"
 start=$(date +%s.%N)
 for _ in $(seq 1 300); do       # 30 s
@@ -84,12 +83,12 @@ for _ in $(seq 1 300); do       # 30 s
     sleep 0.1
 done
 if kill -0 "${pids[0]}" 2>/dev/null; then
-    fail "rank 0 still runs 30 s after rank 1 was killed"
+    fail_now "rank 0 still runs 30 s after rank 1 was killed"
 fi
 wait "${pids[0]}"; rc0=$?
 took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-[ "$rc0" = 1 ] || fail "rank 0 exited $rc0, not 1"
-grep -q 'rank 1 is lost' "$tmp/err0" || fail "rank 0's message does not name rank 1"
+[ "$rc0" = 1 ] || fail_now "rank 0 exited $rc0, not 1"
+grep -q 'rank 1 is lost' "$tmp/err0" || fail_now "rank 0's message does not name rank 1"
 echo "multigpu_procs_test (killed): rank 0 exited 1 about $took s after rank 1 was killed:"
 grep 'rank 1 is lost' "$tmp/err0" | head -2
 exit 0

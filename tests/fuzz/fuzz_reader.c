@@ -14,7 +14,7 @@
  * formed); in a trace, tokens are space-separated and the trace's own tokens join the nasty
  * ones (UINT64_MAX, record letters, escape sequences). Each input goes through fuzz_read_one,
  * the tool's reading path (a trace's: the reader, the analysis, the report, held to the
- * bounds of tests/fuzz_doctor.h). A crash or a sanitizer report stops the program; a refused
+ * bounds of tests/fuzz/fuzz_doctor.h). A crash or a sanitizer report stops the program; a refused
  * input whose message does not name the file (and line: "FILE:LINE:"; a trace: "FILE:"), and
  * an accepted trace whose diagnosis breaks a bound, are counted as failures; but a breach of
  * a figure named in --known (comma-separated: a known defect of the analysis, awaiting its

@@ -3,7 +3,7 @@
  * CMakeLists.txt). The first byte of an input picks what the rest is: a results file read
  * alone or as a result folder's launch_storm.csv, a ceilings file, a series file over the
  * results below (the default point of the gpu-a fixture), or a doctor trace (reader, analysis,
- * report, held to tests/fuzz_doctor.h's bounds: a broken bound aborts, as a crash). Seed
+ * report, held to tests/fuzz/fuzz_doctor.h's bounds: a broken bound aborts, as a crash). Seed
  * corpus: results/nvidia-h200 and tests/data (a trace seed needs its first byte: 0x04 then the
  * file); UNDERFED_FUZZ_KNOWN=low_sm_fill as fuzz_reader's --known. */
 #include <stddef.h>

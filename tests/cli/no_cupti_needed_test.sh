@@ -3,9 +3,10 @@
 # with dlopen after the timing passes (common/cupti_dl.c), so that a run without the trace and
 # counters passes never maps it. Reads each program's dynamic section with readelf -d, else
 # objdump -p; Skipped (77) where neither tool exists.
-#   tests/no_cupti_needed_test.sh PROGRAM...
+#   tests/cli/no_cupti_needed_test.sh PROGRAM...
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/no_cupti_needed_test.sh PROGRAM..." >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -ge 1 ] || usage "tests/cli/no_cupti_needed_test.sh PROGRAM..."
 if command -v readelf >/dev/null 2>&1; then
   needed() { readelf -d "$1" | sed -nE 's/.*\(NEEDED\).*\[(.*)\].*/\1/p'; }
 elif command -v objdump >/dev/null 2>&1; then
@@ -15,23 +16,19 @@ else
   exit 77
 fi
 
-failures=0
 for program in "$@"; do
   if [ ! -f "$program" ]; then
-    echo "FAIL: $program does not exist" >&2
-    failures=$((failures + 1))
+    fail "$program does not exist"
     continue
   fi
   libs=$(needed "$program" | tr '\n' ' ')
   # a program with no DT_NEEDED at all was not read (every one here needs libc)
   if [ -z "$libs" ]; then
-    echo "FAIL: no DT_NEEDED entry read from $program" >&2
-    failures=$((failures + 1))
+    fail "no DT_NEEDED entry read from $program"
   elif [[ " $libs" == *" libcupti"* ]]; then
-    echo "FAIL: $(basename "$program") needs libcupti at start-up: $libs" >&2
-    failures=$((failures + 1))
+    fail "$(basename "$program") needs libcupti at start-up: $libs"
   else
-    echo "ok: $(basename "$program"): $libs"
+    pass "$(basename "$program"): $libs"
   fi
 done
-[ $failures = 0 ] || { echo "$failures program(s) load libcupti at start-up" >&2; exit 1; }
+finish "program(s) load libcupti at start-up"

@@ -23,7 +23,7 @@
  *
  * The figures are uf_diagnosis's fields at the time of writing (fuzz_doctor.c's table):
  * after a change of the struct, update the table and re-run the driver (README of
- * tests/fuzz_reader.c's header: fuzz_reader --count N --seed S tests/data/doctor
+ * tests/fuzz/fuzz_reader.c's header: fuzz_reader --count N --seed S tests/data/doctor
  * tests/data/doctor-v4). */
 int fuzz_doctor_oracle(const uf_trace_file *f, const uf_diagnosis *d, const char *report,
                        const char *json, char *why, size_t why_len);

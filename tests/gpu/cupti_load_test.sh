@@ -7,15 +7,14 @@
 #      pass; cupti_loaded "yes, after the timing passes (...)"; cupti_api a number.
 # Skipped (77) where the scenario skips (no GPU). ARGS go to both runs (ctest passes one sweep
 # point: the loading order needs several timing passes, not the whole quick sweep).
-#   tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]
+#   tests/gpu/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]
 set -uo pipefail
-[ $# -ge 2 ] || { echo "usage: tests/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -ge 2 ] || usage "tests/gpu/cupti_load_test.sh PROGRAM OUT_DIR [ARGS...]"
 program=$1 out=$2 name=$(basename "$1")
 shift 2
 extra=("$@")
 rm -rf "$out" && mkdir -p "$out" || exit 2
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 cupti_file='file=[^ ]*libcupti'    # the loader's line for libcupti, by soname or by path
 
 # run LABEL ARGS...: a quick run, its stderr and the loader's log together in OUT_DIR/LABEL.log
@@ -71,4 +70,4 @@ loaded=$(meta full cupti_loaded) api=$(meta full cupti_api)
 [[ "$api" =~ ^[0-9]+$ ]] || fail "default run: cupti_api is '$api', not a number"
 echo "default run: cupti_loaded: $loaded; cupti_api: $api; $where"
 
-[ $failures = 0 ] || exit 1
+[ "$failures" = 0 ] || exit 1

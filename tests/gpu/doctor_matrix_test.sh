@@ -6,13 +6,13 @@
 # moderate). Scenarios whose failure a trace cannot show (padding, recompute) are run and
 # their top finding recorded, not judged. Writes OUT/doctor_matrix.md (scenario x variant ->
 # top finding, share at stake) and each run's output and JSON under OUT/.
-#   tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR; exit 0 held, 1 not, 77 no GPU.
+#   tests/gpu/doctor_matrix_test.sh BUILD_DIR OUT_DIR; exit 0 held, 1 not, 77 no GPU.
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_matrix_test.sh BUILD_DIR OUT_DIR" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/gpu/doctor_matrix_test.sh BUILD_DIR OUT_DIR"
 build=$(cd "$1" && pwd) || exit 2
-out=$2
 tool=$build/tools/underfed
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+out_dir "$2"
 
 # SCENARIO VARIANT ROLE RULE POINT: ROLE broken (RULE must be the high top finding), fixed
 # (RULE must stay below moderate) or record (not judged).
@@ -75,12 +75,9 @@ probe=$("$build/scenarios/launch_storm" --quick --variant eager --repeat 1 --war
         --no-counters --no-expect --out "$out/probe" 2>&1)
 fi
 if [ -z "$from" ] && [ "${probe_rc:-$?}" -eq 77 ]; then
-  echo "skipped: no GPU ($probe)" >&2
-  [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
-  exit 77
+  skip "no GPU ($probe)"
 fi
 
-failures=0
 # seconds one traced run may take (UNDERFED_DOCTOR_ROW_TIMEOUT_S); past it, timeout kills it
 row_timeout=${UNDERFED_DOCTOR_ROW_TIMEOUT_S:-180}
 table=$out/doctor_matrix.md
@@ -142,8 +139,8 @@ while read -r name variant role rule point; do
   fi
   if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
     grep -q "exited with status 124" "$out/$tag.txt" && rc="$rc: timed out after $row_timeout s"
-    echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
-    failures=$((failures + 1)); echo "| $name | $variant | $role | $rule | | | | | | | no (exit $rc) |" >> "$table"
+    fail "$tag: underfed doctor exit $rc (see $out/$tag.txt)"
+    echo "| $name | $variant | $role | $rule | | | | | | | no (exit $rc) |" >> "$table"
     continue
   fi
   IFS='|' read -r verdict share <<< "$(finding "$out/$tag.json" "$rule")"
@@ -154,9 +151,9 @@ while read -r name variant role rule point; do
     fixed) [ "$verdict" = none ] || held=no ;;
     record) held="n/a (a trace cannot tell)" ;;
   esac
-  [ "$held" = no ] && { echo "FAIL: $tag: $rule $verdict, top $top_rule $top_verdict" >&2; failures=$((failures + 1)); }
+  [ "$held" = no ] && { fail "$tag: $rule $verdict, top $top_rule $top_verdict"; }
   echo "| $name | $variant | $role | $rule | $verdict | $(pct "$share") | $top_rule | $top_verdict | $(pct "$top_share") | $(counters "$out/$tag.json") | $held |" >> "$table"
   echo "ok-or-recorded: $tag: $rule $verdict ($share %), top $top_rule $top_verdict ($top_share %)"
 done <<< "$matrix"
 cat "$table"
-[ "$failures" -eq 0 ] || { echo "$failures matrix case(s) did not hold" >&2; exit 1; }
+finish "matrix case(s) did not hold"

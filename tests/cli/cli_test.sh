@@ -4,28 +4,24 @@
 # match nothing), the scenario binaries' usage errors and --help, and ceilings (options it does
 # not use, --list, --explain, the skip reason). No GPU needed: nothing here measures (the skip
 # cases hide every GPU with CUDA_VISIBLE_DEVICES=). Fixtures: tests/data (read only).
-#   tests/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]
+#   tests/cli/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]
 # HOST_ONLY (a build without CUDA targets, e.g. ci/sanitize.sh's): the tool's cases only.
 set -uo pipefail
-[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: tests/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage "tests/cli/cli_test.sh SOURCE_DIR BUILD_DIR [HOST_ONLY]"
 host_only=0
 [ "${3-}" = HOST_ONLY ] && host_only=1
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
+src_build "$1" "$2"
 scenario=$build/scenarios/launch_storm
 ceilings=$build/benches/ceilings
-work=$build/cli-test
 data=$src/tests/data
 csv=$data/gpu-a/launch_storm.csv
 programs=("$tool")
 [ $host_only = 1 ] || programs+=("$scenario" "$ceilings")
 for program in "${programs[@]}"; do
-  [ -x "$program" ] || { echo "FAIL: $program is not built (cmake --build $build)" >&2; exit 1; }
+  built "$program" "cmake --build $build"
 done
-rm -rf "$work" && mkdir -p "$work" || exit 1
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+fresh_work "$build/cli-test"
 
 # run_case STATUS STREAM NEEDLE COMMAND...: COMMAND exits STATUS, and NEEDLE (a fixed string;
 # "" for none) is in its stdout (STREAM out) or stderr (STREAM err).
@@ -218,7 +214,10 @@ done
 # Every GPU hidden: 77 on any machine. Where libcuda.so.1 is nowhere to be loaded, the reason
 # must say so rather than quote the runtime ("driver version is insufficient").
 driver=1
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+# (the cache read whole first: `ldconfig -p | grep -q` under pipefail fails when grep stops early
+# and ldconfig dies of SIGPIPE, which would read as no driver on a machine that has one)
+libs=$(ldconfig -p 2>/dev/null)
+if ! grep -q 'libcuda\.so\.1 ' <<< "$libs"; then
   driver=0
   IFS=: read -r -a lib_dirs <<< "${LD_LIBRARY_PATH:-}"
   for d in "${lib_dirs[@]}"; do [ -n "$d" ] && [ -e "$d/libcuda.so.1" ] && driver=1; done
@@ -235,5 +234,4 @@ for program in "$ceilings" "$scenario"; do
   fi
 done
 
-[ $failures = 0 ] || { echo "$failures command-line check(s) failed" >&2; exit 1; }
-echo "every command-line check passed"
+finish "command-line check(s) failed" "every command-line check passed"

@@ -4,11 +4,12 @@
 # relative to the source tree), a Markdown table must be PATH's table lines exactly (every `|`
 # line, in order), and a fenced block's lines must each be a line of PATH. Also checks itself:
 # a page with one quoted figure changed must fail, and so must a marker naming a missing file.
-#   tests/doctor_results_test.sh SOURCE_DIR [PAGE...]; exit 0 in sync, 1 not. Without PAGE:
+#   tests/cli/doctor_results_test.sh SOURCE_DIR [PAGE...]; exit 0 in sync, 1 not. Without PAGE:
 #   docs/doctor.md (which must quote some), and every README.md, docs/*.md and
 #   scenarios/*/README.md that holds a `<!-- from PATH -->` line.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: tests/doctor_results_test.sh SOURCE_DIR [PAGE...]" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -ge 1 ] || usage "tests/cli/doctor_results_test.sh SOURCE_DIR [PAGE...]"
 src=$(cd "$1" && pwd) || exit 2
 if [ $# -ge 2 ]; then
   pages=("${@:2}")
@@ -50,9 +51,12 @@ check() {
   return $bad
 }
 
-failures=0
 for page in "${pages[@]}"; do
-  if check "$page"; then echo "ok: $page quotes the committed doctor results"; else failures=1; fi
+  if check "$page"; then
+    pass "$page quotes the committed doctor results"
+  else
+    failures=$((failures + 1))
+  fi
 done
 
 # the check itself: a changed figure and a missing file must fail
@@ -65,16 +69,16 @@ awk '/^<!-- from / { on = 1 }
      { print }' \
   "$readme" > "$work/changed.md"
 if cmp -s "$readme" "$work/changed.md"; then
-  echo "FAIL: found no quoted table row to change" >&2; failures=1
+  fail "found no quoted table row to change"
 elif check "$work/changed.md" 2> /dev/null; then
-  echo "FAIL: a changed figure passed the check" >&2; failures=1
+  fail "a changed figure passed the check"
 else
-  echo "ok: a changed figure fails"
+  pass "a changed figure fails"
 fi
 printf '<!-- from results/no/such/file.md -->\n| a |\n' > "$work/missing.md"
 if check "$work/missing.md" 2> /dev/null; then
-  echo "FAIL: a quote of a missing file passed" >&2; failures=1
+  fail "a quote of a missing file passed"
 else
-  echo "ok: a quote of a missing file fails"
+  pass "a quote of a missing file fails"
 fi
-exit $failures
+[ "$failures" = 0 ]

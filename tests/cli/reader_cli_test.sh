@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile input through the `underfed` tool, each case with its expected exit status and
-# message (the reader's own cases are Criterion tests in tests/test_results.c):
+# message (the reader's own cases are Criterion tests in tests/unit/test_results.c):
 #   - NUL bytes in metadata (the crash of the first fuzzing: SIGSEGV, exit 139) and impossible
 #     values: exit 2 naming file, line and column, from report, compare, ladder, series, ceiling;
 #   - metadata and names out of bounds.h's bounds (a ceiling 'abc' or negative, step_ms 1e308,
@@ -15,21 +15,15 @@
 #     left as they were; plotdata on a full disk leaves its data set as it was;
 #   - report: the committed REPORT.md from `underfed report results/GPU` (images by default
 #     from plots/GPU), and no rewrite that would drop its image links.
-#   tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/reader_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/reader_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/reader_cli_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 data=$src/tests/data
-work=$build/reader-cli-test
-failures=0
-[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
+built "$tool"
 
-# fail, expect (tests/expect.sh)
-. "$src/tests/expect.sh"
-
-rm -rf "$work"
+fresh_work "$build/reader-cli-test"
 mkdir -p "$work/empty" "$work/a" "$work/b" || exit 1
 cp "$data/gpu-a/launch_storm.csv" "$data/gpu-a/ceilings.csv" "$work/a/"
 cp "$data/gpu-a/launch_storm.csv" "$data/gpu-a/ceilings.csv" "$work/b/"
@@ -264,8 +258,4 @@ cmp -s "$history/REPORT.md" "$src/results/nvidia-h200/history/69b5b7c/REPORT.md"
 expect 2 "--plots $work/no-such-plots: no such folder" "report --plots of a missing folder" \
   "$tool" report "$work/a" --plots "$work/no-such-plots"
 
-if [ $failures -gt 0 ]; then
-  echo "$failures check(s) failed (files in $work)" >&2
-  exit 1
-fi
-echo "all reader checks of the tool passed"
+finish "check(s) failed (files in $work)" "all reader checks of the tool passed"

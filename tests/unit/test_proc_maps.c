@@ -1,5 +1,5 @@
 /* Unit tests of proc_maps.c: a library found in a maps file by its file name, not by a folder
- * or a longer name; and in this process (which links no CUPTI). tests/cupti_dl_check.c sees a
+ * or a longer name; and in this process (which links no CUPTI). tests/unit/cupti_dl_check.c sees a
  * library mapped once loaded. */
 #include <criterion/criterion.h>
 #include <stdio.h>

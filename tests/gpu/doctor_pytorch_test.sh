@@ -6,16 +6,14 @@
 # must leave that rule below moderate (none) in every process. Writes OUT/doctor_pytorch.md
 # (example x variant -> its rule's verdict and share, the top finding, ms/step, steps kept and
 # the start-up left out) and each run's output, records and JSON under OUT/.
-#   tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
+#   tests/gpu/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
 # Exit 0 held, 1 not, 77 no python3 with torch, or no CUDA GPU (the DDP rows are skipped,
 # not failed, with fewer than 2 GPUs).
 set -uo pipefail
-[ $# -eq 3 ] || { echo "usage: tests/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-out=$3
-tool=$build/tools/underfed
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 3 ] || usage "tests/gpu/doctor_pytorch_test.sh SOURCE_DIR BUILD_DIR OUT_DIR"
+src_build "$1" "$2"
+out_dir "$3"
 
 # Environment: UNDERFED_DOCTOR_ROW_TIMEOUT_S (below), UNDERFED_DOCTOR_PYTORCH_FLAGS (more doctor
 # options, e.g. --counters), UNDERFED_DOCTOR_PYTORCH_ONLY (an extended regex on EXAMPLE-VARIANT:
@@ -38,11 +36,6 @@ serial_decode graph broken decode_gemv high
 serial_decode batched fixed decode_gemv -
 '
 
-skip() {
-  echo "skipped: $1" >&2
-  [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
-  exit 77
-}
 command -v python3 > /dev/null || skip "no python3"
 python3 -c 'import torch' 2> /dev/null || skip "python3 cannot import torch"
 python3 -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2> /dev/null ||
@@ -80,7 +73,6 @@ sys.exit(0 if held else 1)
 PY
 }
 
-failures=0
 # seconds one traced run may take (UNDERFED_DOCTOR_ROW_TIMEOUT_S); past it, timeout kills it
 row_timeout=${UNDERFED_DOCTOR_ROW_TIMEOUT_S:-180}
 table=$out/doctor_pytorch.md
@@ -107,17 +99,16 @@ while read -r name variant role rule needs; do
        awk '{printf "%s%s", sep, $1; sep=" / "}')
   if [ $rc -ne 0 ] || [ ! -f "$out/$tag.json" ]; then
     grep -q "exited with status 124" "$out/$tag.txt" && rc="$rc: timed out after $row_timeout s"
-    echo "FAIL: $tag: underfed doctor exit $rc (see $out/$tag.txt)" >&2
-    failures=$((failures + 1))
+    fail "$tag: underfed doctor exit $rc (see $out/$tag.txt)"
     echo "| $name | $variant | $role | $rule | | | | | | $ms | no (exit $rc) |" >> "$table"
     continue
   fi
   held=yes
   cells=$(judge "$out/$tag.json" "$role" "$rule" "$needs") || held=no
-  [ "$held" = no ] && { echo "FAIL: $tag: $cells" >&2; failures=$((failures + 1)); }
+  [ "$held" = no ] && { fail "$tag: $cells"; }
   IFS='|' read -r verdict share top steps startup <<< "$cells"
   echo "| $name | $variant | $role | $rule | $verdict | $share | $top | $steps | $startup | $ms | $held |" >> "$table"
   echo "$held: $tag: $rule $verdict ($share %), top $top, $ms ms/step"
 done <<< "$matrix"
 cat "$table"
-[ "$failures" -eq 0 ] || { echo "$failures PyTorch example(s) did not hold" >&2; exit 1; }
+finish "PyTorch example(s) did not hold"

@@ -5,21 +5,15 @@
 # must run (a missing library or too few GPUs skips that row, with the reason), the doctor's top
 # finding must name the truth's cause (no high finding for a healthy program), and the
 # host-wait split must be within 10 points of the profiler's.
-#   tests/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
+#   tests/gpu/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR
 # Environment: UNDERFED_CORPUS_BUDGET_S (run.py's time budget, default 3000),
 # UNDERFED_CORPUS_NAMES (a subset). Exit 0 held, 1 not, 77 no GPU or no row could run.
 set -uo pipefail
-[ $# -eq 3 ] || { echo "usage: tests/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-out=$3
-skip() {
-  echo "skipped: $1" >&2
-  [ "${UNDERFED_REQUIRE_GPU:-0}" = 1 ] && exit 1
-  exit 77
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 3 ] || usage "tests/gpu/doctor_corpus_test.sh SOURCE_DIR BUILD_DIR OUT_DIR"
+src_build "$1" "$2"
 command -v python3 > /dev/null || skip "no python3"
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
+out_dir "$3"
 # shellcheck disable=SC2086
 python3 "$src/examples/corpus/run.py" "$build" "$out" \
   --budget-s "${UNDERFED_CORPUS_BUDGET_S:-3000}" ${UNDERFED_CORPUS_NAMES:-}

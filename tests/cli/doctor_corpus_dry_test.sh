@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The doctor's corpus tools without a GPU or torch (ctest unit.doctor_corpus_dry):
-#  1. the truth's analysis on synthetic profiler traces (tests/corpus_truth_test.py);
+#  1. the truth's analysis on synthetic profiler traces (tests/unit/corpus_truth_test.py);
 #  2. corpus.json: every program exists and compiles, names are unique, causes are the
 #     doctor's rule names (or healthy), a timing truth has its reference arguments;
 #  3. run.py end to end with stand-ins for python3, nvidia-smi and underfed: a GPU-less machine
@@ -9,23 +9,23 @@
 #  4. table.py on a made-up OUTDIR: agreement (top finding names the cause; a healthy program
 #     with a high finding disagrees), the split gap, failed/skipped rows with their reasons,
 #     --check's exit status, the doctor's JSON read through its one adapter.
-#   tests/doctor_corpus_dry_test.sh SOURCE_DIR
+#   tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR
 set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: tests/doctor_corpus_dry_test.sh SOURCE_DIR" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 1 ] || usage "tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR"
 src=$(cd "$1" && pwd) || exit 2
 corpus=$src/examples/corpus
 command -v python3 > /dev/null || { echo "skipped: no python3" >&2; exit 77; }
 tmp=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-fail=0
 check() {   # check WHAT COND...: COND is a command; prints ok/FAIL
   local what=$1
   shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what" >&2; fail=1; fi
+  if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
 # 1. the truth's analysis
-check "truth analysis unit tests" python3 "$src/tests/corpus_truth_test.py"
+check "truth analysis unit tests" python3 "$src/tests/unit/corpus_truth_test.py"
 
 # 2. the manifest
 check "corpus.json is consistent" python3 - "$corpus" << 'PY'
@@ -244,5 +244,5 @@ mk "$t3" fine host_bound '{"cause": "host_bound", "share_pct": 70.0, "split_pct"
 "$real_python" "$corpus/table.py" "$t3" --check > /dev/null
 check "--check passes when all agree and splits are within 10" test $? -eq 0
 
-[ $fail -eq 0 ] && echo "corpus dry test: all held" || echo "corpus dry test: FAILED" >&2
-exit $fail
+[ "$failures" = 0 ] && echo "corpus dry test: all held" || echo "corpus dry test: FAILED" >&2
+[ "$failures" = 0 ]

@@ -5,18 +5,15 @@
 # of host_sync whose claims are steady, a count at its bound, failed once, held but within 3
 # spreads, n/a every time; a full run beside them; an older fixture whose claim lines are not
 # claim lines).
-#   tests/repeat_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/repeat_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-work=$build/repeat-test
-rm -rf "$work" && mkdir -p "$work" || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/repeat_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
+fresh_work "$build/repeat-test"
 never_built=$work/never-built
 tool=$build/tools/repeat_claims
 data=$src/tests/data/repeat
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 # usage STATUS MESSAGE ARGS...: ci/repeat.sh ARGS exits STATUS, says MESSAGE, builds nothing.
 usage() {
@@ -31,7 +28,7 @@ usage() {
   elif [ -e "$never_built" ]; then
     fail "ci/repeat.sh $*: built before refusing its arguments"
   else
-    echo "ok: ci/repeat.sh $* -> $got"
+    pass "ci/repeat.sh $* -> $got"
   fi
 }
 usage 2 "repeat: say how many runs: ci/repeat.sh N" --quick
@@ -54,8 +51,13 @@ claims() {
   [ "$got" = "$want" ] || fail "repeat_claims $*: exit $got, expected $want: $(cat "$work/claims.txt")"
 }
 # has TEXT: the last output holds the line TEXT (spaces squeezed).
+# The table with its runs of spaces squeezed, read whole before the match: `tr | grep -q`
+# under pipefail fails when grep stops at its first match and tr dies of SIGPIPE (a flake
+# seen under load).
 has() {
-  tr -s ' ' < "$work/claims.txt" | grep -qF -- "$1" || fail "no '$1' in: $(cat "$work/claims.txt")"
+  local text
+  text=$(tr -s ' ' < "$work/claims.txt")
+  grep -qF -- "$1" <<< "$text" || fail "no '$1' in: $(cat "$work/claims.txt")"
 }
 runs=("$data"/run-{1,2,3,4,5})
 claims 1 "${runs[@]}"
@@ -88,5 +90,5 @@ claims 2
 claims 1 "$src"/results/nvidia-h200
 has "host_sync: 1 run, mode full"
 
-[ $failures = 0 ] || { echo "$failures repeat check(s) failed" >&2; exit 1; }
-echo "ci/repeat.sh's usage errors exit 2 before the build; repeat_claims reads the fixture runs as expected"
+finish "repeat check(s) failed" \
+  "ci/repeat.sh's usage errors exit 2 before the build; repeat_claims reads the fixture runs as expected"

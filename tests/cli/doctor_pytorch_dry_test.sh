@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
+# tests/gpu/doctor_pytorch_test.sh's judging, without a GPU or torch: a stand-in python3 answers the
 # torch checks, runs the judge with the real python3, and plays each example by dropping a
 # recorded fixture of tests/data/doctor where the recorder would write (pid 42: host_sync
 # high; pid 43: starved_input high; pid 44, made by hand: a batch-1 decode loop of cuBLAS GEMVs
@@ -8,11 +8,12 @@
 # not a fixture without GEMMs). The script must hold the rows the fixtures fit,
 # fail the ones they do not (launch_storm broken and serial_decode eager get host_sync as their
 # top finding; dataloader_tokenize pretokenized gets starved_input high), and skip the DDP pair.
-#   tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed, 77 no python3
+#   tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR; exit 0 passed, 1 failed,
+#   77 no python3
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/doctor_pytorch_dry_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 real=$(command -v python3) || { echo "skipped: no python3" >&2; exit 77; }
 work=$build/doctor-pytorch-dry
 rm -rf "$work" && mkdir -p "$work/bin" || exit 2
@@ -42,10 +43,8 @@ chmod +x "$work/bin/python3"
 touch "$work/fake_inject.so"
 
 PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so \
-  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
+  bash "$src/tests/gpu/doctor_pytorch_test.sh" "$src" "$build" "$work/out" > "$work/out.txt" 2>&1
 rc=$?
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 [ $rc -eq 1 ] || fail "exit $rc, expected 1 (three rows do not hold)"
 grep -qF "3 PyTorch example(s) did not hold" "$work/out.txt" || fail "not exactly three rows failed"
 table=$work/out/doctor_pytorch.md
@@ -71,7 +70,8 @@ row serial_decode batched | grep -qE '\| none \| 0.0 \| [a-z_]+ none \|.*\| yes 
 # A hung example fails its own row, with the reason, and the others are still judged.
 PATH=$work/bin:$PATH UNDERFED_INJECT=$work/fake_inject.so DRY_HANG=item_sync-fixed \
   UNDERFED_DOCTOR_ROW_TIMEOUT_S=1 \
-  bash "$src/tests/doctor_pytorch_test.sh" "$src" "$build" "$work/out-hang" > "$work/out-hang.txt" 2>&1
+  bash "$src/tests/gpu/doctor_pytorch_test.sh" "$src" "$build" "$work/out-hang" \
+    > "$work/out-hang.txt" 2>&1
 grep -qF "4 PyTorch example(s) did not hold" "$work/out-hang.txt" || fail "the hung row did not fail alone"
 table=$work/out-hang/doctor_pytorch.md
 row item_sync fixed | grep -qF "no (exit 1: timed out after 1 s)" || fail "the hung row's reason"

@@ -14,21 +14,15 @@
 #     fails or draws nothing: exit 1, a last line that says no image was drawn, old images kept;
 #   - `underfed compare`: 1 on a regression beyond the noise, 0 for a folder against itself,
 #     2 naming file and line for a truncated file; render.sh fails on that file too.
-#   tests/render_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/render_test.sh SOURCE_DIR BUILD_DIR
 # gnuplot is an optional tool: where it is missing, every check without images still runs, and
 # then the test reports Skipped (exit 77) with the reason, unless CI=true, where it fails.
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/render_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
-work=$build/render-test
-failures=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/render_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-
-[ -x "$tool" ] || { echo "FAIL: $tool is not built (cmake --build BUILD --target underfed)" >&2; exit 1; }
+built "$tool" "cmake --build BUILD --target underfed"
 images=1
 no_gnuplot="gnuplot not found: the images were not checked (Debian/Ubuntu: apt-get install gnuplot-nox)"
 if ! command -v gnuplot >/dev/null 2>&1; then
@@ -43,7 +37,7 @@ check_image() {  # check_image PREFIX: PREFIX.png and PREFIX.svg
   if is_png "$1.png" && is_svg "$1.svg"; then pass "${1#"$work"/} .png .svg"; else fail "${1#"$work"/}: no valid .png and .svg"; fi
 }
 
-rm -rf "$work"
+fresh_work "$build/render-test"
 mkdir -p "$work/results" || exit 1
 for fixture in gpu-a gpu-b gpu-truncated derived-good shape; do
   cp -R "$src/tests/data/$fixture" "$work/results/$fixture" || exit 1

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_check.h"
+#include "../unit/json_check.h"
 #include "strbuf.h"
 
 /* What a figure is, and so what bounds it. */

@@ -6,24 +6,17 @@
 # its reason; REPORT.md shows the table only where crosscheck/crosscheck.csv is, and refuses a
 # malformed one; ci/crosscheck.sh skips (77) without ncu or GPU, and fails so under
 # UNDERFED_REQUIRE_GPU=1.
-#   tests/crosscheck_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/crosscheck_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/crosscheck_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
-work=$build/crosscheck-test
-failures=0
-[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
-
-# fail, expect (tests/expect.sh)
-. "$src/tests/expect.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/crosscheck_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
+built "$tool"
 
 # verdicts FILE VERDICT: how many rows of crosscheck.csv have that verdict
 verdicts() { grep -c ",(points|%),$2,\"" -E "$1"; }
 
-rm -rf "$work"
-mkdir -p "$work"
+fresh_work "$build/crosscheck-test"
 fresh() { rm -rf "$work/xc"; cp -r "$src/tests/data/crosscheck/folder" "$work/xc"; }
 
 # the cases: one line each, five fields, every scenario one of the suite's
@@ -105,5 +98,4 @@ mkdir -p "$work/tool-only/tools" && cp "$tool" "$work/tool-only/tools/"
 expect 77 "launch_storm is not built" "ci/crosscheck.sh without the scenarios" \
   env -u UNDERFED_REQUIRE_GPU NCU="$work/ncu" bash "$src/ci/crosscheck.sh" "$work/tool-only" "$work/out"
 
-[ $failures = 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all crosscheck cases passed"
+finish "failure(s)" "all crosscheck cases passed"

@@ -1,25 +1,19 @@
 #!/usr/bin/env bash
 # `underfed doctor` through the tool, without a GPU: the recorded fixtures of tests/data/doctor
-# (made by tests/test_doctor.c's simulator: pid 42 reads the loss with a sync every step, pid 43
-# tokenizes on the step's thread) are diagnosed and written as JSON; damaged records, bad usage
-# and a missing recorder are exit 2 with a message; a run passes the injection variables to
-# the command (the recorder itself needs a GPU, so that run has no records: exit 2, said).
-#   tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
+# (made by tests/unit/test_doctor.c's simulator: pid 42 reads the loss with a sync every step,
+# pid 43 tokenizes on the step's thread) are diagnosed and written as JSON; damaged records,
+# bad usage and a missing recorder are exit 2 with a message; a run passes the injection
+# variables to the command (the recorder itself needs a GPU, so that run has no records: exit 2,
+# said).
+#   tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/doctor_cli_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/doctor_cli_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 data=$src/tests/data/doctor
-work=$build/doctor-cli-test
-failures=0
-[ -x "$tool" ] || { echo "FAIL: $tool is not built" >&2; exit 1; }
+built "$tool"
 
-# fail, expect (tests/expect.sh)
-. "$src/tests/expect.sh"
-
-rm -rf "$work"
-mkdir -p "$work" || exit 1
+fresh_work "$build/doctor-cli-test"
 
 expect 0 "pid 42: host synchronization inside the step" "the .item() loop" \
   "$tool" doctor --from "$data" --json "$work/d.json"
@@ -271,5 +265,4 @@ else
   echo "skip: the recorder is not built here (host-only build)"
 fi
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
-echo "all doctor CLI cases passed"
+finish "failure(s)" "all doctor CLI cases passed"

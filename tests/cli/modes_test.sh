@@ -3,9 +3,10 @@
 # clone runs the README's commands as written: the scripts README.md and docs/*.md name, every
 # *.sh under ci/, plots/ and tests/, and .ci/run. Skipped (77) where the sources are not a git
 # checkout.
-#   tests/modes_test.sh SOURCE_DIR
+#   tests/cli/modes_test.sh SOURCE_DIR
 set -uo pipefail
-[ $# -eq 1 ] || { echo "usage: tests/modes_test.sh SOURCE_DIR" >&2; exit 2; }
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 1 ] || usage "tests/cli/modes_test.sh SOURCE_DIR"
 src=$(cd "$1" && pwd) || exit 2
 if ! command -v git >/dev/null 2>&1 || ! git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
   echo "skipped: $src is not a git checkout (or git is missing): modes are not recorded" >&2
@@ -18,7 +19,7 @@ mapfile -t named < <(grep -ohE '(^|[^[:alnum:]_./-])(\.?[[:alnum:]_-]+/)+[[:alnu
 mapfile -t listed < <(git -C "$src" ls-files -- 'ci/*.sh' 'plots/*.sh' 'tests/*.sh' .ci/run)
 [ ${#named[@]} -gt 0 ] || { echo "FAIL: README.md names no script (ci/suite.sh expected)" >&2; exit 1; }
 
-failures=0 judged=0
+judged=0
 for path in $(printf '%s\n' "${named[@]}" "${listed[@]}" | sort -u); do
   mode=$(git -C "$src" ls-files -s -- "$path" | awk '{ print $1 }')
   # A file whose text differs from the index: the index does not describe it (an edit not yet
@@ -36,16 +37,14 @@ for path in $(printf '%s\n' "${named[@]}" "${listed[@]}" | sort -u); do
   fi
   judged=$((judged + 1))
   if [ -z "$mode" ]; then
-    echo "FAIL: $path (named in README.md or docs/) is not in git" >&2
-    failures=$((failures + 1))
+    fail "$path (named in README.md or docs/) is not in git"
   elif [ "$mode" != 100755 ]; then
-    echo "FAIL: $path is mode $mode in git: run git update-index --chmod=+x $path" >&2
-    failures=$((failures + 1))
+    fail "$path is mode $mode in git: run git update-index --chmod=+x $path"
   else
-    echo "ok: $path 100755"
+    pass "$path 100755"
   fi
 done
-[ $failures = 0 ] || { echo "$failures script(s) not executable in git" >&2; exit 1; }
+finish "script(s) not executable in git"
 if [ $judged = 0 ]; then
   echo "skipped: no script matches the git index here (a copy beside an older .git?)" >&2
   exit 77

@@ -9,27 +9,22 @@
 #     the result is in sync, and the stale input is not;
 #   - a variant, point, metric or ceiling that does not exist, or a value not measured, is an
 #     error (exit 2) that leaves the page as it was.
-#   tests/readme_test.sh SOURCE_DIR BUILD_DIR
+#   tests/cli/readme_test.sh SOURCE_DIR BUILD_DIR
 set -uo pipefail
-[ $# -eq 2 ] || { echo "usage: tests/readme_test.sh SOURCE_DIR BUILD_DIR" >&2; exit 2; }
-src=$(cd "$1" && pwd) || exit 2
-build=$(cd "$2" && pwd) || exit 2
-tool=$build/tools/underfed
-work=$build/readme-test
-failures=0
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+[ $# -eq 2 ] || usage "tests/cli/readme_test.sh SOURCE_DIR BUILD_DIR"
+src_build "$1" "$2"
 
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-pass() { echo "ok: $*"; }
-# expect STATUS DESCRIPTION COMMAND...: the command exits STATUS
-expect() {
+# exits STATUS DESCRIPTION COMMAND...: the command exits STATUS (its output in $work/out.log)
+exits() {
   local want=$1 what=$2; shift 2
   "$@" > "$work/out.log" 2>&1
   local got=$?
   if [ "$got" = "$want" ]; then pass "$what (exit $got)"; else fail "$what: exit $got, not $want"; cat "$work/out.log" >&2; fi
 }
 
-[ -x "$tool" ] || { echo "FAIL: $tool is not built (cmake --build BUILD --target underfed)" >&2; exit 1; }
-rm -rf "$work" && mkdir -p "$work" || exit 1
+built "$tool" "cmake --build BUILD --target underfed"
+fresh_work "$build/readme-test"
 
 # ---- the committed pages ------------------------------------------------------------------
 cd "$src" || exit 1
@@ -44,7 +39,7 @@ if git rev-parse --git-dir > /dev/null 2>&1; then
            while IFS= read -r f; do [ -f "$f" ] && grep -qE '<!-- (uf |underfed:table)' "$f" && echo "$f"; done)
 fi
 echo "pages checked: ${pages[*]}"
-expect 0 "committed pages in sync with results/nvidia-h200" \
+exits 0 "committed pages in sync with results/nvidia-h200" \
   "$tool" readme --check results/nvidia-h200 "${pages[@]}"
 # A generated number edited by hand: the first figure of launch_storm's page, one digit changed.
 mkdir -p "$work/edited" && cp scenarios/launch_storm/README.md "$work/edited/README.md"
@@ -53,7 +48,8 @@ sed -i 's/-->X0/-->9/; s/-->X[1-9]/-->0/' "$work/edited/README.md"
 if cmp -s scenarios/launch_storm/README.md "$work/edited/README.md"; then
   fail "could not edit a generated figure of scenarios/launch_storm/README.md"
 else
-  expect 1 "a hand-edited figure is stale" "$tool" readme --check results/nvidia-h200 "$work/edited/README.md"
+  exits 1 "a hand-edited figure is stale" "$tool" readme --check results/nvidia-h200 \
+    "$work/edited/README.md"
   grep -q "stale" "$work/out.log" || fail "--check names no stale figure"
 fi
 
@@ -69,15 +65,15 @@ else fail "README.md: lines over 120 characters outside tables: $long"; fi
 # ---- the generator on fixtures ------------------------------------------------------------
 fixture=$src/tests/data/gpu-a
 cp "$src/tests/data/readme/page.md" "$work/page.md"
-expect 1 "--check on the stale fixture page" "$tool" readme --check "$fixture" "$work/page.md"
+exits 1 "--check on the stale fixture page" "$tool" readme --check "$fixture" "$work/page.md"
 cmp -s "$src/tests/data/readme/page.md" "$work/page.md" || fail "--check rewrote the page"
-expect 0 "regenerate the fixture page" "$tool" readme "$fixture" "$work/page.md"
+exits 0 "regenerate the fixture page" "$tool" readme "$fixture" "$work/page.md"
 if diff -u "$src/tests/data/readme/page.expected.md" "$work/page.md"; then
   pass "fixture page as expected"
 else
   fail "fixture page differs from page.expected.md"
 fi
-expect 0 "the regenerated page is in sync" "$tool" readme --check "$fixture" "$work/page.md"
+exits 0 "the regenerated page is in sync" "$tool" readme --check "$fixture" "$work/page.md"
 
 # A ceiling is the one recorded with the scenario's run (its `# ceiling.NAME:` line), not the
 # folder's ceilings.csv, which may be another run's (a two-GPU run kept beside a newer suite).
@@ -86,11 +82,11 @@ mkdir -p "$own" && cp "$fixture/ceilings.csv" "$own/" &&
   awk 'NR == 2 { print "# ceiling.copy_d2d_gbs: 1234.5" } { print }' "$fixture/launch_storm.csv" \
     > "$own/launch_storm.csv" || fail "own-ceiling fixture"
 printf '%s\n' 'c <!-- uf launch_storm ceiling.copy_d2d_gbs %.1f -->?<!-- /uf -->' > "$work/own.md"
-expect 0 "a ceiling recorded in the scenario's file" "$tool" readme "$own" "$work/own.md"
+exits 0 "a ceiling recorded in the scenario's file" "$tool" readme "$own" "$work/own.md"
 grep -q '>1234.5<' "$work/own.md" || fail "the scenario's recorded ceiling was not used: $(cat "$work/own.md")"
 cp "$fixture/launch_storm.csv" "$own/launch_storm.csv"
 printf '%s\n' 'c <!-- uf launch_storm ceiling.copy_d2d_gbs %.1f -->?<!-- /uf -->' > "$work/own.md"
-expect 0 "a ceiling the scenario's file does not record" "$tool" readme "$own" "$work/own.md"
+exits 0 "a ceiling the scenario's file does not record" "$tool" readme "$own" "$work/own.md"
 want=$(awk -F, '$1 == "copy_d2d_gbs" { printf "%.1f", $2 }' "$fixture/ceilings.csv")
 grep -q ">$want<" "$work/own.md" || fail "the folder's ceilings.csv was not used ($want): $(cat "$work/own.md")"
 
@@ -98,7 +94,7 @@ grep -q ">$want<" "$work/own.md" || fail "the folder's ceilings.csv was not used
 bad() {  # bad DESCRIPTION MARKDOWN WHAT_THE_MESSAGE_SAYS
   printf '%s\n' "$2" > "$work/bad.md"
   cp "$work/bad.md" "$work/bad.orig"
-  expect 2 "$1" "$tool" readme "$fixture" "$work/bad.md"
+  exits 2 "$1" "$tool" readme "$fixture" "$work/bad.md"
   cmp -s "$work/bad.md" "$work/bad.orig" || fail "$1: the page was changed"
   grep -q "bad.md:[0-9]*: .*$3" "$work/out.log" || fail "$1: the message does not name the line and say \"$3\""
 }
@@ -126,7 +122,7 @@ bad "a table without its end marker" "$(printf '%s\n' '<!-- underfed:table launc
   "no \"<!-- underfed:end -->\" line"
 bad "a figure that starts a line" "$(printf '%s\n' 'text' '<!-- uf launch_storm/eager step_ms -->1<!-- /uf -->')" \
   "starts the line"
-expect 2 "no page given" "$tool" readme "$fixture"
+exits 2 "no page given" "$tool" readme "$fixture"
 
 echo "$failures failure(s)"
 [ "$failures" = 0 ]
