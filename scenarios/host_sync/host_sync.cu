@@ -21,28 +21,44 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <cuda_runtime.h>
-#include <cuda_bf16.h>
-#include <cublas_v2.h>
-#include "random.h"
-#include "stats.h"
-#include "timing.h"
 #include "underfed.h"
-#include "verify.h"
-#include "uf_cublas.h"
 #include "host_sync_ref.h"      /* random inputs, fp64 reference, loss lag, the host's work */
+#include "host_sync_kernels.h"  /* fill, tanh, small and loss kernels; the GEMM */
+#include "host_sync_state.h"    /* the variants, the constants, the state */
+#include "host_sync_setup.h"    /* inputs, calibration, setup, teardown, begin_variant */
+#include "host_sync_verify.h"   /* verify */
+#include "host_sync_describe.h" /* useful FLOPs, calibration figures, loss lag */
 
-enum { V_ITEM, V_SYNC_TIMING, V_MALLOC_FREE, V_PAGEABLE_COPY, V_DEFERRED, V_POOL, HS_N_VARIANTS };
+/* ---- the step: the same device work for every variant -------------------------------------- */
 
-#define HS_LAYERS 8                             /* GEMMs per step, as in the issue's step */
-#define HS_BASE_LAUNCHES (2 * HS_LAYERS + 2)    /* GEMM + tanh per layer, 2 loss kernels */
-#define HS_LAG 3            /* deferred: the loss of step s is read at step s + HS_LAG */
-#define HS_HISTORY 64       /* loss slots on the device and reports kept on the host */
+/* One step's kernels on stream: per layer its small kernels, the GEMM and the activation (the
+ * intermediate outputs in tmp, the last in st->y), then the loss into its history slot. */
+static int enqueue_compute(hs_state *st, bf16 *const tmp[2], cudaStream_t stream)
+{
+    int rc = UF_OK;
+    const size_t n = hs_act_elems(st), wn = (size_t)st->d * st->d;
+    const bf16 *src = st->x;
+    for (int l = 0; l < HS_LAYERS; l++) {
+        for (int t = 0; t < st->ticks_per_layer[l]; t++)
+            UF_STATUS_OR_GOTO(rc, hs_tick(st->aux, stream), out);
+        bf16 *dst = l == HS_LAYERS - 1 ? st->y : tmp[l % 2];
+        UF_STATUS_OR_GOTO(rc, hs_gemm_bf16(st->blas, src, st->w + (size_t)l * wn, dst,
+                                           st->tokens, st->d), out);
+        UF_STATUS_OR_GOTO(rc, hs_tanh(dst, n, stream), out);
+        src = dst;
+    }
+    UF_STATUS_OR_GOTO(rc, hs_loss(st->y, n, st->label_key, (uint64_t)st->step, st->partials,
+                                  st->losses + st->step % HS_HISTORY, stream), out);
+out:
+    return rc;
+}
 
-#include "host_sync_kernels.cuh"    /* fill, tanh, small and loss kernels; the GEMM */
-#include "host_sync_setup.cuh"      /* state, inputs, calibration, setup, teardown */
-#include "host_sync_step.cuh"       /* enqueue_compute: the step's kernels, every variant's */
+/* The scenario's setup, calibrated on this step. */
+static int hs_setup(uf_ctx *ctx)
+{
+    return hs_setup_step(ctx, enqueue_compute);
+}
 
 /* ---- the failures: a synchronization every step ------------------------------------------- */
 
@@ -196,10 +212,6 @@ out_free:   /* a step that failed half-way still gives its temporaries back */
 out:
     return rc;
 }
-
-#include "host_sync_verify.cuh"
-
-#include "host_sync_describe.cuh"  /* useful FLOPs, calibration figures, loss lag */
 
 /* ---- the expectation ------------------------------------------------------------------------ */
 

@@ -1,12 +1,20 @@
-/* host_sync: the workload's kernels and its GEMM. One step is a chain of `layers` bf16 GEMMs
+/* host_sync's kernels and its GEMM. One step is a chain of `layers` bf16 GEMMs
  * y = tanh(x W_l) (tokens x d times d x d, cuBLAS, fp32 accumulation), the small kernels that
  * pad it to `launches` launches, and a loss reduced on the device. Every variant runs exactly
- * these; they differ only in what happens around them. Included once by host_sync.cu. */
-typedef __nv_bfloat16 bf16;
+ * these; they differ only in what happens around them. Which of them a step runs, in which
+ * order, is the story's (host_sync.cu: enqueue_compute). */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cublas_v2.h>
 
-#define HS_BLOCK 256
-#define HS_LOSS_BLOCKS 264          /* loss partials: a fixed grid, so the sum's order is fixed */
-#define HS_AUX 256                  /* floats the small kernels touch */
+#include "underfed.h"
+#include "host_sync_ref.h"
+#include "host_sync_kernels.h"
+
+/* ---- kernels ------------------------------------------------------------------------------- */
 
 /* The block's sum of s, in a fixed tree order (HS_BLOCK threads, a power of two), returned
  * to every thread. */
@@ -75,6 +83,8 @@ __global__ void loss_final_kernel(const float *partials, int n_partials, size_t 
         *loss = s / (float)n;
 }
 
+/* ---- as the host launches them ------------------------------------------------------------ */
+
 /* Grid of an elementwise kernel over n elements: enough blocks to fill the GPU, no more. */
 static unsigned elementwise_blocks(size_t n)
 {
@@ -82,10 +92,49 @@ static unsigned elementwise_blocks(size_t n)
     return (unsigned)(blocks < 4096 ? (blocks ? blocks : 1) : 4096);
 }
 
-/* out (tokens x d, row-major) = in (tokens x d) · w (d x d, row-major), bf16 in and out, fp32
- * accumulation. Column-major cuBLAS computes out^T = w^T in^T with the same buffers. */
-static int gemm_bf16(cublasHandle_t blas, const bf16 *in, const bf16 *w, bf16 *out, int tokens,
-                     int d)
+int hs_fill(bf16 *tensor, size_t n, uint32_t key, float amplitude, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    fill_kernel<<<elementwise_blocks(n), HS_BLOCK, 0, stream>>>(tensor, n, key, amplitude);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+int hs_tanh(bf16 *h, size_t n, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    tanh_kernel<<<elementwise_blocks(n), HS_BLOCK, 0, stream>>>(h, n);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+int hs_tick(float *aux, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    tick_kernel<<<1, HS_AUX, 0, stream>>>(aux);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+int hs_loss(const bf16 *y, size_t n, uint32_t label_key, uint64_t step, float *partials,
+            float *loss, cudaStream_t stream)
+{
+    int rc = UF_OK;
+    loss_partial_kernel<<<HS_LOSS_BLOCKS, HS_BLOCK, 0, stream>>>(y, n, label_key, step,
+                                                                 partials);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+    loss_final_kernel<<<1, HS_BLOCK, 0, stream>>>(partials, HS_LOSS_BLOCKS, n, loss);
+    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
+out:
+    return rc;
+}
+
+/* Column-major cuBLAS computes out^T = w^T in^T with the same buffers. */
+int hs_gemm_bf16(cublasHandle_t blas, const bf16 *in, const bf16 *w, bf16 *out, int tokens,
+                 int d)
 {
     int rc = UF_OK;
     const float one = 1.0f, zero = 0.0f;

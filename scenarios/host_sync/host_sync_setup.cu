@@ -1,6 +1,23 @@
-/* host_sync: the state, the inputs, the calibration of the host's work, setup and teardown, and
- * each variant's fresh start (begin_variant). Included once by host_sync.cu, at this point of
- * its text. */
+/* host_sync: the inputs, the calibration of the host's work, setup and teardown, and each
+ * variant's fresh start (begin_variant). The step calibrated on is the story's
+ * (enqueue_compute, through the state). */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+
+#include "stats.h"
+#include "timing.h"
+#include "underfed.h"
+#include "uf_cublas.h"
+#include "host_sync_ref.h"
+#include "host_sync_kernels.h"
+#include "host_sync_state.h"
+#include "host_sync_setup.h"
 
 #define HS_BLAS_WS_BYTES ((size_t)32 << 20) /* cuBLAS workspace, set explicitly (Hopper: 32 MiB) */
 /* Calibration: back-to-back steps for at least HS_CAL_WARMUP_MS, then the median of
@@ -11,65 +28,18 @@
 #define HS_CAL_WARMUP_MS 20.0
 #define HS_CAL_BATCH 8                      /* warm-up steps between looks at the clock */
 #define HS_CAL_STEPS 20
-#define HS_LOG_STEPS 8192   /* host-side times kept per variant: a full timing pass (~2000) */
-
-/* The host's side of one step with host work (warm-up and timed steps; verify runs none):
- * when it began, and how long its CUDA calls took on the host clock. */
-typedef struct hs_host_step {
-    double begin_us;    /* hs_now_us() at the start of run_step */
-    double queue_us;    /* to the step's kernels queued (malloc_free: its cudaMallocs too) */
-    double finish_us;   /* the variant's own call after them: its sync, or its late read */
-} hs_host_step;
-
-typedef struct hs_state {
-    int tokens, d, launches;
-    int ticks_per_layer[HS_LAYERS];         /* small kernels before each layer's GEMM */
-    double host_us;                         /* the host's own work per step (calibrated) */
-    double gpu_step_ms;                     /* the step with no sync and no host work */
-    int spin;                               /* 0 while verify runs steps: no host work */
-    cublasHandle_t blas;
-    void *blas_ws;
-    bf16 *x, *w, *y;                        /* input, the layers' weights, the last output */
-    bf16 *tmp[2];                           /* intermediate outputs (all but malloc_free, pool) */
-    size_t tmp_bytes;
-    float *partials, *losses, *aux;         /* losses: one slot per step, HS_HISTORY of them */
-    uint32_t label_key;
-    cudaMemPool_t pool;                     /* pool: stream-ordered temporaries */
-    float *loss_pinned;                     /* item: the loss read every step */
-    float *ring_pinned;                     /* deferred: HS_LAG slots */
-    float *ring_pageable;                   /* pageable_copy: HS_LAG slots, plain malloc */
-    cudaEvent_t ring_done[HS_LAG];          /* a slot's copy has landed */
-    long long step;                         /* steps run since begin_variant (or verify's reset) */
-    float reported[HS_HISTORY];             /* reported[s % HS_HISTORY]: the loss the host read at
-                                             * step s (NaN: none) */
-    double step_wall_us[HS_HISTORY];        /* sync_timing's log of host-timed steps */
-    hs_host_step *host_log;                 /* HS_LOG_STEPS, since begin_variant */
-    int n_host_log;
-    /* verify's findings, for describe */
-    double loss_mismatch, loss_lag;
-    uint64_t anchor_seed;                   /* the seed whose host reference is cached */
-    double anchor_err;                      /* max_rel_err of item against it */
-    size_t device_bytes;
-} hs_state;
-
-static size_t act_elems(const hs_state *st)
-{
-    return (size_t)st->tokens * (size_t)st->d;
-}
 
 /* Draw the input and the weights from seed on the device (hs_ref_rows redraws them). */
-static int fill_inputs(hs_state *st, uint64_t seed, cudaStream_t stream)
+int hs_fill_inputs(hs_state *st, uint64_t seed, cudaStream_t stream)
 {
     int rc = UF_OK;
     const size_t wn = (size_t)st->d * (size_t)st->d;
-    fill_kernel<<<elementwise_blocks(act_elems(st)), HS_BLOCK, 0, stream>>>(
-        st->x, act_elems(st), hs_key(seed, HS_T_X), 1.0f);
-    UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-    for (int l = 0; l < HS_LAYERS; l++) {
-        fill_kernel<<<elementwise_blocks(wn), HS_BLOCK, 0, stream>>>(
-            st->w + (size_t)l * wn, wn, hs_key(seed, HS_T_W + (uint32_t)l), hs_w_amplitude(st->d));
-        UF_CUDA_OR_GOTO(rc, cudaGetLastError(), out);
-    }
+    UF_STATUS_OR_GOTO(rc, hs_fill(st->x, hs_act_elems(st), hs_key(seed, HS_T_X), 1.0f, stream),
+                      out);
+    for (int l = 0; l < HS_LAYERS; l++)
+        UF_STATUS_OR_GOTO(rc, hs_fill(st->w + (size_t)l * wn, wn,
+                                      hs_key(seed, HS_T_W + (uint32_t)l),
+                                      hs_w_amplitude(st->d), stream), out);
     st->label_key = hs_key(seed, HS_T_LABEL);
 out:
     return rc;
@@ -84,12 +54,10 @@ static void spread_ticks(hs_state *st)
         st->ticks_per_layer[l] = extra / HS_LAYERS + (l < extra % HS_LAYERS);
 }
 
-static int enqueue_compute(hs_state *st, bf16 *const tmp[2], cudaStream_t stream);
-
-/* The step with nothing in its way (no sync, no host work), timed with events: what the host's
- * work per step is a share of. The median of HS_CAL_STEPS back-to-back steps, after
- * HS_CAL_WARMUP_MS of them (batches of HS_CAL_BATCH, each waited for: the host clock then
- * says how long the GPU has been at it). */
+/* The step (the story's, st->enqueue_compute) with nothing in its way (no sync, no host work),
+ * timed with events: what the host's work per step is a share of. The median of HS_CAL_STEPS
+ * back-to-back steps, after HS_CAL_WARMUP_MS of them (batches of HS_CAL_BATCH, each waited
+ * for: the host clock then says how long the GPU has been at it). */
 static int calibrate(uf_ctx *ctx, hs_state *st)
 {
     int rc = UF_OK;
@@ -99,13 +67,13 @@ static int calibrate(uf_ctx *ctx, hs_state *st)
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, HS_CAL_STEPS + 1), out);
     do {
         for (int i = 0; i < HS_CAL_BATCH; i++)
-            UF_STATUS_OR_GOTO(rc, enqueue_compute(st, st->tmp, ctx->stream), out_free);
+            UF_STATUS_OR_GOTO(rc, st->enqueue_compute(st, st->tmp, ctx->stream), out_free);
         UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, ctx->stream, "the calibration's warm-up"),
                           out_free);
     } while (hs_now_us() - warm_from_us < HS_CAL_WARMUP_MS * 1e3);
     UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, ctx->stream), out_free);
     for (int i = 0; i < HS_CAL_STEPS; i++) {
-        UF_STATUS_OR_GOTO(rc, enqueue_compute(st, st->tmp, ctx->stream), out_free);
+        UF_STATUS_OR_GOTO(rc, st->enqueue_compute(st, st->tmp, ctx->stream), out_free);
         UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, ctx->stream), out_free);
     }
     UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, HS_CAL_STEPS),
@@ -123,7 +91,7 @@ out:
     return rc;
 }
 
-static void hs_teardown(uf_ctx *ctx)
+void hs_teardown(uf_ctx *ctx)
 {
     hs_state *st = (hs_state *)ctx->state;
     if (!st)
@@ -178,14 +146,14 @@ out:
 /* The workspace, x, y, tmp[2] and the layers' weights: what setup allocates but the floats. */
 static size_t resident_bytes(const hs_state *st)
 {
-    return HS_BLAS_WS_BYTES + 4 * act_elems(st) * sizeof(bf16) +
+    return HS_BLAS_WS_BYTES + 4 * hs_act_elems(st) * sizeof(bf16) +
            (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16);
 }
 
 static int alloc_device(hs_state *st)
 {
     int rc = UF_OK;
-    const size_t act_bytes = act_elems(st) * sizeof(bf16);
+    const size_t act_bytes = hs_act_elems(st) * sizeof(bf16);
     const size_t w_bytes = (size_t)HS_LAYERS * st->d * st->d * sizeof(bf16);
     st->tmp_bytes = act_bytes;
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->blas_ws, HS_BLAS_WS_BYTES), out);
@@ -221,13 +189,14 @@ out:
     return rc;
 }
 
-static int hs_setup(uf_ctx *ctx)
+int hs_setup_step(uf_ctx *ctx, hs_step_fn enqueue_compute)
 {
     int rc = UF_OK;
     hs_state *st = (hs_state *)calloc(1, sizeof *st);
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
     ctx->state = st;
+    st->enqueue_compute = enqueue_compute;
     /* whole numbers in range: the harness checked them against hs_axes */
     st->tokens = (int)uf_axis(ctx, "tokens");
     st->d = (int)uf_axis(ctx, "d_model");
@@ -239,7 +208,7 @@ static int hs_setup(uf_ctx *ctx)
     st->spin = 1;
     st->loss_mismatch = st->loss_lag = st->anchor_err = NAN;
     const size_t need = resident_bytes(st) +
-                        2 * act_elems(st) * sizeof(bf16); /* pool / malloc_free temporaries */
+                        2 * hs_act_elems(st) * sizeof(bf16); /* pool / malloc_free temporaries */
     UF_STATUS_OR_GOTO(rc, uf_check_fits(ctx, need, "weights, activations and temporaries"), out);
     UF_STATUS_OR_GOTO(rc, alloc_device(st), out);
     UF_STATUS_OR_GOTO(rc, alloc_host(st), out);
@@ -247,7 +216,7 @@ static int hs_setup(uf_ctx *ctx)
     UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
     UF_CUBLAS_OR_GOTO(rc, cublasSetStream(st->blas, ctx->stream), out);
     UF_CUBLAS_OR_GOTO(rc, cublasSetWorkspace(st->blas, st->blas_ws, HS_BLAS_WS_BYTES), out);
-    UF_STATUS_OR_GOTO(rc, fill_inputs(st, ctx->seed, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, hs_fill_inputs(st, ctx->seed, ctx->stream), out);
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->aux, 0, HS_AUX * sizeof(float), ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, calibrate(ctx, st), out);
     UF_CUDA_OR_GOTO(rc, cudaStreamSynchronize(ctx->stream), out);
@@ -257,7 +226,7 @@ out:
 
 /* Every variant starts from step 0 with nothing reported (its ring's events are waited on only
  * from step HS_LAG, by which time this variant has recorded them). */
-static void reset_steps(hs_state *st)
+void hs_reset_steps(hs_state *st)
 {
     st->step = 0;
     for (int i = 0; i < HS_HISTORY; i++) {
@@ -266,12 +235,12 @@ static void reset_steps(hs_state *st)
     }
 }
 
-static int hs_begin_variant(uf_ctx *ctx, int variant)
+int hs_begin_variant(uf_ctx *ctx, int variant)
 {
     (void)variant;
     hs_state *st = (hs_state *)ctx->state;
     st->loss_mismatch = st->loss_lag = NAN;
     st->n_host_log = 0;     /* verify's reset keeps it: describe reads it after verify */
-    reset_steps(st);
+    hs_reset_steps(st);
     return UF_OK;
 }

@@ -1,8 +1,13 @@
-/* host_sync: what the scenario counts for a row (describe). Included once by host_sync.cu, at
- * this point of its text. */
+/* host_sync: what the scenario counts for a row (describe): useful FLOPs, the memory it
+ * holds, the calibration, the loss lag verify found, and the host's side of the timed steps. */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 
-enum { X_HOST_US, X_GPU_STEP_MS, X_SLOWDOWN, X_LOSS_LAG, X_LOSS_MISMATCH, X_QUEUE_US,
-       X_FINISH_US, X_HOST_PERIOD_US, HS_N_EXTRAS };
+#include "stats.h"
+#include "underfed.h"
+#include "host_sync_state.h"
+#include "host_sync_describe.h"
 
 /* The syncs, pageable copies, drains and the gap after a sync are the harness's trace
  * columns (syncs_per_step ... sync_gap_us): nothing to count here. */
@@ -27,7 +32,7 @@ static double host_log_median(const hs_state *st, ptrdiff_t part)
     return m;
 }
 
-static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
+int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
 {
     const hs_state *st = (const hs_state *)ctx->state;
     row->useful_flops = 2.0 * HS_LAYERS * st->tokens * (double)st->d * st->d;
@@ -44,4 +49,3 @@ static int hs_describe(uf_ctx *ctx, int variant, uf_row *row)
     row->extra[X_HOST_PERIOD_US] = host_log_median(st, -1);
     return UF_OK;
 }
-

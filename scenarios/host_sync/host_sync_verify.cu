@@ -3,7 +3,21 @@
  * counters must equal item's bit for bit, and the losses the host read must be item's, at the
  * variant's lag (item 0, deferred and pageable_copy HS_LAG). item's output is anchored on the
  * fp64 host reference (a few rows of the chain) and its loss on an fp64 sum over its output.
- * Included once by host_sync.cu, at this point of its text. */
+ * A step is the scenario's own run_step (ctx->scenario), as the harness runs it. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+#include "underfed.h"
+#include "verify.h"
+#include "host_sync_ref.h"
+#include "host_sync_kernels.h"
+#include "host_sync_state.h"
+#include "host_sync_setup.h"
+#include "host_sync_verify.h"
 
 #define HS_VERIFY_STEPS (4 * HS_LAG)    /* <= HS_HISTORY */
 #define HS_CHECK_ROWS 4
@@ -19,7 +33,7 @@
  * small kernels' counters. */
 typedef struct hs_run_out {
     float hist[HS_VERIFY_STEPS], reported[HS_VERIFY_STEPS];
-    uint16_t *y;                /* act_elems bf16 */
+    uint16_t *y;                /* hs_act_elems bf16 */
     float aux[HS_AUX];
 } hs_run_out;
 
@@ -27,16 +41,16 @@ typedef struct hs_run_out {
 static int run_for_verify(uf_ctx *ctx, hs_state *st, int variant, hs_run_out *o)
 {
     int rc = UF_OK;
-    reset_steps(st);
-    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->y, 0xFF, act_elems(st) * sizeof(bf16), ctx->stream),
-                    out);     /* NaN: an output not written shows */
+    hs_reset_steps(st);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->y, 0xFF, hs_act_elems(st) * sizeof(bf16),
+                                        ctx->stream), out);  /* NaN: an output not written shows */
     UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->aux, 0, HS_AUX * sizeof(float), ctx->stream), out);
     st->spin = 0;
     for (int s = 0; s < HS_VERIFY_STEPS; s++)
-        UF_STATUS_OR_GOTO(rc, hs_run_step(ctx, variant), out_spin);
+        UF_STATUS_OR_GOTO(rc, ctx->scenario->run_step(ctx, variant), out_spin);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(o->hist, st->losses, sizeof o->hist,
                                         cudaMemcpyDeviceToHost, ctx->stream), out_spin);
-    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(o->y, st->y, act_elems(st) * sizeof(bf16),
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(o->y, st->y, hs_act_elems(st) * sizeof(bf16),
                                         cudaMemcpyDeviceToHost, ctx->stream), out_spin);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(o->aux, st->aux, sizeof o->aux, cudaMemcpyDeviceToHost,
                                         ctx->stream), out_spin);
@@ -53,7 +67,7 @@ out:
  * is verified on the same seed). UF_ERR with the reason beyond the tolerances. */
 static int anchor_on_host(uf_ctx *ctx, hs_state *st, uint64_t seed, const hs_run_out *ref)
 {
-    const size_t n = act_elems(st);
+    const size_t n = hs_act_elems(st);
     int rows[HS_CHECK_ROWS];
     double *want = NULL;
     float *y = NULL;
@@ -120,7 +134,7 @@ static int compare_with_item(uf_ctx *ctx, hs_state *st, int variant, const hs_ru
     if (bad)
         return uf_fail(ctx, UF_ERR, "%d of %d steps' losses differ from item's (expected lag "
                        "%d)", bad, HS_VERIFY_STEPS, lag);
-    if (uf_check_bitwise(got->y, ref->y, act_elems(st), sizeof(bf16), msg, sizeof msg))
+    if (uf_check_bitwise(got->y, ref->y, hs_act_elems(st), sizeof(bf16), msg, sizeof msg))
         return uf_fail(ctx, UF_ERR, "output against item's: %s", msg);
     for (int i = 0; i < HS_AUX; i++)
         if (got->aux[i] != ticks)
@@ -129,12 +143,12 @@ static int compare_with_item(uf_ctx *ctx, hs_state *st, int variant, const hs_ru
     return UF_OK;
 }
 
-static int hs_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
+int hs_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_err)
 {
     int rc = UF_OK;
     hs_state *st = (hs_state *)ctx->state;
     hs_run_out *ref = (hs_run_out *)calloc(2, sizeof *ref), *got = ref + 1;
-    const size_t y_bytes = act_elems(st) * sizeof(bf16);
+    const size_t y_bytes = hs_act_elems(st) * sizeof(bf16);
     if (!ref)
         return uf_fail(ctx, UF_ERR, "out of host memory for verify");
     ref->y = (uint16_t *)malloc(y_bytes);
@@ -143,7 +157,7 @@ static int hs_verify(uf_ctx *ctx, int variant, uint64_t seed, double *max_rel_er
         rc = uf_fail(ctx, UF_ERR, "out of host memory for verify");
         goto out;
     }
-    UF_STATUS_OR_GOTO(rc, fill_inputs(st, seed, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, hs_fill_inputs(st, seed, ctx->stream), out);
     UF_STATUS_OR_GOTO(rc, run_for_verify(ctx, st, V_ITEM, ref), out);
     UF_STATUS_OR_GOTO(rc, anchor_on_host(ctx, st, seed, ref), out);
     UF_STATUS_OR_GOTO(rc, run_for_verify(ctx, st, variant, got), out);
