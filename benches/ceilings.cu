@@ -26,7 +26,7 @@
 #endif
 #include "underfed.h"
 #include "gpu_probe.h"
-#include "no_gpu.h"
+#include "no_gpu_reason.h"
 #include "options.h"
 #include "random.h"
 #include "results.h"
@@ -1275,8 +1275,8 @@ static void bench_close(bench *b)
     if (b->stream) cudaStreamDestroy(b->stream);
 }
 
-/* No GPU: the reason on stderr (no_gpu.h: no driver, or the runtime's words), then 77 (skip),
- * or 1 where a GPU is required. */
+/* No GPU: the reason on stderr (no_gpu_reason.h: no driver, or the runtime's words), then 77
+ * (skip), or 1 where a GPU is required. */
 static int bench_no_gpu(const char *runtime_words)
 {
     char reason[UF_REASON_LEN];

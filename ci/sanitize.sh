@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The host code under AddressSanitizer and UndefinedBehaviorSanitizer: a second build folder
 # (default build-asan; ASAN_BUILD_DIR overrides it) with only the code that runs without a GPU
-# (UNDERFED_HOST_ONLY: underfed_core, the underfed tool, the Criterion unit tests, the fuzz
-# driver), then `ctest -L unit` there. Any sanitizer report fails: UBSan does not recover, ASan
-# and LeakSanitizer end the process with an error. Run by .ci/run after ci/test.sh (which
-# installs what the build needs). Criterion forks each test: the child inherits the options.
+# (UNDERFED_HOST_ONLY: underfed_core, underfed_doctor, the underfed tool, the Criterion unit
+# tests, the fuzz driver), then `ctest -L unit` there. Any sanitizer report fails: UBSan does not
+# recover, ASan and LeakSanitizer end the process with an error. Run by .ci/run after ci/test.sh
+# (which installs what the build needs). Criterion forks each test: the child inherits the
+# options.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ASAN_BUILD_DIR:-$root/build-asan}

@@ -1,6 +1,6 @@
 /* `underfed crosscheck`: the cases the GPU driver (ci/crosscheck.sh) runs, the judging of what
  * those runs left in a folder, and REPORT.md's section on it. The rule and the formats are in
- * common/xcheck.c (unit-tested); this file knows the scenarios' cells and the folder.
+ * common/core/crosscheck_judge.c (unit-tested); this file knows the scenarios' cells and folder.
  *
  * The folder (RESULTS/crosscheck/, committed beside a GPU's results):
  *   ID/SCENARIO.csv   the scenario run normally on the case's one cell (timing, trace,
@@ -20,7 +20,7 @@
 #include "options.h"
 #include "results.h"
 #include "timeline.h"
-#include "xcheck.h"
+#include "crosscheck_judge.h"
 
 enum { EXIT_OK = 0, EXIT_DISAGREE = 1, MAX_ROWS = 64 };     /* and cli.h's EXIT_BAD (2) */
 

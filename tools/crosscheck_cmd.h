@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "cmdline.h"
-#include "xcheck.h"
+#include "crosscheck_judge.h"
 
 /* argv after the command name: `plan` (the cases, one per line, for the driver) or
  * `judge DIR [--meta KEY=VALUE]...` (DIR/crosscheck.csv from the runs under DIR).

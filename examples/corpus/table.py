@@ -35,8 +35,8 @@ SPLIT_TOLERANCE_PTS = 10.0
 RANK = {"none": 0, "moderate": 1, "high": 2}
 
 # ---- the doctor's JSON: the one place that knows its schema -----------------------------------
-# common/doctor_report.c's uf_doctor_json writes {"processes": [one object per process]}, each
-# with "findings" (sorted, the top finding first: rule, verdict, share_pct, evidence) and the
+# common/doctor/doctor_report.c's uf_doctor_json writes {"processes": [one object per process]},
+# each with "findings" (sorted, the top finding first: rule, verdict, share_pct, evidence) and the
 # step's figures. The split of the device's idle by the host thread's state is being added
 # (issue #31); the names below are tried in order, and the first one present is used. doc4's
 # analysis (f16dee3) writes the raw host state of the host-wait idle as

@@ -3,7 +3,7 @@
 Pure Python, no torch: truth_torch.py records the trace and calls `analyze`; the unit test
 (tests/unit/corpus_truth_test.py) feeds it synthetic events. Written from the profiler's own records
 and from what PyTorch says about each op (name, input shapes and dtypes); it shares no code and
-no kernel-name table with the doctor (common/doctor*.c), whose findings it is there to check.
+no kernel-name table with the doctor (common/doctor/), whose findings it is there to check.
 
 The window: the program's own timed loop. Every corpus program ends its loop with a device
 synchronize, reads the clock and prints `steps N step_ms X wall_s Y`; truth_torch.py drops a

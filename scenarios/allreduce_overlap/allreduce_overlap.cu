@@ -2,7 +2,7 @@
  * only then all-reduces its gradients (sequential: the SMs idle while NCCL runs), against
  * DDP-style buckets all-reduced on a communication stream while backward goes on (bucketed).
  *
- * One NCCL rank per GPU, on the harness's multi-GPU runner (common/multigpu.h). By default one
+ * One NCCL rank per GPU, on the multi-GPU runner (common/multigpu/multigpu.h). By default one
  * process drives every GPU, with a worker thread per GPU: run_step (harness thread, ctx->stream
  * on ctx->device) records a begin event, has every worker enqueue its rank's step (waiting until
  * all have ENQUEUED, not completed), then makes ctx->stream wait on each GPU's end event, so that

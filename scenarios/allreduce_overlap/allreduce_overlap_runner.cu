@@ -1,6 +1,6 @@
 /* allreduce_overlap: around the schedule: a rank's fill, checksum and host reference (verify),
- * its jobs on the multi-GPU runner (common/multigpu.h: worker threads, communicators, abort,
- * watched waits), the timing of jobs at setup, and setup (plan, per-GPU resources) and
+ * its jobs on the multi-GPU runner (common/multigpu/multigpu.h: worker threads, communicators,
+ * abort, watched waits), the timing of jobs at setup, and setup (plan, per-GPU resources) and
  * teardown. The schedule itself (rank_enqueue) is the story's, handed to setup. */
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* launch_storm: verification of every variant (finite, against the host reference, eager and
- * graph bitwise equal to each other), through common/verify.h. A step is the scenario's own
+ * graph bitwise equal to each other), through common/core/verify.h. A step is the scenario's own
  * run_step (ctx->scenario), as the harness runs it. */
 #include <math.h>
 #include <stdint.h>

@@ -187,7 +187,7 @@ expect 0 "0 regression(s) beyond 5.0 % and the measured spread; 0 host-bound" \
   "compare: the committed H200 results against themselves" \
   "$tool" compare "$src/results/nvidia-h200" "$src/results/nvidia-h200" --threshold 5
 
-# ---- writers: only a regular file or a new name is replaced (common/fileutil.c) -------------
+# ---- writers: only a regular file or a new name is replaced (common/core/fileutil.c) --------
 # REPORT.md or --json as a FIFO, a symbolic link to /dev/null, a device: exit 2 with the reason,
 # and the thing is left as it was (a device made here, where mknod is allowed, rather than the
 # machine's /dev/null).

@@ -1,4 +1,4 @@
-/* unit.cupti_dl: libcupti is resolved at run time (common/cupti_dl.c), no GPU needed. A plain
+/* unit.cupti_dl: libcupti is resolved at run time (common/harness/cupti_dl.c), no GPU needed. A plain
  * program, not a Criterion test: it needs the toolkit's CUPTI headers, and a process of its own
  * whose mapped libraries it reads. Checks, in order: libcupti is not mapped at start (this
  * program links what the harness links of it: nothing); nothing is resolved before the load;

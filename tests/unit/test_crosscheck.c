@@ -1,4 +1,4 @@
-/* Unit tests of xcheck.c, the cross-check's host logic: the `ncu --csv --page raw` parser on
+/* Unit tests of crosscheck_judge.c, the cross-check's host logic: the `ncu --csv --page raw` parser on
  * fixture pages (tests/data/crosscheck: lines before the header skipped, the units row read,
  * thousands separators, a missing metric named), one step's figures from the profiled kernels
  * (helpers dropped, duration-weighted percentages), the tolerance rule (points and relative,
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xcheck.h"
+#include "crosscheck_judge.h"
 
 #define DATA(name) UF_TEST_DATA_DIR "/crosscheck/" name
 

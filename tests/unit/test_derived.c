@@ -121,7 +121,7 @@ static double step_s(const file_check *fc, const uf_row *r)
 
 /* ---- the formulas ------------------------------------------------------------------------- */
 
-/* The harness's (derive() in common/harness_sweep.c). */
+/* The harness's (derive() in common/harness/harness_sweep.c). */
 static void check_harness_columns(file_check *fc, const uf_row *r)
 {
     double tflops = value(fc, r, "useful_flops") / step_s(fc, r) / 1e12;

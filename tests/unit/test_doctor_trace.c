@@ -1,4 +1,4 @@
-/* The doctor's trace file, format 4 and the older ones it still reads (common/doctor_trace.h),
+/* The doctor's trace file, format 4 and the older ones it still reads (common/doctor/doctor_trace.h),
  * and the recorder's decisions that are plain C: which API calls it keeps, the state letter of
  * a /proc stat line, a thread's CPU clock. Hand-written traces; no CUDA. */
 #define _GNU_SOURCE     /* syscall(SYS_gettid) */
@@ -583,7 +583,7 @@ Test(doctor_trace4, names_and_notes_are_sanitized)
     uf_trace_free(&f);
 }
 
-/* The JSON string writer (common/strbuf.c) writes valid UTF-8 whatever it is given: a byte that
+/* The JSON string writer (common/core/strbuf.c) writes valid UTF-8 whatever it is given: a byte that
  * begins no valid sequence is \ufffd; valid sequences stay; controls are escaped. */
 Test(doctor_trace4, json_strings_are_valid_utf8)
 {

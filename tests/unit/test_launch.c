@@ -1,9 +1,9 @@
-/* Unit tests of launch.c: the launcher's world from torchrun's, Open MPI's or Slurm's
+/* Unit tests of launcher_env.c: the launcher's world from torchrun's, Open MPI's or Slurm's
  * environment, their precedence, and a clear refusal of what does not add up. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "launch.h"
+#include "launcher_env.h"
 
 /* A test environment: NULL-terminated name, value pairs. */
 static const char *table_getenv(const char *name, void *arg)

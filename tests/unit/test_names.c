@@ -1,9 +1,9 @@
-/* Interned strings (names.h): one stored copy per distinct string, across table growth. */
+/* Interned strings (string_intern.h): one stored copy per distinct string, across table growth. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "string_intern.h"
 
 Test(names, one_copy_per_string)
 {

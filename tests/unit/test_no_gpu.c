@@ -1,8 +1,8 @@
-/* Unit tests of no_gpu.c: the skip reason tells "no driver at all" from the runtime's words. */
+/* Unit tests of no_gpu_reason.c: the skip reason tells "no driver at all" from the runtime's words. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "no_gpu.h"
+#include "no_gpu_reason.h"
 
 Test(no_gpu, without_driver_says_no_driver)
 {

@@ -1,4 +1,4 @@
-/* Unit tests of peers.c over real sockets and files, the ranks as forked processes: ids reach
+/* Unit tests of rank_exchange.c over real sockets and files, the ranks as forked processes: ids reach
  * every rank in order, a killed rank is named (directly, and forwarded by rank 0), an orderly
  * goodbye is no loss, a missing rank 0 ends in a message, and the id file. */
 #include <criterion/criterion.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "peers.h"
+#include "rank_exchange.h"
 
 /* A port nobody listens on now (bound to 0, read back, closed). */
 static int free_port(void)

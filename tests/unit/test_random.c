@@ -1,4 +1,4 @@
-/* Unit tests of common/random.h's shared draws: uniform-at-index is the stream's i-th output,
+/* Unit tests of common/core/random.h's shared draws: uniform-at-index is the stream's i-th output,
  * the units are exact multiples of 2^-bits, and the host bf16 round trip rounds to nearest
  * even (the kernels' __float2bfloat16_rn), keeps NaN a NaN and overflows to infinity. */
 #include <criterion/criterion.h>

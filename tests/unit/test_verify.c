@@ -1,4 +1,4 @@
-/* Unit tests of common/verify.c: the one definition of max_rel_err (max norm), its edge cases
+/* Unit tests of common/core/verify.c: the one definition of max_rel_err (max norm), its edge cases
  * (all zero, non-finite), and the messages naming the element. */
 #include <criterion/criterion.h>
 #include <math.h>

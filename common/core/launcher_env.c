@@ -1,5 +1,5 @@
-/* The launcher's world from the environment (launch.h). */
-#include "launch.h"
+/* The launcher's world from the environment (launcher_env.h). */
+#include "launcher_env.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* Interned strings (names.h). */
-#include "names.h"
+/* Interned strings (string_intern.h). */
+#include "string_intern.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* Why no GPU can be used here (no_gpu.h). */
-#include "no_gpu.h"
+/* Why no GPU can be used here (no_gpu_reason.h). */
+#include "no_gpu_reason.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The doctor's recorder's host sampler (libunderfed_inject.so, tools/inject_host.c): a thread
+/* The doctor's recorder's host sampler (libunderfed_inject.so, recorder/inject_host.c): a thread
  * that, every period, reads for each thread of the process that has made a CUDA call the CPU
  * time it has run so far and its scheduler state, stamped on CUPTI's timebase (trace format 4's
  * H records): whether the host thread that submits the device's next work was running (it

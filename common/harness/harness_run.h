@@ -18,7 +18,7 @@
 
 #include "clock.h"
 #include "gpu_probe.h"
-#include "launch.h"
+#include "launcher_env.h"
 #include "trace_export.h"
 #include "underfed.h"
 #include "warmup.h"

@@ -2,7 +2,7 @@
  * driver (CUDA_INJECTION64_PATH; `underfed doctor -- COMMAND` sets it). At CUDA initialization
  * InitializeInjection() enables CUPTI activity records (CONCURRENT_KERNEL, MEMCPY, MEMSET,
  * RUNTIME, DRIVER, SYNCHRONIZATION, DEVICE, MARKER for NVTX); at exit it flushes them and
- * writes UNDERFED_DOCTOR_OUT/underfed-trace.PID.txt (common/doctor_trace.h) atomically.
+ * writes UNDERFED_DOCTOR_OUT/underfed-trace.PID.txt (common/doctor/doctor_trace.h) atomically.
  *
  * CUPTI allows one activity client per process (docs/doctor.md): under nsys, ncu or
  * with torch.profiler running, one of the clients gets nothing. The recorder says so in the
@@ -69,7 +69,7 @@
 #include "errors.h"
 #include "inject_counters.h"
 #include "inject_host.h"
-#include "names.h"
+#include "string_intern.h"
 #include "strbuf.h"
 
 #define BUFFER_BYTES ((size_t)8 << 20)

@@ -5,7 +5,7 @@
 
 #include "gpu_probe.h"
 #include "harness_run.h"
-#include "peers.h"
+#include "rank_exchange.h"
 
 enum {
     WORLD_LIMIT_S = 300         /* process mode: how long the ranks may take to meet */

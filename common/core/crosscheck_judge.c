@@ -1,6 +1,6 @@
 /* The cross-check's host logic: ncu raw-page parsing, one step's figures from the profiled
- * kernels, the judging rule, and the crosscheck.csv format (xcheck.h). */
-#include "xcheck.h"
+ * kernels, the judging rule, and the crosscheck.csv format (crosscheck_judge.h). */
+#include "crosscheck_judge.h"
 
 #include <math.h>
 #include <stdio.h>

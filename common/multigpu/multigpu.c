@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "peers.h"
+#include "rank_exchange.h"
 
 enum { POLL_NS = 100000, BOARD_SLICE_MS = 20 };
 

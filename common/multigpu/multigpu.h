@@ -4,14 +4,15 @@
  * enqueues, and what it overlaps with what.
  *
  * Thread mode: one process drives ctx->n_gpus GPUs (ranks 0..n-1 on devices ctx->device...).
- * Process mode (ctx->launch from torchrun, Slurm or Open MPI; launch.h): this process drives
+ * Process mode (ctx->launch from torchrun, Slurm or Open MPI; launcher_env.h): this process drives
  * one GPU as launch->rank of launch->world_size, the NCCL unique id reaching it through
- * ctx->peers (TCP or a file; peers.h).
+ * ctx->peers (TCP or a file; rank_exchange.h).
  *
  * Watched waits: no wait of any rank blocks for ever. Every stream wait polls the stream with
  * a deadline (UF_MG_WAIT_LIMIT_S), NCCL's asynchronous error of the rank's communicators, and,
- * in process mode, the other ranks' liveness (peers.h): a lost rank ends the run, its survivors
- * abort every communicator (ncclCommAbort: NCCL's kernels stop waiting) and fail naming it.
+ * in process mode, the other ranks' liveness (rank_exchange.h): a lost rank ends the run, its
+ * survivors abort every communicator (ncclCommAbort: NCCL's kernels stop waiting) and fail naming
+ * it.
  * The harness's own waits go through the same check (ctx->watch, set by uf_mg_open). */
 #ifndef UF_MULTIGPU_H
 #define UF_MULTIGPU_H

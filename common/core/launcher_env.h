@@ -2,8 +2,8 @@
  * Read from the environment the launchers people run already set (torchrun, Slurm's srun,
  * Open MPI's mpirun), so that a multi-GPU scenario needs no rendezvous of its own. Plain C:
  * unit-tested without a GPU (tests/unit/test_launch.c). */
-#ifndef UF_LAUNCH_H
-#define UF_LAUNCH_H
+#ifndef UF_LAUNCHER_ENV_H
+#define UF_LAUNCHER_ENV_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* CUPTI activity records as the plain records of timeline.h: the one converter of the trace
- * pass (cupti_trace.c) and the doctor's recorder (tools/underfed_inject.c), so that both keep
+ * pass (cupti_trace.c) and the doctor's recorder (recorder/underfed_inject.c), so that both keep
  * the same fields of each record. What a record keeps:
  *   kernel (KERNEL or CONCURRENT_KERNEL: one record layout): times, correlation, device,
  *     stream, graph id, blocks of its grid, its name (interned), whether it is NCCL's;
@@ -22,7 +22,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
-#include "names.h"
+#include "string_intern.h"
 #include "timeline.h"
 
 /* What a record becomes: an activity (kernel, memcpy, memset), an API call, a host sync, or

@@ -1,5 +1,6 @@
-/* The ranks of a process-mode run (peers.h): TCP meeting, id sharing, liveness; or a file. */
-#include "peers.h"
+/* The ranks of a process-mode run (rank_exchange.h): TCP meeting, id sharing, liveness; or a
+ * file. */
+#include "rank_exchange.h"
 
 #include <errno.h>
 #include <netdb.h>

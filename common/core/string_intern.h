@@ -1,9 +1,9 @@
 /* Interned strings: each distinct string stored once, so that records can point at their names
  * (kernel and API names) after the buffer that held them is gone. Used by the trace pass
- * (cupti_trace.c) and the doctor's recorder (tools/underfed_inject.c). Plain C, no CUDA; not
+ * (cupti_trace.c) and the doctor's recorder (recorder/underfed_inject.c). Plain C, no CUDA; not
  * thread-safe (its users hold their own lock). */
-#ifndef UF_NAMES_H
-#define UF_NAMES_H
+#ifndef UF_STRING_INTERN_H
+#define UF_STRING_INTERN_H
 
 #include <stddef.h>
 

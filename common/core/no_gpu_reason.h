@@ -2,8 +2,8 @@
  * driver library cannot be loaded at all (the CUDA runtime then says "driver version is
  * insufficient", which misleads), else the runtime's own words. Plain C, unit-tested; the
  * scenarios' harness and the ceilings bench both print it when they skip. */
-#ifndef UF_NO_GPU_H
-#define UF_NO_GPU_H
+#ifndef UF_NO_GPU_REASON_H
+#define UF_NO_GPU_REASON_H
 
 #include <stddef.h>
 

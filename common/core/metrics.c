@@ -153,7 +153,7 @@ const uf_metric_desc uf_metrics[] = {
     M(verified, "verified", "1", UF_DIR_HIGHER, ZERO_OR_ONE, 1, 1,
       "1 when the output matched the reference, 0 when not"),
     M(max_rel_err, "max relative error", "1", UF_DIR_LOWER, ERROR, 0, 1,
-      "max |out - ref| / max |ref| of a checked tensor, the largest (common/verify.h)"),
+      "max |out - ref| / max |ref| of a checked tensor, the largest (common/core/verify.h)"),
 };
 #undef M
 #undef D

@@ -3,8 +3,8 @@
  * event-timed kernel sums, the scenario's all-reduce bus bandwidth against the ceilings bench.
  * Plain C, no CUDA: the parsing of `ncu --csv --page raw` output, the judging rule and the
  * crosscheck.csv format live here so that Criterion tests pin them on fixture text. */
-#ifndef UF_XCHECK_H
-#define UF_XCHECK_H
+#ifndef UF_CROSSCHECK_JUDGE_H
+#define UF_CROSSCHECK_JUDGE_H
 
 #include <stddef.h>
 

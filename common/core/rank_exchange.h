@@ -1,7 +1,7 @@
 /* The ranks of one process-mode run, seen from one of them: how they meet, how the NCCL unique
  * id (opaque bytes here) of each communicator reaches them, and whether one of them is gone.
  *
- * TCP (launch.h, MASTER_ADDR:port): rank 0 listens, every other rank connects (retrying until
+ * TCP (launcher_env.h, MASTER_ADDR:port): rank 0 listens, every other rank connects (retrying until
  * the deadline) and says its rank. The connections stay open for the whole run: each id goes
  * out over them, and they are the liveness watch: a peer that dies (SIGKILL included) closes
  * its socket, its peer reads end-of-file without the goodbye an orderly exit sends, and
@@ -9,12 +9,12 @@
  * File (UNDERFED_ID_FILE): rank 0 writes id n to FILE.<n> (temporary name, then rename), the
  * others poll for it; no liveness watch (a lost rank is then found by the waits' deadlines).
  * Plain C, thread-safe (one lock): unit-tested without a GPU (tests/unit/test_peers.c). */
-#ifndef UF_PEERS_H
-#define UF_PEERS_H
+#ifndef UF_RANK_EXCHANGE_H
+#define UF_RANK_EXCHANGE_H
 
 #include <stddef.h>
 
-#include "launch.h"
+#include "launcher_env.h"
 
 #ifdef __cplusplus
 extern "C" {

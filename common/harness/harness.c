@@ -13,8 +13,8 @@
 
 #include "gpu_probe.h"
 #include "harness_run.h"
-#include "no_gpu.h"
-#include "peers.h"
+#include "no_gpu_reason.h"
+#include "rank_exchange.h"
 #include "stdout_check.h"
 #include "trace_export.h"
 #include "underfed.h"

@@ -14,7 +14,7 @@
 #include "results.h"
 #include "options.h"
 #include "expect.h"
-#include "launch.h"
+#include "launcher_env.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,9 +117,9 @@ typedef struct uf_ctx {
     const uf_ceilings *ceilings;/* the machine's measured ceilings; NaN where unknown */
     void *state;                /* the scenario's, set by setup */
     char reason[UF_REASON_LEN]; /* why a callback returned UF_SKIP / UF_USAGE / UF_ERR */
-    /* Multi-GPU scenarios (min_gpus > 1): the launcher's world (launch.h; process mode when a
+    /* Multi-GPU scenarios (min_gpus > 1): the launcher's world (launcher_env.h; process mode when a
      * launcher started one process per GPU, ctx->device is then this rank's GPU), the other
-     * ranks for the whole run (peers.h; process mode only), and the watch (NULL: none) */
+     * ranks for the whole run (rank_exchange.h; process mode only), and the watch (NULL: none) */
     const uf_launch *launch;
     struct uf_peers *peers;
     const uf_watch *watch;
