@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "json_check.h"
+#include "read_text.h"
 #include "fileutil.h"
 #include "options.h"
 #include "results.h"
@@ -79,21 +80,6 @@ static int any_tmp_file(const char *dir)
             found = 1;
     closedir(d);
     return found;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
 }
 
 /* A table with two axes, two extras, metadata and three rows, one of them awkward. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "json_check.h"
+#include "read_text.h"
 #include "trace_export.h"
 
 static char *make_tmpdir(void)
@@ -16,21 +17,6 @@ static char *make_tmpdir(void)
     snprintf(dir, sizeof dir, "/tmp/uf_trace_XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
     return dir;
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
 }
 
 static int count_entries(const char *dir)
