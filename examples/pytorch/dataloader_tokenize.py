@@ -33,12 +33,13 @@ the host's own time between steps.
     python3 examples/pytorch/dataloader_tokenize.py --variant broken|workers|pretokenized
     build/tools/underfed doctor -- python3 examples/pytorch/dataloader_tokenize.py --variant broken
 Exit 77 without a CUDA GPU."""
-import argparse
 import random
 import sys
 import time
 
 import torch
+
+import preamble
 
 VOCAB, SEQ, BATCH, WIDTH = 8192, 256, 64, 1024   # BATCH 64: see "Why 8 workers"
 TOKENIZE_PER_STEP = 2.5         # tokenizing one batch costs this many GPU steps
@@ -128,14 +129,8 @@ def words_per_sample(model, opt):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--variant", choices=["broken", "workers", "pretokenized"], required=True)
-    p.add_argument("--steps", type=int, default=150)
-    args = p.parse_args()
-    if args.steps < 1:
-        p.error("--steps must be at least 1")          # exit 2
-    if not torch.cuda.is_available():
-        print("skipped: no CUDA GPU", file=sys.stderr)
+    args = preamble.parse_args(__doc__, ["broken", "workers", "pretokenized"], steps=150)
+    if preamble.no_cuda_gpu():
         return 77
     torch.manual_seed(0)
     model = TinyLM().cuda().to(torch.bfloat16)

@@ -13,12 +13,13 @@ SGD on 1536 tokens a rank made up on the GPU, NCCL between the two GPUs (NCCL_NV
 starts itself under torchrun (python3 -m torch.distributed.run --nproc_per_node=2); under
 underfed doctor each rank writes its own records (one file per pid) and is diagnosed.
 Exit 77 without 2 CUDA GPUs (before torchrun starts)."""
-import argparse
 import os
 import sys
 
 import torch
 import torch.distributed as dist
+
+import preamble
 
 WIDTH, LAYERS, TOKENS = 4096, 8, 1536
 N_GPUS = 2
@@ -80,12 +81,7 @@ def train(variant, steps):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--variant", choices=["broken", "fixed"], required=True)
-    p.add_argument("--steps", type=int, default=200)
-    args = p.parse_args()
-    if args.steps < 1:
-        p.error("--steps must be at least 1")          # exit 2
+    args = preamble.parse_args(__doc__, ["broken", "fixed"], steps=200)
     if "LOCAL_RANK" not in os.environ:
         return launch_under_torchrun(sys.argv[1:])
     if torch.cuda.device_count() < N_GPUS:

@@ -17,12 +17,13 @@ sync that waited for it.
     python3 examples/pytorch/item_sync.py --variant broken|fixed [--steps N]
     build/tools/underfed doctor -- python3 examples/pytorch/item_sync.py --variant broken
 Exit 77 without a CUDA GPU."""
-import argparse
 import math
 import sys
 import time
 
 import torch
+
+import preamble
 
 # BATCH 32768 (8192 until 2026-12-01): at 8192 the GPU step (~5.8 ms on the H200) was about
 # what the host needed to launch it, and the fixed twin still starved (doctor: starved_input
@@ -75,14 +76,8 @@ def calibrate(model, opt, data, target, gen):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--variant", choices=["broken", "fixed"], required=True)
-    p.add_argument("--steps", type=int, default=200)
-    args = p.parse_args()
-    if args.steps < 1:
-        p.error("--steps must be at least 1")          # exit 2
-    if not torch.cuda.is_available():
-        print("skipped: no CUDA GPU", file=sys.stderr)
+    args = preamble.parse_args(__doc__, ["broken", "fixed"], steps=200)
+    if preamble.no_cuda_gpu():
         return 77
     torch.manual_seed(0)
     gen = torch.Generator(device="cuda").manual_seed(0)

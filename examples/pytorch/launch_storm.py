@@ -12,10 +12,11 @@ window and says how long they took.
     python3 examples/pytorch/launch_storm.py --variant broken|fixed [--steps N]
     build/tools/underfed doctor -- python3 examples/pytorch/launch_storm.py --variant broken
 Exit 77 without a CUDA GPU."""
-import argparse
 import sys
 
 import torch
+
+import preamble
 
 
 class StormStep(torch.nn.Module):
@@ -36,14 +37,8 @@ class StormStep(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--variant", choices=["broken", "fixed"], required=True)
-    p.add_argument("--steps", type=int, default=300)
-    args = p.parse_args()
-    if args.steps < 1:
-        p.error("--steps must be at least 1")          # exit 2
-    if not torch.cuda.is_available():
-        print("skipped: no CUDA GPU", file=sys.stderr)
+    args = preamble.parse_args(__doc__, ["broken", "fixed"], steps=300)
+    if preamble.no_cuda_gpu():
         return 77
     model = StormStep(n_ops=200, gemm_m=8192, gemm_k=4096).cuda()
     if args.variant == "fixed":

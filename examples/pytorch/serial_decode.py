@@ -22,11 +22,12 @@ so that every step has the same shapes (a CUDA graph needs them).
     python3 examples/pytorch/serial_decode.py --variant eager|graph|batched [--steps N]
     build/tools/underfed doctor -- python3 examples/pytorch/serial_decode.py --variant graph
 Exit 77 without a CUDA GPU."""
-import argparse
 import sys
 
 import torch
 import torch.nn.functional as F
+
+import preamble
 
 LAYERS, WIDTH, HEADS, VOCAB, CACHE = 16, 4096, 32, 8192, 256
 BATCH = {"eager": 1, "graph": 1, "batched": 64}
@@ -60,14 +61,8 @@ def decode_step(layers, embed, head, cache, tok, pos):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--variant", choices=list(BATCH), required=True)
-    p.add_argument("--steps", type=int, default=200)
-    args = p.parse_args()
-    if args.steps < 1:
-        p.error("--steps must be at least 1")          # exit 2
-    if not torch.cuda.is_available():
-        print("skipped: no CUDA GPU", file=sys.stderr)
+    args = preamble.parse_args(__doc__, BATCH, steps=200)
+    if preamble.no_cuda_gpu():
         return 77
     gen = torch.Generator(device="cuda").manual_seed(0)
     b = BATCH[args.variant]
