@@ -27,8 +27,12 @@ log() { echo "[rec4] $*" >&2; }
 
 log "build into $build"
 t0=$(date +%s)
-{ timeout 300 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-    -DUNDERFED_GIT_DESCRIBE="gpu-checks $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo copy)" &&
+# a build folder configured already keeps its settings (its UNDERFED_GIT_DESCRIBE above all:
+# changing it rebuilds everything)
+describe=()
+[ -f "$build/CMakeCache.txt" ] ||
+  describe=("-DUNDERFED_GIT_DESCRIBE=gpu-checks $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo copy)")
+{ timeout 300 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release "${describe[@]}" &&
   timeout 600 cmake --build "$build" -j16 --target underfed underfed_inject host_sync; } \
   > "$out/build.log" 2>&1 || { log "build failed:"; tail -30 "$out/build.log" >&2; }
 log "build took $(( $(date +%s) - t0 )) s"
