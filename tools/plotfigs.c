@@ -428,14 +428,6 @@ static int fig_small_batch(const pd_source *s, const double *point)
     return pd_fig_commit(&f, "small_batch");
 }
 
-/* The ceiling of a tensor_alignment variant's own math: fp32 FMA, TF32, else bf16. */
-static const char *own_ceiling(const char *variant)
-{
-    return strcmp(variant, "fp32") == 0   ? "gemm_fp32_tflops"
-           : strcmp(variant, "tf32") == 0 ? "gemm_tf32_tflops"
-                                          : "gemm_bf16_tflops";
-}
-
 /* odd_hidden's and aligned_hidden's useful TFLOP/s along dim, a block each, as pd_points
  * writes them: variables nsweep (blocks) and ndim (rates). */
 static void alignment_sweep(pd_fig *f, const pd_source *s, int ax, const double *point)
@@ -476,18 +468,22 @@ static void alignment_spikes(pd_fig *f, const pd_source *s, int ax, const double
 
 /* The vocabulary pair and the precision ladder at point, a line each: "variant" role, useful
  * TFLOP/s, its own math's ceiling, tensor active; their names as bnames, nbar and nbrate
- * (bars with a rate). 0, or -1 when the ceilings file is malformed. */
-static int alignment_bars(pd_fig *f, const pd_source *s, const double *point)
+ * (bars with a rate). */
+static void alignment_bars(pd_fig *f, const pd_source *s, const double *point)
 {
     static const char *const bars[] = {"odd_vocab", "padded_vocab", "fp32", "tf32", "bf16"};
     uf_strbuf *bb = pd_dat(f, "bars", "_bars");
     const char *shown[sizeof bars / sizeof bars[0]];
-    int nbar = 0, nrate = 0, rc = 0;
-    for (size_t i = 0; i < sizeof bars / sizeof bars[0] && rc == 0; i++) {
+    int nbar = 0, nrate = 0;
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0]; i++) {
         const uf_row *r = tq_row_at(s->t, bars[i], point);
-        double ceiling, rate = r ? pd_metric(s->t, r, "tflops_useful") : NAN;
-        if (!r || (rc = pd_ceiling(s->dir, own_ceiling(bars[i]), &ceiling)) != 0)
+        if (!r)
             continue;
+        /* the ceiling of the variant's own math, as the scenario chose it (fp32 FMA, TF32 or
+         * bf16) and measured the row against it: useful TFLOP/s over pct_of_own_ceiling */
+        double rate = pd_metric(s->t, r, "tflops_useful");
+        double pct = pd_metric(s->t, r, "pct_of_own_ceiling");
+        double ceiling = pct > 0 ? rate / (pct / 100.0) : NAN;
         uf_sb_printf(bb, "\"%s\" %s", bars[i], r->role[0] ? r->role : "-");
         pd_put_num(bb, rate);
         pd_put_num(bb, ceiling);
@@ -499,7 +495,6 @@ static int alignment_bars(pd_fig *f, const pd_source *s, const double *point)
     pd_words(f, "bnames", shown, nbar);
     pd_int(f, "nbar", nbar);
     pd_int(f, "nbrate", nrate);
-    return rc;
 }
 
 /* tensor_alignment: odd_hidden and aligned_hidden's TFLOP/s against dim, odd_hidden's points
@@ -516,10 +511,7 @@ static int fig_alignment(const pd_source *s, const double *point)
     pd_num(&f, "gemm", gemm);
     alignment_sweep(&f, s, ax, point);
     alignment_spikes(&f, s, ax, point);
-    if (alignment_bars(&f, s, point) != 0) {
-        pd_fig_free(&f);
-        return -1;
-    }
+    alignment_bars(&f, s, point);
     return pd_fig_commit(&f, "tensor_alignment");
 }
 

@@ -289,7 +289,8 @@ Test(plotdata, small_batch_roofline_from_counts_and_ceilings)
 }
 
 /* tensor_alignment: odd_hidden's spikes are the dims that are multiples of 8 (and only
- * those); each bar is drawn against its own math's ceiling from the folder's ceilings.csv. */
+ * those); each bar is drawn against its own math's ceiling, the one the scenario measured it
+ * against (tflops_useful over pct_of_own_ceiling; the folder's ceilings.csv says 800, 50, 400). */
 Test(plotdata, tensor_alignment_spikes_and_own_ceilings)
 {
     static const char *const bars[] = {"\"odd_vocab\" broken 96 800 19\n",
