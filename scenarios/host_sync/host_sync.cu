@@ -213,6 +213,23 @@ out:
     return rc;
 }
 
+/* ---- the variants: the claims below take the broken and the fixed ones from this table ------ */
+
+static const uf_variant_desc hs_variants[HS_N_VARIANTS] = {
+    {.name = "item", .role = UF_BROKEN,
+     .summary = "loss copied to the host and the stream synchronized every step (loss.item())"},
+    {.name = "sync_timing", .role = UF_BROKEN,
+     .summary = "each step timed with cudaDeviceSynchronize and a host clock"},
+    {.name = "malloc_free", .role = UF_BROKEN,
+     .summary = "temporaries from cudaMalloc, returned with cudaFree (a device synchronize)"},
+    {.name = "pageable_copy", .role = UF_BROKEN,
+     .summary = "loss copied with cudaMemcpyAsync into pageable memory: returns when done"},
+    {.name = "deferred", .role = UF_FIXED,
+     .summary = "loss copied async into a pinned ring, read 3 steps later behind an event"},
+    {.name = "pool", .role = UF_FIXED,
+     .summary = "temporaries stream-ordered: cudaMallocAsync / cudaFreeAsync on a pool"},
+};
+
 /* ---- the expectation ------------------------------------------------------------------------ */
 
 /* The claims' point: the host's own work is 30 % of the GPU step, the bare step's launches;
@@ -231,13 +248,15 @@ out:
  * record or copy that says which kind, and the idle time it leaves. */
 static void hs_expect_broken(const uf_report *rep, uf_expectations *ex)
 {
-    static const char *const broken[] = {"item", "sync_timing", "malloc_free", "pageable_copy"};
-    for (int b = 0; b < 4; b++) {
-        uf_expect_metric(ex, rep, broken[b], HS_AT, "drains_per_step", UF_GE, 1.0,
+    for (int v = 0; v < HS_N_VARIANTS; v++) {
+        if (hs_variants[v].role != UF_BROKEN)
+            continue;
+        const char *broken = hs_variants[v].name;
+        uf_expect_metric(ex, rep, broken, HS_AT, "drains_per_step", UF_GE, 1.0,
                          "the variant waits for the device once a step: an API call (stream or "
                          "device synchronize, cudaFree, a copy to pageable memory) that returns "
                          "only after the device ran out of queued work");
-        uf_expect_metric(ex, rep, broken[b], HS_AT, "idle_host_pct", UF_GE, 20.0,
+        uf_expect_metric(ex, rep, broken, HS_AT, "idle_host_pct", UF_GE, 20.0,
                          "after the sync the queue is empty: the GPU waits through the host's "
                          "own work (30 % of its step: 23 % of the longer step) and the next "
                          "step's first launch");
@@ -255,22 +274,24 @@ static void hs_expect_broken(const uf_report *rep, uf_expectations *ex)
 /* The fixes: nothing drains the device, and the host's work costs no busy time. */
 static void hs_expect_fixed(const uf_report *rep, uf_expectations *ex)
 {
-    static const char *const fixed[] = {"deferred", "pool"};
     char claim[UF_REASON_LEN];
-    for (int f = 0; f < 2; f++) {
-        uf_expect_metric(ex, rep, fixed[f], HS_AT, "drains_per_step", UF_LE, 0.1,
+    for (int v = 0; v < HS_N_VARIANTS; v++) {
+        if (hs_variants[v].role != UF_FIXED)
+            continue;
+        const char *fixed = hs_variants[v].name;
+        uf_expect_metric(ex, rep, fixed, HS_AT, "drains_per_step", UF_LE, 0.1,
                          "no call inside the step waits for an idle device (deferred waits at "
                          "most for a copy HS_LAG steps old, with the steps since still queued)");
-        uf_expect_metric(ex, rep, fixed[f], HS_AT, "idle_host_pct", UF_LE, 1.0,
+        uf_expect_metric(ex, rep, fixed, HS_AT, "idle_host_pct", UF_LE, 1.0,
                          "the host runs ahead of the GPU, so its own work (30 % of a step) and "
                          "its launches hide under the queued steps: no idle time waits for it");
         snprintf(claim, sizeof claim,
                  "%s busy_pct @ " HS_AT " - busy_pct @ " HS_BARE " >= -%.0f points: the host's "
                  "work hides, so the step keeps the busy share it has with no host work at all "
                  "(the bare step itself is not 100 %% busy: the gaps between its queued kernels, "
-                 "README)", fixed[f], HS_BUSY_LOSS_PTS);
-        double at = uf_value(rep, uf_find(rep, fixed[f], HS_AT), "busy_pct");
-        double bare = uf_value(rep, uf_find(rep, fixed[f], HS_BARE), "busy_pct");
+                 "README)", fixed, HS_BUSY_LOSS_PTS);
+        double at = uf_value(rep, uf_find(rep, fixed, HS_AT), "busy_pct");
+        double bare = uf_value(rep, uf_find(rep, fixed, HS_BARE), "busy_pct");
         uf_expect(ex, claim, at - bare, UF_GE, -HS_BUSY_LOSS_PTS);
     }
 }
@@ -348,21 +369,6 @@ static int hs_begin_cell(uf_ctx *ctx, int variant)
 }
 
 /* ---- the tables ------------------------------------------------------------------------------ */
-
-static const uf_variant_desc hs_variants[HS_N_VARIANTS] = {
-    {.name = "item", .role = UF_BROKEN,
-     .summary = "loss copied to the host and the stream synchronized every step (loss.item())"},
-    {.name = "sync_timing", .role = UF_BROKEN,
-     .summary = "each step timed with cudaDeviceSynchronize and a host clock"},
-    {.name = "malloc_free", .role = UF_BROKEN,
-     .summary = "temporaries from cudaMalloc, returned with cudaFree (a device synchronize)"},
-    {.name = "pageable_copy", .role = UF_BROKEN,
-     .summary = "loss copied with cudaMemcpyAsync into pageable memory: returns when done"},
-    {.name = "deferred", .role = UF_FIXED,
-     .summary = "loss copied async into a pinned ring, read 3 steps later behind an event"},
-    {.name = "pool", .role = UF_FIXED,
-     .summary = "temporaries stream-ordered: cudaMallocAsync / cudaFreeAsync on a pool"},
-};
 
 /* The full sweep is 8 points (about 80 s on the H200): host work none, the claims' 30 %, as
  * long as the GPU step, longer; at the bare step's launches and at 530. README says what was
