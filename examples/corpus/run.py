@@ -2,12 +2,16 @@
 
     python3 examples/corpus/run.py BUILD_DIR OUTDIR [NAMES...] [--budget-s S] [--python PY]
 
-For each program of corpus.json (all, or NAMES), three processes, one after another, each
+For each program of corpus.json (all, or NAMES), three processes (four with a profiled
+reference), one after another, each
 under its own timeout, into OUTDIR/NAME/:
   plain.log    `PY PROG ARGS`: the program's own timing line (`steps N step_ms X wall_s Y`);
   truth.log    truth `profiler`: `PY truth_torch.py --out truth.json -- PROG ARGS`;
                truth `timing`: `PY PROG ARGS REF_ARGS`, the reference run; truth.json is then
                written here from the two step times (share = 1 - ref_scale * ref / step);
+  ref_truth.log  with "ref_truth": "profiler" (a timing truth whose reference is profiled too):
+               `PY truth_torch.py --out ref_truth.json -- PROG ARGS REF_ARGS`; truth.json then
+               adds the reference's own causes (truth_analysis.with_profiled_reference);
   doctor.txt   `BUILD_DIR/tools/underfed doctor --out doctor --json doctor.json --
                timeout T PY PROG ARGS` (its report, and the program's own output);
   doctor/      the recorder's trace folder (underfed-trace.PID.txt), kept;
@@ -27,6 +31,8 @@ import signal
 import subprocess
 import sys
 import time
+
+import truth_analysis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
@@ -209,8 +215,10 @@ def source_commit():
         return ""
 
 
-def timing_truth(prog, plain, ref):
-    """truth.json of a `timing` program from the plain and reference step times."""
+def timing_truth(prog, plain, ref, ref_profile=None):
+    """truth.json of a `timing` program from the plain and reference step times; with
+    ref_profile (the reference run's own profiler truth: corpus.json's "ref_truth"), the
+    reference's own causes too (truth_analysis.with_profiled_reference)."""
     scale = float(prog.get("ref_scale", 1.0))
     share = 100.0 * (1.0 - scale * ref[1] / plain[1])
     truth = {"instrument": "timing", "ref_args": prog["ref_args"], "ref_scale": scale,
@@ -220,6 +228,11 @@ def timing_truth(prog, plain, ref):
         else "healthy"
     if prog.get("busy_from_ref"):
         truth["busy_pct"] = min(100.0, 100.0 * scale * ref[1] / plain[1])
+    if ref_profile is not None:
+        truth["instrument"] = "timing + the reference profiled"
+        truth["removed_share_pct"] = share
+        truth.update(truth_analysis.with_profiled_reference(prog["cause"], plain[1],
+                                                            scale * ref[1], ref_profile))
     return truth
 
 
@@ -285,12 +298,23 @@ def run_program(prog, a, checks, env, n_gpus, t0, deadline):
             why = f"truth: {err}"
     else:
         rc, why = step("truth", cmd + prog["ref_args"], "truth.log")
+        ref = None if why else timing_of(read(os.path.join(out, "truth.log")))
+        if not why and ref is None:
+            why = "truth: the reference run printed no timing line"
+        profile = None
+        if not why and prog.get("ref_truth") == "profiler":
+            ppath = os.path.join(out, "ref_truth.json")
+            pcmd = [a.python, os.path.join(HERE, "truth_torch.py"), "--out", ppath, "--"] + \
+                cmd[1:] + prog["ref_args"]
+            rc, why = step("ref_truth", pcmd, "ref_truth.log", extra_s=60)
+            profile = load_json(ppath) if not why else None
+            if not why and (not isinstance(profile, dict) or profile.get("error")):
+                why = "ref_truth: " + str((profile or {}).get("error", "no ref_truth.json"))
         if not why:
-            ref = timing_of(read(os.path.join(out, "truth.log")))
-            if ref is None:
-                why = "truth: the reference run printed no timing line"
-            else:
-                write_json(truth_path, timing_truth(prog, plain, ref))
+            try:
+                write_json(truth_path, timing_truth(prog, plain, ref, profile))
+            except truth_analysis.TruthError as e:
+                why = f"truth: {e}"
     truth_why = why
 
     dcmd = [a.underfed, "doctor", "--out", os.path.join(out, "doctor"), "--json",

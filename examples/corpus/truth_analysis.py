@@ -519,3 +519,44 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
 
 def finite(x):
     return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+# ---- a timing truth whose reference run was profiled -------------------------------------------
+
+IDLE_CAUSES = ("launch_bound", "host_bound", "host_sync")
+
+
+def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
+    """The causes of a program timed against a reference run that removes one cause (a cached
+    batch for a data loader), where the reference itself was profiled: without its profile,
+    the reference's step would have to be taken as all device work, and whatever else slows
+    the program would go unseen. The removed cause takes 1 - ref_ms / plain_ms of the plain
+    step; the rest of the plain step is the reference's, whose own causes the profile gives.
+    The profiler slows the host, so its idle shares overstate the reference's: its kernels
+    are not slowed, so the reference's true busy share is the profiled busy time a step over
+    the reference's plain step (ref_ms); its idle (the rest) goes to the idle causes
+    (launch_bound, host_bound, host_sync) in the profile's proportions, and the kernel causes
+    (elementwise_chain, simt_gemm, decode_gemv) keep their time a step. All shares in % of
+    the plain step; returns the truth's fields (cause, share_pct, cause_pct, busy_pct,
+    ref_busy_pct, ref_cause_pct), or raises TruthError on a profile without its figures."""
+    need = ("step_ms", "busy_pct", "idle_pct", "cause_pct")
+    if not all(k in ref_truth for k in need) or not isinstance(ref_truth["cause_pct"], dict):
+        raise TruthError("the reference's profile has no " + "/".join(need))
+    if not (finite(plain_ms) and finite(ref_ms) and plain_ms > 0 and ref_ms > 0):
+        raise TruthError("no plain or reference step time")
+    frac = ref_ms / plain_ms
+    prof_ms, prof_idle = ref_truth["step_ms"], ref_truth["idle_pct"]
+    busy_ms = ref_truth["busy_pct"] / 100.0 * prof_ms
+    ref_busy = min(100.0, 100.0 * busy_ms / ref_ms)
+    ref_causes = {}
+    for c, pct in ref_truth["cause_pct"].items():
+        if c in IDLE_CAUSES:
+            ref_causes[c] = (100.0 - ref_busy) * pct / prof_idle if prof_idle > 0 else 0.0
+        else:
+            ref_causes[c] = pct * prof_ms / ref_ms
+    causes = {c: frac * v for c, v in ref_causes.items()}
+    causes[cause] = causes.get(cause, 0.0) + 100.0 * (1.0 - frac)
+    top = max(causes, key=lambda c: causes[c])
+    return {"cause": top if causes[top] >= CAUSE_MIN_PCT else "healthy",
+            "share_pct": causes[top], "cause_pct": causes, "busy_pct": frac * ref_busy,
+            "ref_busy_pct": ref_busy, "ref_cause_pct": ref_causes}

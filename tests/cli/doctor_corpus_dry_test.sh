@@ -77,6 +77,7 @@ if [[ $1 == */truth_torch.py ]]; then
   out=$3
   cat > "$out" << 'JSON'
 {"instrument": "torch.profiler", "cause": "launch_bound", "share_pct": 62.0, "busy_pct": 30.0,
+ "step_ms": 3.0, "idle_pct": 70.0, "cause_pct": {"launch_bound": 62.0, "host_bound": 7.0},
  "split_pct": {"launch_call": 20.0, "dispatch": 40.0, "other_cuda": 2.0, "sync_call": 1.0,
                "host": 7.0}}
 JSON
@@ -151,11 +152,19 @@ check "one GPU: the 2-GPU row skipped with the reason" \
   test "$(row ddp_allreduce)" = "skipped: needs 2 GPUs, this machine has 1"
 check "a failing program: row failed with the reason" \
   test "$(row torch_chain)" = "failed: plain exited with status 1 (see plain.log)"
-check "timing truth: share from the reference run" "$real_python" -c '
+# tv_loader_w0's reference (a cached batch: 1 ms of the plain 2 ms) is profiled too: the stand-in
+# profile's 30 % busy of 3 ms is 0.9 ms, 90 % of the reference's plain 1 ms; its idle 10 % goes
+# 62:7 of the profile's 70 % idle to launch_bound and host_bound, each half of it in the plain step
+check "timing truth with a profiled reference: removed share, the reference's own causes" \
+  "$real_python" -c '
 import json, sys
 t = json.load(open(sys.argv[1]))
-sys.exit(0 if abs(t["share_pct"] - 50.0) < 1e-9 and t["cause"] == "starved_input" and
-         abs(t["busy_pct"] - 50.0) < 1e-9 else 1)' "$tmp/out/tv_loader_w0/truth.json"
+ok = (abs(t["removed_share_pct"] - 50.0) < 1e-9 and t["cause"] == "starved_input" and
+      abs(t["share_pct"] - 50.0) < 1e-9 and abs(t["busy_pct"] - 45.0) < 1e-9 and
+      abs(t["cause_pct"]["launch_bound"] - 0.5 * 10.0 * 62.0 / 70.0) < 1e-9 and
+      t["instrument"] == "timing + the reference profiled")
+sys.exit(0 if ok else 1)' "$tmp/out/tv_loader_w0/truth.json"
+check "the profiled reference ran as a fourth process" test -s "$tmp/out/tv_loader_w0/ref_truth.log"
 for f in plain.log truth.log doctor.txt doctor.json row.json; do
   check "eager_storm/$f written" test -s "$tmp/out/eager_storm/$f"
 done
@@ -186,7 +195,7 @@ check "table files written" test -s "$tmp/out/corpus.md" -a -s "$tmp/out/corpus.
 check "eager_storm agrees, split within 10" \
   grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 22/1/47 | 25/0/40 | 7.0 | 7.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
 check "tv_loader_w0 (starved_input) against launch_bound: disagrees; no split (timing)" \
-  grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 50.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |  |" "$tmp/table.md"
+  grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 45.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |  |" "$tmp/table.md"
 check "failed and skipped rows carry their reasons" \
   grep -q "^- skipped: .*lightning_bar (python3 cannot import lightning" "$tmp/table.md"
 check "summary counts" grep -q "^- agree: 1 of 2 programs judged (disagree: tv_loader_w0)" "$tmp/table.md"

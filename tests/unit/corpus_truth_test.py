@@ -306,5 +306,50 @@ class KernelClassTest(unittest.TestCase):
         self.assertAlmostEqual(r["classified_by_name_us"], 100.0)
 
 
+class ProfiledReference(unittest.TestCase):
+    """A timing truth whose reference run was profiled (with_profiled_reference)."""
+
+    # the reference's profile: a 20 ms step under the profiler, 3 ms of it kernels (15 %),
+    # its idle 85 % split 60 launch / 20 host / 5 sync, 2 % elementwise chains
+    PROFILE = {"step_ms": 20.0, "busy_pct": 15.0, "idle_pct": 85.0,
+               "cause_pct": {"launch_bound": 60.0, "host_bound": 20.0, "host_sync": 5.0,
+                             "elementwise_chain": 2.0}}
+
+    def test_a_dispatch_bound_reference_outweighs_the_removed_cause(self):
+        # plain 16 ms, reference (cached batch) 12 ms: the input is 25 % of the step; the
+        # reference's true busy is 3 of its 12 plain ms (25 %), its idle 75 % shared 60:20:5
+        r = ta.with_profiled_reference("starved_input", 16.0, 12.0, self.PROFILE)
+        self.assertAlmostEqual(r["ref_busy_pct"], 25.0)
+        self.assertAlmostEqual(r["ref_cause_pct"]["launch_bound"], 75.0 * 60.0 / 85.0)
+        self.assertAlmostEqual(r["cause_pct"]["starved_input"], 25.0)
+        self.assertAlmostEqual(r["cause_pct"]["launch_bound"], 0.75 * 75.0 * 60.0 / 85.0)
+        self.assertAlmostEqual(r["cause_pct"]["elementwise_chain"], 0.75 * 2.0 * 20.0 / 12.0)
+        self.assertAlmostEqual(r["busy_pct"], 0.75 * 25.0)
+        self.assertEqual(r["cause"], "launch_bound")
+        self.assertAlmostEqual(r["share_pct"], r["cause_pct"]["launch_bound"])
+
+    def test_a_busy_reference_leaves_the_removed_cause_on_top(self):
+        busy = {"step_ms": 10.0, "busy_pct": 98.0, "idle_pct": 2.0,
+                "cause_pct": {"launch_bound": 1.5, "host_bound": 0.5}}
+        r = ta.with_profiled_reference("starved_input", 100.0, 10.0, busy)
+        self.assertEqual(r["cause"], "starved_input")
+        self.assertAlmostEqual(r["share_pct"], 90.0)
+        self.assertAlmostEqual(r["busy_pct"], 0.1 * 98.0)
+
+    def test_nothing_large_enough_is_healthy(self):
+        busy = {"step_ms": 10.0, "busy_pct": 99.0, "idle_pct": 1.0,
+                "cause_pct": {"launch_bound": 1.0}}
+        r = ta.with_profiled_reference("starved_input", 10.5, 10.0, busy)
+        self.assertEqual(r["cause"], "healthy")
+
+    def test_a_profile_without_its_figures_or_no_step_time_is_refused(self):
+        with self.assertRaises(ta.TruthError):
+            ta.with_profiled_reference("starved_input", 16.0, 12.0, {"step_ms": 20.0})
+        with self.assertRaises(ta.TruthError):
+            ta.with_profiled_reference("starved_input", 0.0, 12.0, self.PROFILE)
+        with self.assertRaises(ta.TruthError):
+            ta.with_profiled_reference("starved_input", 16.0, float("nan"), self.PROFILE)
+
+
 if __name__ == "__main__":
     unittest.main()
