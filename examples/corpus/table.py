@@ -1,7 +1,8 @@
 """The corpus table: per program, the truth against the doctor's top finding, and what the
 doctor cost.
 
-    python3 examples/corpus/table.py OUTDIR [OUTDIR...] [--replay BUILD_DIR] [--out DIR] [--check]
+    python3 examples/corpus/table.py OUTDIR [OUTDIR...] [--replay BUILD_DIR [--replayed DIR]]
+                                     [--out DIR] [--check]
 
 Reads each OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt} (run.py's
 folders) and writes DIR/corpus.md (Markdown, with a summary) and DIR/corpus.csv (DIR: --out,
@@ -11,6 +12,9 @@ order: a program's row is its latest round that ran it (ok), else its latest rou
 the doctor's columns come from its analysis of each row's recorded traces replayed now
 (`BUILD_DIR/tools/underfed doctor --from NAME/doctor`, its JSON and text kept in
 DIR/replay/), the live round's top finding beside them; without it, from the live run's JSON.
+--replayed DIR (with --replay): a row whose traces were not kept takes DIR/NAME.json, a replay
+written earlier (a committed table's replay/), its note naming the file; without it such a
+row fails ("no recorded traces to replay").
 
 A row agrees when the doctor's top finding names the truth's cause at moderate or high; for a
 program whose truth is healthy, when no finding is high. The host-wait split (device idle by
@@ -193,12 +197,15 @@ def merge_rounds(rounds):
     return list(merged.values())
 
 
+NO_TRACES = "no recorded traces to replay"
+
+
 def replay(r, build, out):
     """The doctor's analysis now of a row's recorded traces; (JSON, None) or (None, why)."""
     traces = os.path.join(r["dir"], "doctor")
     if not os.path.isdir(traces) or not any(f.startswith("underfed-trace.")
                                             for f in os.listdir(traces)):
-        return None, "no recorded traces to replay"
+        return None, NO_TRACES
     os.makedirs(os.path.join(out, "replay"), exist_ok=True)
     json_path = os.path.join(out, "replay", r["program"] + ".json")
     with open(os.path.join(out, "replay", r["program"] + ".txt"), "w") as f:
@@ -236,8 +243,10 @@ def apply_doctor(r, doc):
         r["split_gap_idle"] = split_gap(r["truth_split"], view["split"], of_idle=True)
 
 
-def judge(rows, build=None, out=None):
-    """Fill the doctor's columns: from a replay of the traces (build given), else live."""
+def judge(rows, build=None, out=None, replayed=None):
+    """Fill the doctor's columns: from a replay of the traces (build given), else live. A row
+    whose traces are no longer kept takes the replay written earlier into replayed/NAME.json,
+    if there is one (its note says so)."""
     for r in rows:
         if r["status"] != "ok":
             continue
@@ -247,6 +256,10 @@ def judge(rows, build=None, out=None):
         live = doctor_view(r["live"]) if isinstance(r["live"], dict) else None
         r["live_top"] = f'{live["top_rule"]} {live["top_verdict"]}' if live else ""
         doc, why = replay(r, build, out)
+        earlier = os.path.join(replayed, r["program"] + ".json") if replayed else None
+        if doc is None and why == NO_TRACES and earlier and os.path.isfile(earlier):
+            doc, why = load_json(earlier), None
+            r["note"] = f"no traces kept: the replay in {earlier}"
         if doc is None:
             r["status"], r["reason"] = "failed", f"doctor --from: {why}"
             continue
@@ -355,6 +368,9 @@ def main():
     p.add_argument("outdirs", nargs="+", metavar="OUTDIR", help="rounds, oldest first")
     p.add_argument("--replay", metavar="BUILD_DIR",
                    help="judge the doctor's analysis of the recorded traces, replayed now")
+    p.add_argument("--replayed", metavar="DIR",
+                   help="with --replay: where a row has no traces, take DIR/NAME.json, a replay "
+                        "written earlier (the committed replay/ of a table)")
     p.add_argument("--out", help="where corpus.md and corpus.csv go (default: the one OUTDIR)")
     p.add_argument("--check", action="store_true")
     a = p.parse_args()
@@ -384,7 +400,9 @@ def main():
               file=sys.stderr)
         return 2
     os.makedirs(out, exist_ok=True)
-    judge(rows, a.replay, out)
+    if a.replayed and not (a.replay and os.path.isdir(a.replayed)):
+        p.error("--replayed needs --replay and a folder")
+    judge(rows, a.replay, out, a.replayed)
     rows.sort(key=lambda r: (order.get(r["program"], len(order)), r["program"]))
     columns = [c for c in COLUMNS if c[0] != "live_top" or a.replay]
     md = markdown(rows, columns)

@@ -243,6 +243,19 @@ check "replay: the doctor's columns from the replayed traces, the live top besid
 check "replay: its JSON and text kept" test -s "$tmp/replayed/replay/eager_storm.json" -a -f "$tmp/replayed/replay/eager_storm.txt"
 "$real_python" "$corpus/table.py" "$tmp/out" --replay "$stub/nobuild" 2> /dev/null > /dev/null
 check "replay without a build: exit 2" test $? -eq 2
+# a row whose traces are gone takes the replay written earlier (--replayed), and says so
+cp -r "$tmp/out" "$tmp/out-notraces" && rm -rf "$tmp/out-notraces/eager_storm/doctor"
+mkdir -p "$tmp/earlier" && sed 's/"host_bound"/"launch_bound"/' "$tmp/replayed/replay/eager_storm.json" \
+  > "$tmp/earlier/eager_storm.json"
+"$real_python" "$corpus/table.py" "$tmp/out-notraces" --replay "$stub/build" --replayed "$tmp/earlier" \
+  --out "$tmp/replayed2" > "$tmp/replayed2.md"
+check "replayed: a row without traces takes the earlier replay, its note says where" \
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 58.0 | .*ok (no traces kept: the replay in $tmp/earlier/eager_storm.json) |$" "$tmp/replayed2.md"
+"$real_python" "$corpus/table.py" "$tmp/out-notraces" --replay "$stub/build" --out "$tmp/replayed3" > "$tmp/replayed3.md"
+check "without --replayed such a row fails with the reason" \
+  grep -q "^| eager_storm |.*failed: doctor --from: no recorded traces to replay |$" "$tmp/replayed3.md"
+"$real_python" "$corpus/table.py" "$tmp/out" --replayed "$tmp/earlier" > /dev/null 2>&1
+check "--replayed without --replay: exit 2" test $? -eq 2
 
 mkdir -p "$tmp/empty"
 "$real_python" "$corpus/table.py" "$tmp/empty" 2> /dev/null
