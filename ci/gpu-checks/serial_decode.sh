@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# serial_decode on one H200 (issue #30), round 2 (round 1: 73 s at 3bf2216, see the report).
-# Expected wall time: ~4 min (build ~90 s with -j16, a second build of the scenario with
-# -DSD_P_BULK=1 ~60 s; then ~130 s: ceilings --quick 3 s, persistent smoke 2 s, 3 x --quick
-# ~45 s (the claims' run-to-run spread), full run ~30 s, persistent sweeps ~20 s, trace ~8 s,
-# memcheck at d = 256 ~6 s, the bulk-copy sweep ~10 s).
+# serial_decode on one H200 (issue #30), round 3: attention split over blocks and combined
+# once, a grid-wide argmax (round 2: ~130 s of runs at 36eae52; round 1: 73 s at 3bf2216).
+# Expected wall time: ~4.5 min (build ~90 s with -j16, a second build of the scenario with
+# -DSD_P_BULK=1 -DSD_ATTN_SPLITS=8 ~60 s; then ~150 s: ceilings --quick 3 s, persistent smoke
+# 2 s, 3 x --quick ~40 s (the claims' run-to-run spread), full run ~25 s, persistent sweeps
+# ~15 s, trace ~8 s, memcheck at d = 256 ~6 s; on the second build: the bulk-copy sweep ~5 s,
+# a --quick run of the per-op variants with 8 attention blocks per KV head ~10 s, memcheck
+# ~6 s).
 #   bash ci/gpu-checks/serial_decode.sh OUTDIR
-# Writes OUTDIR/{logs,quick,full,sweep,trace,sanitize}/ and prints a summary table on stdout.
+# Writes OUTDIR/{logs,quick1..3,full,sweep,sweep2,trace,sanitize,bulk,splits8,sanitize8}/ and
+# prints a summary table on stdout.
 set -u
 out=${1:?usage: bash ci/gpu-checks/serial_decode.sh OUTDIR}
 mkdir -p "$out/logs" && out=$(cd "$out" && pwd) || exit 2
@@ -79,16 +83,34 @@ step sanitize 150 "$san" --tool memcheck --error-exitcode 1 "$bin" --quick \
   ${variants[@]+"${variants[@]}"} --repeat 1 --warmup 1 --no-counters --no-trace --no-expect \
   --sweep d_model=256 --out "$out/sanitize"
 
-# The persistent kernel with its ring filled by bulk copies (TMA, one per 2 KiB stage), a
-# compile-time variant: the same sweep at d = 4096 (p_bulk = 1 in its rows).
+# Two compile-time variants in one second build (they touch different kernels): the
+# persistent kernel's ring filled by bulk copies (TMA, one per 2 KiB stage; p_bulk = 1 in its
+# rows), and the per-op attention spread over 8 blocks of one warp per KV head, combined by the
+# last through memory (SD_ATTN_SPLITS=8; the default build: 1 block of 8 warps, combined in
+# shared memory; the same bits; its rows' git describe says sdec-bulk-splits8).
 step build_bulk 400 bash -c "cmake -S '$src' -B '$build-bulk' -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_FLAGS=-DSD_P_BULK=1 -DUNDERFED_GIT_DESCRIBE=sdec-bulk > /dev/null &&
+  '-DCMAKE_CUDA_FLAGS=-DSD_P_BULK=1 -DSD_ATTN_SPLITS=8' \
+  -DUNDERFED_GIT_DESCRIBE=sdec-bulk-splits8 > /dev/null &&
   cmake --build '$build-bulk' -j16 --target serial_decode"
 mkdir -p "$out/bulk/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/bulk/$gpu/"
 [ -x "$build-bulk/scenarios/serial_decode" ] &&
 step bulk 60 "$build-bulk/scenarios/serial_decode" --quick --variant persistent \
   --sweep d_model=256,4096 --sweep p_warps=16 --sweep p_ring_kib=64,128,192 --no-trace \
   --no-counters --no-expect --out "$out/bulk"
+# The per-op variants with 8 attention blocks per KV head: the claims judged again (persistent
+# is left out: it has its own attention), the kernels traced; then memcheck of their split
+# path (the counter, the partials through memory).
+for d in splits8 sanitize8; do
+  mkdir -p "$out/$d/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/$d/$gpu/"
+done
+[ -x "$build-bulk/scenarios/serial_decode" ] &&
+step splits8 120 "$build-bulk/scenarios/serial_decode" --quick --variant eager_b1 \
+  --variant graph_b1 --variant batched --no-counters --repeat 10 --out "$out/splits8" \
+  --trace "$out/splits8/sd.json"
+[ -x "$build-bulk/scenarios/serial_decode" ] &&
+step sanitize8 150 "$san" --tool memcheck --error-exitcode 1 "$build-bulk/scenarios/serial_decode" \
+  --quick --variant eager_b1 --variant graph_b1 --variant batched --repeat 1 --warmup 1 \
+  --no-counters --no-trace --no-expect --sweep d_model=256 --out "$out/sanitize8"
 
 # ---- summary ---------------------------------------------------------------------------------
 python3 - "$out" <<'EOF' || true
@@ -113,7 +135,8 @@ cols = [('variant', None), ('d_model', '%.0f'), ('p_bps', '%.0f'), ('p_warps', '
         ('tokens_per_s', '%.0f'), ('verified', '%.0f'), ('max_rel_err', '%.2g'),
         ('bitwise_diff', '%.0f'), ('steps_compared', '%.0f'), ('p_bulk', '%.0f'),
         ('sm_clock_mhz', '%.0f')]
-for run in ('smoke', 'quick1', 'quick2', 'quick3', 'full', 'sweep', 'sweep2', 'trace', 'sanitize', 'bulk'):
+for run in ('smoke', 'quick1', 'quick2', 'quick3', 'full', 'sweep', 'sweep2', 'trace', 'sanitize',
+            'bulk', 'splits8', 'sanitize8'):
     for path in sorted(glob.glob(f'{out}/{run}/*/serial_decode.csv')):
         meta, rs = rows(path)
         print(f'\n== {run}: {path}')
@@ -126,7 +149,7 @@ for run in ('smoke', 'quick1', 'quick2', 'quick3', 'full', 'sweep', 'sweep2', 't
                 print(m.strip()[:260])
 # each claim's measured value across the three quick runs and the full run
 claims = collections.OrderedDict()
-for run in ('quick1', 'quick2', 'quick3', 'full'):
+for run in ('quick1', 'quick2', 'quick3', 'full', 'splits8'):
     for path in glob.glob(f'{out}/{run}/*/serial_decode.csv'):
         for m in rows(path)[0]:
             if m.startswith('# claim.'):
@@ -142,24 +165,28 @@ for path in glob.glob(f'{out}/*/*/ceilings.csv')[:1]:
     for line in open(path):
         if line.startswith(('copy_d2d', 'launch_us', 'graph_node')):
             print('ceiling', line.strip()[:120])
-# per-kernel durations from the trace: mean us per kernel name and process section
-try:
-    t = json.load(open(f'{out}/trace/sd.json'))
-    ev = t['traceEvents'] if isinstance(t, dict) else t
-    agg = collections.defaultdict(lambda: [0, 0.0])
-    label = {e.get('pid'): e.get('args', {}).get('name', '') for e in ev
-             if e.get('ph') == 'M' and e.get('name') == 'process_name'}
-    for e in ev:
-        if e.get('ph') == 'X' and 'dur' in e:
-            key = (str(label.get(e.get('pid'), e.get('pid'))), e.get('name', '')[:48])
-            agg[key][0] += 1
-            agg[key][1] += float(e['dur'])
-    print('\n== trace: kernels (pid, name): count, mean us, total us')
-    for (pid, name), (n, tot) in sorted(agg.items(), key=lambda kv: (kv[0][0], -kv[1][1]))[:80]:
-        print(f'{pid[:30]:30s} {name:48s} {n:7d} {tot / n:9.2f} {tot:11.0f}')
-except Exception as e:
-    print('trace: not read:', e)
+# per-kernel durations from the traces: mean us per kernel name and process section (under
+# programmatic dependent launch a kernel starts in its predecessor's tail: an upper bound)
+for run in ('trace', 'splits8'):
+    try:
+        t = json.load(open(f'{out}/{run}/sd.json'))
+        ev = t['traceEvents'] if isinstance(t, dict) else t
+        agg = collections.defaultdict(lambda: [0, 0.0])
+        label = {e.get('pid'): e.get('args', {}).get('name', '') for e in ev
+                 if e.get('ph') == 'M' and e.get('name') == 'process_name'}
+        for e in ev:
+            if e.get('ph') == 'X' and 'dur' in e:
+                key = (str(label.get(e.get('pid'), e.get('pid'))), e.get('name', '')[:48])
+                agg[key][0] += 1
+                agg[key][1] += float(e['dur'])
+        print(f'\n== {run}: kernels (pid, name): count, mean us, total us')
+        for (pid, name), (n, tot) in sorted(agg.items(),
+                                             key=lambda kv: (kv[0][0], -kv[1][1]))[:80]:
+            print(f'{pid[:30]:30s} {name:48s} {n:7d} {tot / n:9.2f} {tot:11.0f}')
+    except Exception as e:
+        print(f'{run}: trace not read:', e)
 EOF
 echo
 cat "$out/logs/status.txt"
 tail -5 "$out/logs/sanitize.log" 2>/dev/null
+tail -5 "$out/logs/sanitize8.log" 2>/dev/null

@@ -1,4 +1,7 @@
-/* serial_decode's kernels (serial_decode_kernels.h says what each launch does).
+/* serial_decode's kernels (serial_decode_kernels.h says what each launch does): the fills, the
+ * per-op GEMV and small kernels, the persistent kernel, the model's allocation; attention's
+ * and the argmax's per-op kernels are serial_decode_attention.cu's, their arithmetic
+ * serial_decode_attention.h's (the persistent kernel calls it too).
  *
  * The arithmetic, written once:
  *   a matrix row   one warp; lane l takes the 16-byte chunks l, l + 32, ... of the row (8 bf16
@@ -7,8 +10,10 @@
  *   RMSNorm        warp 0 sums x*x over float4s l, l + 32, ... in order, butterfly; every
  *                  thread scales and rounds its elements to bf16 (sd_stage_input);
  *   attention      one warp per (KV head, SD_CHUNK positions): lane p's position's scores for
- *                  the group's heads, a softmax partial, the weighted values of 2 features per
- *                  lane; the last warp of a KV head combines the chunks in chunk order.
+ *                  the group's heads, a softmax partial, the weighted values of 8 features of
+ *                  every fourth position per lane (16-byte loads); one warp combines the
+ *                  chunks in chunk order, whichever blocks computed them (attn_block);
+ *   argmax         a block per slice of the vocabulary, then the last block over the slices.
  * The per-op kernels and the persistent kernel call the same functions, so batch 1 gives the
  * same bits whichever runs it; only how the weights reach the lanes differs (registers, or a
  * shared-memory ring of cp.async copies). */
@@ -17,6 +22,8 @@
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 
+#include "serial_decode_attention.h"
+#include "serial_decode_device.h"
 #include "serial_decode_kernels.h"
 #include "underfed.h"
 
@@ -24,88 +31,8 @@
 #define SD_GEMV_BPS 2           /* blocks per SM: the grid is one wave of this many */
 #define SD_GEMV_UNIT 8          /* chunks per lane held per row segment (double-buffered) */
 #define SD_STAGE 4              /* persistent: chunks per lane per ring stage */
-#define SD_SMALL_BLOCK 256      /* embed, norm, scatter, gelu, argmax */
+#define SD_SMALL_BLOCK 256      /* embed, norm, scatter, gelu */
 #define SD_FILL_BLOCKS 4096
-#define FULL 0xffffffffu
-
-/* ---- loads, sums, the chunk's dot product ------------------------------------------------- */
-
-/* 16 bytes of a weight row, through L2 only and not kept in L1: it is read once a step. */
-__device__ __forceinline__ uint4 ld_stream(const bf16 *p)
-{
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
-    return v;
-}
-
-/* Programmatic dependent launch: wait for the previous kernel's results; let the next start. */
-__device__ __forceinline__ void wait_predecessor(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ void launch_successor(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-__device__ __forceinline__ float lo_bf16(unsigned u) { return __uint_as_float(u << 16); }
-__device__ __forceinline__ float hi_bf16(unsigned u) { return __uint_as_float(u & 0xffff0000u); }
-
-/* acc + w . x over one chunk: 8 bf16 weights and 8 bf16 inputs, element order. */
-__device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc)
-{
-    const unsigned wv[4] = {w.x, w.y, w.z, w.w}, xv[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        acc = __fmaf_rn(lo_bf16(wv[k]), lo_bf16(xv[k]), acc);
-        acc = __fmaf_rn(hi_bf16(wv[k]), hi_bf16(xv[k]), acc);
-    }
-    return acc;
-}
-
-/* acc + k . q over 8 bf16 keys and 8 fp32 queries, element order. */
-__device__ __forceinline__ float dot8f(uint4 k, float4 qa, float4 qb, float acc)
-{
-    acc = __fmaf_rn(lo_bf16(k.x), qa.x, acc);
-    acc = __fmaf_rn(hi_bf16(k.x), qa.y, acc);
-    acc = __fmaf_rn(lo_bf16(k.y), qa.z, acc);
-    acc = __fmaf_rn(hi_bf16(k.y), qa.w, acc);
-    acc = __fmaf_rn(lo_bf16(k.z), qb.x, acc);
-    acc = __fmaf_rn(hi_bf16(k.z), qb.y, acc);
-    acc = __fmaf_rn(lo_bf16(k.w), qb.z, acc);
-    acc = __fmaf_rn(hi_bf16(k.w), qb.w, acc);
-    return acc;
-}
-
-/* The butterfly sum and max: every lane ends with the same bits (a + b == b + a). */
-__device__ __forceinline__ float warp_sum(float v)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-        v += __shfl_xor_sync(FULL, v, off);
-    return v;
-}
-
-__device__ __forceinline__ float warp_max(float v)
-{
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(FULL, v, off));
-    return v;
-}
-
-__device__ __forceinline__ unsigned pack_bf16(float a, float b)
-{
-    return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(a)) |
-           ((unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(b)) << 16);
-}
 
 /* ---- a phase: its matrix, its input, its epilogue ---------------------------------------- */
 
@@ -162,6 +89,7 @@ __device__ __forceinline__ void stage_raw(const sd_model &m, int b, const bf16 *
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const int i = i0 + j * blockDim.x;
+            v[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);     /* defined: kept in registers */
             if (i >= n4)
                 continue;
             if (embed_row) {
@@ -215,8 +143,8 @@ __device__ void stage_input(const sd_model &m, int ph, const bf16 *embed_row, ui
             uint4 v[4];
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                if (i0 + j * (int)blockDim.x < n)
-                    v[j] = __ldcg(src + i0 + j * blockDim.x);
+                v[j] = i0 + j * (int)blockDim.x < n ? __ldcg(src + i0 + j * blockDim.x)
+                                                    : make_uint4(0, 0, 0, 0);
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 if (i0 + j * (int)blockDim.x < n)
@@ -251,197 +179,6 @@ __device__ void epilogue(const sd_model &m, int ph, int row, float acc, int pos)
         m.x[row] = __ldcg(m.x + row) + acc;
         break;
     }
-}
-
-__device__ __forceinline__ int step_pos(const sd_model &m, unsigned long long step)
-{
-    return (int)(step % (unsigned long long)m.s.cache);
-}
-
-/* ---- attention ----------------------------------------------------------------------------- */
-
-/* What attention reads and writes, by value: a call that takes it needs no copy of the
- * kernel's parameters in local memory (a reference to them would). */
-typedef struct attn_view {
-    const bf16 *cache;
-    const float *q;
-    float *part;
-    bf16 *a;
-    unsigned *count;
-    int d, layers, positions, kv_dim, kv_heads;
-} attn_view;
-
-__device__ __forceinline__ attn_view attn_view_of(const sd_model &m)
-{
-    attn_view v = {m.cache, m.q, m.part, m.a, m.attn_count, m.s.d, m.s.layers, m.s.cache,
-                   m.s.kv_dim, m.s.kv_heads};
-    return v;
-}
-
-/* sd_cache_index of the view's cache. */
-__device__ __forceinline__ size_t cache_at(const attn_view &v, int b, int l, int kv, int p, int f)
-{
-    return ((((size_t)b * v.layers + l) * 2 + kv) * v.positions + p) * v.kv_dim + f;
-}
-
-__device__ __forceinline__ float *partial(const attn_view &v, int b, int g, int c, int hh)
-{
-    const int chunks = v.positions / SD_CHUNK;
-    return v.part + ((((size_t)b * v.kv_heads + g) * chunks + c) * SD_GROUP + hh) *
-                        (2 + SD_HEAD_DIM);
-}
-
-/* One warp: KV head g's SD_GROUP query heads of sequence b over positions c * 32 + lane of
- * layer l's cache: each head's max score, sum of exponentials and weighted values. Every load
- * of the cache is issued before its first use (the lane's key row, its 2 features of each of
- * the chunk's value rows, half a chunk at a time), so that the item costs a few memory
- * latencies, not one per position. */
-__device__ __forceinline__ void attn_item(const attn_view &av, int b, int l, int g, int c)
-{
-    const int lane = threadIdx.x & 31, p = c * SD_CHUNK + lane;
-    const uint4 *krow = (const uint4 *)(av.cache + cache_at(av, b, l, 0, p, g * SD_HEAD_DIM));
-    const unsigned *vcol = (const unsigned *)(av.cache + cache_at(av, b, l, 1, c * SD_CHUNK,
-                                                                   g * SD_HEAD_DIM) + 2 * lane);
-    uint4 k[SD_HEAD_DIM / 8];
-    unsigned v[SD_CHUNK / 2];
-    float e[SD_GROUP], o0[SD_GROUP], o1[SD_GROUP];
-#pragma unroll
-    for (int i = 0; i < SD_HEAD_DIM / 8; i++)
-        k[i] = __ldcg(krow + i);
-#pragma unroll
-    for (int pp = 0; pp < SD_CHUNK / 2; pp++)
-        v[pp] = __ldcg(vcol + (size_t)pp * (av.kv_dim / 2));
-#pragma unroll
-    for (int hh = 0; hh < SD_GROUP; hh++) {
-        const float4 *q4 = (const float4 *)(av.q + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM);
-        float acc = 0.0f;
-#pragma unroll
-        for (int i = 0; i < SD_HEAD_DIM / 8; i++)
-            acc = dot8f(k[i], __ldcg(q4 + 2 * i), __ldcg(q4 + 2 * i + 1), acc);
-        const float score = acc * 0.125f;       /* 1 / sqrt(SD_HEAD_DIM) */
-        const float mx = warp_max(score);
-        e[hh] = expf(score - mx);
-        const float sum = warp_sum(e[hh]);
-        float *out = partial(av, b, g, c, hh);
-        if (lane == 0) {
-            out[0] = mx;
-            out[1] = sum;
-        }
-        o0[hh] = o1[hh] = 0.0f;
-    }
-    for (int half = 0; half < 2; half++) {
-        if (half == 1) {
-#pragma unroll
-            for (int pp = 0; pp < SD_CHUNK / 2; pp++)
-                v[pp] = __ldcg(vcol + (size_t)(SD_CHUNK / 2 + pp) * (av.kv_dim / 2));
-        }
-#pragma unroll
-        for (int pp = 0; pp < SD_CHUNK / 2; pp++)
-#pragma unroll
-            for (int hh = 0; hh < SD_GROUP; hh++) {
-                const float w = __shfl_sync(FULL, e[hh], half * (SD_CHUNK / 2) + pp);
-                o0[hh] = __fmaf_rn(w, lo_bf16(v[pp]), o0[hh]);
-                o1[hh] = __fmaf_rn(w, hi_bf16(v[pp]), o1[hh]);
-            }
-    }
-#pragma unroll
-    for (int hh = 0; hh < SD_GROUP; hh++)
-        *(float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane) = make_float2(o0[hh], o1[hh]);
-}
-
-/* One warp: KV head g's chunks combined into a (bf16), in chunk order for every sum: lane c
- * holds chunk c's max and sum (the max and the weights by butterfly), each lane's 2 features
- * of every chunk loaded at once. */
-__device__ __forceinline__ void attn_combine(const attn_view &av, int b, int g)
-{
-    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
-#pragma unroll
-    for (int hh = 0; hh < SD_GROUP; hh++) {
-        float2 o[SD_MAX_CHUNKS];
-        const float *mine = partial(av, b, g, lane < chunks ? lane : 0, hh);
-        const float mc = lane < chunks ? __ldcg(mine) : -INFINITY;
-        const float lc = lane < chunks ? __ldcg(mine + 1) : 0.0f;
-#pragma unroll
-        for (int c = 0; c < SD_MAX_CHUNKS; c++)
-            if (c < chunks)
-                o[c] = __ldcg((const float2 *)(partial(av, b, g, c, hh) + 2 + 2 * lane));
-        const float mx = warp_max(mc);
-        const float w = lane < chunks ? expf(mc - mx) : 0.0f;
-        const float sum = warp_sum(lc * w);
-        float r0 = 0.0f, r1 = 0.0f;
-#pragma unroll
-        for (int c = 0; c < SD_MAX_CHUNKS; c++)
-            if (c < chunks) {
-                const float wc = __shfl_sync(FULL, w, c);
-                r0 = __fmaf_rn(o[c].x, wc, r0);
-                r1 = __fmaf_rn(o[c].y, wc, r1);
-            }
-        bf16 *out = av.a + (size_t)b * av.d + (g * SD_GROUP + hh) * SD_HEAD_DIM + 2 * lane;
-        *(unsigned *)out = pack_bf16(r0 / sum, r1 / sum);
-    }
-}
-
-/* A work item, and the combine by the last of its KV head's warps to finish. Not inlined: its
- * registers are its own (in the persistent kernel they would crowd the weight loop's). */
-__device__ __noinline__ void attn_work(attn_view av, int b, int l, int g, int c)
-{
-    const int lane = threadIdx.x & 31, chunks = av.positions / SD_CHUNK;
-    unsigned *count = av.count + (size_t)b * av.kv_heads + g;
-    unsigned done = 0;
-    attn_item(av, b, l, g, c);
-    __threadfence();            /* every lane's partials before the count */
-    __syncwarp();
-    if (lane == 0)
-        done = atomicAdd(count, 1u);
-    done = __shfl_sync(FULL, done, 0);
-    if (done != (unsigned)chunks - 1)
-        return;
-    __threadfence();            /* the others' partials, after their count */
-    attn_combine(av, b, g);
-    if (lane == 0)
-        atomicExch(count, 0u);  /* for the next layer: read after a kernel or grid barrier */
-}
-
-/* ---- argmax ----------------------------------------------------------------------------- */
-
-/* The block's argmax of v[0..n): the largest value's lowest index (NaN never wins; none: 0). */
-__device__ __noinline__ int block_argmax(const float *v, int n)
-{
-    __shared__ float best_v[32];
-    __shared__ int best_i[32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    float best = -INFINITY;
-    int idx = n;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float x = __ldcg(v + i);
-        if (x > best || (idx == n && x == best)) {
-            best = x;
-            idx = i;
-        }
-    }
-    for (int off = 16; off > 0; off >>= 1) {
-        const float ob = __shfl_xor_sync(FULL, best, off);
-        const int oi = __shfl_xor_sync(FULL, idx, off);
-        if (ob > best || (ob == best && oi < idx)) {
-            best = ob;
-            idx = oi;
-        }
-    }
-    if (lane == 0) {
-        best_v[warp] = best;
-        best_i[warp] = idx;
-    }
-    __syncthreads();
-    int result = n;
-    if (threadIdx.x == 0) {
-        best = -INFINITY;
-        for (int w = 0; w < nw; w++)
-            if (best_v[w] > best || (best_v[w] == best && best_i[w] < result)) {
-                best = best_v[w];
-                result = best_i[w];
-            }
-    }
-    return result < n ? result : 0;     /* thread 0's answer */
 }
 
 /* ---- the per-op kernels ------------------------------------------------------------------- */
@@ -546,27 +283,6 @@ __global__ void __launch_bounds__(SD_GEMV_WARPS * 32, SD_GEMV_BPS) sd_gemv_kerne
     }
 }
 
-/* Grid (chunks, kv_heads, batch) of one warp each. */
-__global__ void sd_attention_kernel(sd_model m, int l)
-{
-    wait_predecessor();
-    launch_successor();
-    attn_work(attn_view_of(m), blockIdx.z, l, blockIdx.y, blockIdx.x);
-}
-
-__global__ void sd_argmax_kernel(sd_model m)
-{
-    wait_predecessor();
-    launch_successor();
-    const int b = blockIdx.x;
-    const int tok = block_argmax(m.logits + (size_t)b * m.s.vocab, m.s.vocab);
-    if (threadIdx.x == 0) {
-        m.tok[b] = tok;
-        if (b == 0)
-            *m.step += 1;
-    }
-}
-
 /* Batched: sequence blockIdx.x's RMSNorm into h, as the GEMV stages it (raw x in dynamic
  * shared memory: 4d bytes). */
 __global__ void sd_rmsnorm_kernel(sd_model m)
@@ -603,6 +319,17 @@ __global__ void sd_gelu_kernel(sd_model m)
 }
 
 /* ---- the persistent kernel ------------------------------------------------------------------- */
+
+/* The persistent kernel's attention phase of layer l, sequence 0: a block per KV head (the
+ * block's KV heads blockIdx.x, + gridDim.x, ...), one split. Not inlined, so that its
+ * registers are its own (they would crowd the weight loop's); the view by value, no copy of
+ * the kernel's parameters; the loop inside it, so that the caller keeps less across it. */
+__device__ __noinline__ void attn_phase(attn_view av, float *scratch, int l)
+{
+    for (int g = blockIdx.x; g < av.kv_heads; g += gridDim.x)
+        attn_block(av, scratch, 0, l, g, 0, 1, -1);
+}
+
 
 /* Where a warp's stream of weights stands: phase, row (of the warp's rows gw, gw + GW, ...)
  * and segment of SD_STAGE chunks per lane. ph past the last phase: the stream is done. */
@@ -733,11 +460,13 @@ __device__ __forceinline__ void grid_barrier(unsigned long long *bar, unsigned l
     __syncthreads();
 }
 
-/* Batch 1, a whole decode step. Per layer: QKV | attention | O | MLP up | MLP down, '|' a grid
- * barrier; then the head | argmax (block 0). Each warp's weights (its rows of every phase, in
- * phase order) stream through its ring of `stages` stages: after a stage is summed, the
- * lane's next 16-byte copies go into it, so the ring holds the next phase's first weights
- * while the warp waits at a barrier, and HBM keeps streaming through it. */
+/* Batch 1, a whole decode step. Per layer: QKV | attention (a block per KV head, its partials
+ * combined in shared memory) | O | MLP up | MLP down, '|' a grid barrier; then the head | the
+ * argmax (a block per slice, the last to finish reducing the slices). Each warp's weights
+ * (its rows of every phase, in phase order) stream through its ring of `stages` stages: after
+ * a stage is summed, the lane's next 16-byte copies go into it, so the ring holds the next
+ * phase's first weights while the warp waits at a barrier, and HBM keeps streaming through
+ * it. */
 __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
     sd_decode_gemv_persistent_kernel(sd_model m, int stages, int bulk)
 {
@@ -746,10 +475,10 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
     const sd_shape &s = m.s;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
     const int gw = blockIdx.x * nw + warp, GW = gridDim.x * nw, last = sd_phases(&s) - 1;
-    uint4 *act = smem;
-    uint4 *ring = smem + s.ffn / 8 + (size_t)warp * stages * SD_STAGE * 32;
+    uint4 *act = smem;          /* the phase's input, or attention's scratch */
+    uint4 *ring = smem + sd_p_act_chunks(&s) + (size_t)warp * stages * SD_STAGE * 32;
     /* bulk: an mbarrier per stage, after every warp's ring */
-    unsigned long long *bars = (unsigned long long *)(smem + s.ffn / 8 +
+    unsigned long long *bars = (unsigned long long *)(smem + sd_p_act_chunks(&s) +
                                                       (size_t)nw * stages * SD_STAGE * 32) +
                                warp * stages;
     const unsigned long long epoch = __ldcg(m.pstep), step = __ldcg(m.step);
@@ -811,22 +540,19 @@ __global__ void __launch_bounds__(SD_P_MAX_WARPS * 32, 1)
         }
         target += gridDim.x;
         grid_barrier(m.bar, target);
-        if (ph % 4 == SD_QKV && ph < last) {
-            const int chunks = s.cache / SD_CHUNK;
-            for (int item = gw; item < s.kv_heads * chunks; item += GW)
-                attn_work(attn_view_of(m), 0, ph / 4, item / chunks, item % chunks);
+        if (ph % 4 == SD_QKV && ph < last) {     /* a block per KV head, act its scratch */
+            if (blockIdx.x < s.kv_heads)
+                attn_phase(attn_view_of(m), (float *)act, ph / 4);
             target += gridDim.x;
             grid_barrier(m.bar, target);
         }
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
-    if (blockIdx.x == 0) {
-        const int next = block_argmax(m.logits, s.vocab);
-        if (threadIdx.x == 0) {
-            *m.tok = next;
-            *m.step = step + 1;
-            *m.pstep = epoch + 1;
-        }
+    /* the argmax: a slice per block, as many slices as blocks at most */
+    const argmax_view amv = argmax_view_of(m, gridDim.x);
+    if (blockIdx.x < amv.blocks && argmax_block(amv, 0, blockIdx.x)) {  /* the last: tok is in */
+        *m.step = step + 1;
+        *m.pstep = epoch + 1;
     }
 }
 
@@ -847,14 +573,16 @@ __global__ void sd_start_kernel(sd_model m, uint64_t seed)
         m.tok[i] = sd_start_token(seed, i, m.s.vocab);
     if (i < m.s.batch * m.s.kv_heads)
         m.attn_count[i] = 0;
+    if (i < m.s.batch)
+        m.amax_count[i] = 0;
     if (i == 0)
         *m.step = *m.bar = *m.pstep = 0;
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
 
-static int launch(const void *kernel, dim3 grid, dim3 block, size_t smem, int pdl, void **args,
-                  cudaStream_t stream)
+int sd_launch_kernel(const void *kernel, dim3 grid, dim3 block, size_t smem, int pdl,
+                     void **args, cudaStream_t stream)
 {
     int rc = UF_OK;
     cudaLaunchConfig_t cfg = {};
@@ -878,8 +606,8 @@ size_t sd_model_bytes(const sd_shape *s)
     const size_t bf = 2 * ((size_t)s->layers * sd_layer_elems(s) + 2 * (size_t)s->vocab * d +
                            sd_cache_elems(s) + B * (2 * d + s->ffn));
     const size_t f4 = 4 * (B * (2 * d + s->vocab + s->qkv_rows + s->ffn) +
-                           B * s->kv_heads * (s->cache / SD_CHUNK) * SD_GROUP * (2 + SD_HEAD_DIM));
-    return bf + f4 + 4 * B * (1 + s->kv_heads) + 3 * 8;
+                           B * s->kv_heads * (s->cache / SD_CHUNK) * SD_PART_FLOATS);
+    return bf + f4 + 8 * B * sd_argmax_blocks(s) + 4 * B * (2 + s->kv_heads) + 3 * 8;
 }
 
 #define SD_ALLOC(rc, ptr, n, label) \
@@ -896,6 +624,7 @@ int sd_model_alloc(sd_model *m, const sd_shape *s, int device)
     UF_CUDA_OR_GOTO(rc, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
                     out);
     m->pdl = major >= 9;
+    m->attn_splits = 1;
     SD_ALLOC(rc, m->layers, (size_t)s->layers * sd_layer_elems(s), out);
     SD_ALLOC(rc, m->embed, (size_t)s->vocab * d, out);
     SD_ALLOC(rc, m->head, (size_t)s->vocab * d, out);
@@ -903,8 +632,7 @@ int sd_model_alloc(sd_model *m, const sd_shape *s, int device)
     SD_ALLOC(rc, m->x, B * d, out);
     SD_ALLOC(rc, m->q, B * d, out);
     SD_ALLOC(rc, m->logits, B * s->vocab, out);
-    SD_ALLOC(rc, m->part, B * s->kv_heads * (s->cache / SD_CHUNK) * SD_GROUP * (2 + SD_HEAD_DIM),
-             out);
+    SD_ALLOC(rc, m->part, B * s->kv_heads * (s->cache / SD_CHUNK) * SD_PART_FLOATS, out);
     SD_ALLOC(rc, m->a, B * d, out);
     SD_ALLOC(rc, m->u, B * s->ffn, out);
     SD_ALLOC(rc, m->qkv, B * s->qkv_rows, out);
@@ -912,6 +640,8 @@ int sd_model_alloc(sd_model *m, const sd_shape *s, int device)
     SD_ALLOC(rc, m->h, B * d, out);
     SD_ALLOC(rc, m->tok, B, out);
     SD_ALLOC(rc, m->attn_count, B * s->kv_heads, out);
+    SD_ALLOC(rc, m->amax_part, B * sd_argmax_blocks(s), out);
+    SD_ALLOC(rc, m->amax_count, B, out);
     SD_ALLOC(rc, m->step, 1, out);
     SD_ALLOC(rc, m->bar, 1, out);
     SD_ALLOC(rc, m->pstep, 1, out);
@@ -937,8 +667,8 @@ out:
 void sd_model_free(sd_model *m)
 {
     void *ptrs[] = {m->layers, m->embed, m->head, m->cache, m->x, m->q, m->logits, m->part,
-                    m->a, m->u, m->qkv, m->upf, m->h, m->tok, m->attn_count, m->step,
-                    m->bar, m->pstep};
+                    m->a, m->u, m->qkv, m->upf, m->h, m->tok, m->attn_count,
+                    m->amax_part, m->amax_count, m->step, m->bar, m->pstep};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         cudaFree(ptrs[i]);
     memset(m, 0, sizeof *m);
@@ -988,9 +718,9 @@ out:
 int sd_launch_embed(const sd_model *m, cudaStream_t stream)
 {
     void *args[] = {(void *)m};
-    return launch((const void *)sd_embed_kernel,
-                  dim3((m->s.d + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
-                  dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
+    return sd_launch_kernel((const void *)sd_embed_kernel,
+                            dim3((m->s.d + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
+                            dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
 }
 
 /* One wave of SD_GEMV_BPS blocks per SM, or fewer where the matrix has fewer rows than that
@@ -1005,45 +735,30 @@ int sd_launch_gemv(const sd_model *m, int ph, int pdl, cudaStream_t stream)
     /* the input vector (cols bf16); a normed one stages x's floats above it (6d bytes) */
     const size_t smem = normed ? (size_t)m->s.d * 6 : (size_t)cols * 2;
     void *args[] = {(void *)m, &ph};
-    return launch((const void *)sd_gemv_kernel, dim3(need < wave ? need : wave),
-                  dim3(SD_GEMV_WARPS * 32), smem, pdl && m->pdl, args, stream);
-}
-
-int sd_launch_attention(const sd_model *m, int l, int pdl, cudaStream_t stream)
-{
-    void *args[] = {(void *)m, &l};
-    return launch((const void *)sd_attention_kernel,
-                  dim3(m->s.cache / SD_CHUNK, m->s.kv_heads, m->s.batch), dim3(32), 0,
-                  pdl && m->pdl, args, stream);
-}
-
-int sd_launch_argmax(const sd_model *m, int pdl, cudaStream_t stream)
-{
-    void *args[] = {(void *)m};
-    return launch((const void *)sd_argmax_kernel, dim3(m->s.batch), dim3(2 * SD_SMALL_BLOCK), 0,
-                  pdl && m->pdl, args, stream);
+    return sd_launch_kernel((const void *)sd_gemv_kernel, dim3(need < wave ? need : wave),
+                            dim3(SD_GEMV_WARPS * 32), smem, pdl && m->pdl, args, stream);
 }
 
 int sd_launch_rmsnorm(const sd_model *m, cudaStream_t stream)
 {
     void *args[] = {(void *)m};
-    return launch((const void *)sd_rmsnorm_kernel, dim3(m->s.batch), dim3(SD_SMALL_BLOCK),
-                  (size_t)m->s.d * 4, 0, args, stream);
+    return sd_launch_kernel((const void *)sd_rmsnorm_kernel, dim3(m->s.batch),
+                            dim3(SD_SMALL_BLOCK), (size_t)m->s.d * 4, 0, args, stream);
 }
 
 int sd_launch_scatter(const sd_model *m, int l, cudaStream_t stream)
 {
     void *args[] = {(void *)m, &l};
-    return launch((const void *)sd_scatter_kernel,
-                  dim3((m->s.qkv_rows + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
-                  dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
+    return sd_launch_kernel((const void *)sd_scatter_kernel,
+                            dim3((m->s.qkv_rows + SD_SMALL_BLOCK - 1) / SD_SMALL_BLOCK, m->s.batch),
+                            dim3(SD_SMALL_BLOCK), 0, 0, args, stream);
 }
 
 int sd_launch_gelu(const sd_model *m, cudaStream_t stream)
 {
     void *args[] = {(void *)m};
-    return launch((const void *)sd_gelu_kernel, dim3(2 * m->sms), dim3(SD_SMALL_BLOCK), 0, 0,
-                  args, stream);
+    return sd_launch_kernel((const void *)sd_gelu_kernel, dim3(2 * m->sms), dim3(SD_SMALL_BLOCK),
+                            0, 0, args, stream);
 }
 
 int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int bulk,
@@ -1057,7 +772,8 @@ int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int 
     p->bulk = bulk;
     p->stages = warps > 0 ? per_block / (warps * SD_P_STAGE_BYTES) : 0;
     p->grid = bps * m->sms;
-    p->smem_bytes = (size_t)m->s.ffn * 2 + (size_t)warps * p->stages * SD_P_STAGE_BYTES +
+    p->smem_bytes = (size_t)sd_p_act_chunks(&m->s) * 16 +
+                    (size_t)warps * p->stages * SD_P_STAGE_BYTES +
                     (bulk ? (size_t)warps * p->stages * 8 : 0);    /* the stages' mbarriers */
     if (warps < 1 || warps > SD_P_MAX_WARPS || bps < 1 || p->stages < 1 ||
         p->stages > SD_P_MAX_STAGES) {
@@ -1082,9 +798,10 @@ int sd_persistent_plan(const sd_model *m, int bps, int warps, int ring_kib, int 
         return -1;
     }
     if (p->smem_bytes > (size_t)optin) {
-        snprintf(why, len, "persistent: %zu bytes of shared memory per block (the %d-wide input "
-                 "and %d warps x %d stages of %d bytes), the GPU allows %d", p->smem_bytes,
-                 m->s.ffn, warps, p->stages, SD_P_STAGE_BYTES, optin);
+        snprintf(why, len, "persistent: %zu bytes of shared memory per block (%d of input or "
+                 "attention scratch and %d warps x %d stages of %d bytes), the GPU allows %d",
+                 p->smem_bytes, sd_p_act_chunks(&m->s) * 16, warps, p->stages, SD_P_STAGE_BYTES,
+                 optin);
         return -1;
     }
     UF_CUDA_OR_GOTO(rc, cudaFuncSetAttribute((const void *)sd_decode_gemv_persistent_kernel,

@@ -42,6 +42,9 @@ int sd_setup(uf_ctx *ctx)
     if (sd_shape_make((int)uf_axis(ctx, "d_model"), SD_LAYERS, SD_VOCAB, SD_CACHE, SD_BATCH, &s,
                       why, sizeof why) != 0)
         return uf_fail(ctx, UF_USAGE, "%s", why);
+    if (!sd_attn_splits_valid(&s, SD_ATTN_SPLITS))
+        return uf_fail(ctx, UF_USAGE, "SD_ATTN_SPLITS=%d does not divide the cache's %d chunks "
+                       "of %d positions", SD_ATTN_SPLITS, s.cache / SD_CHUNK, SD_CHUNK);
     st = (sd_state *)calloc(1, sizeof *st);
     if (!st)
         return uf_fail(ctx, UF_ERR, "out of host memory");
@@ -54,6 +57,7 @@ int sd_setup(uf_ctx *ctx)
                                         "the weights, the caches of 64 sequences and the "
                                         "activations"), out);
     UF_STATUS_OR_GOTO(rc, sd_model_alloc(&st->m, &s, ctx->device), out);
+    st->m.attn_splits = SD_ATTN_SPLITS;
     UF_CUBLAS_OR_GOTO(rc, cublasCreate(&st->blas), out);
     UF_CUDA_OR_GOTO(rc, cudaMalloc(&st->blas_ws, SD_BLAS_WS_BYTES), out);
     /* cublasSetStream resets the workspace, so it is set after */

@@ -30,6 +30,14 @@ enum { X_TOKENS_PER_S, X_BATCH, X_WEIGHT_BYTES, X_CACHE_BYTES, X_LAUNCHES, X_GEM
 #ifndef SD_P_BULK
 #define SD_P_BULK 0
 #endif
+/* The per-op attention spreads each KV head over SD_ATTN_SPLITS blocks (a divisor of the
+ * cache's 8 chunks): 1, one block of 8 warps whose partials meet in shared memory; more, as
+ * many blocks of fewer warps whose partials meet in memory, combined by the last block to
+ * finish (a counter). The same bits either way. A compile-time variant, -DSD_ATTN_SPLITS=8
+ * (the results have no column left for it: the build's git describe names it). */
+#ifndef SD_ATTN_SPLITS
+#define SD_ATTN_SPLITS 1
+#endif
 
 typedef struct sd_state {
     sd_model m;                 /* SD_BATCH sequences; the batch-1 variants decode sequence 0 */

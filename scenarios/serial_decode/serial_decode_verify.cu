@@ -8,7 +8,15 @@
  *                within that tolerance;
  *   graph_b1     the same kernels: logits and tokens bit for bit eager_b1's;
  *   persistent   the same arithmetic (the same device functions) in another kernel: bit for
- *                bit eager_b1's too (on the H200, 2026-12-01: 0 logits of 8 x 32768 differed);
+ *                bit eager_b1's too (on the H200, 2026-12-01: 0 logits of 8 x 32768 differed).
+ *                Round 3 sums attention in another order than round 2 (16-byte value loads:
+ *                each lane 8 features of every fourth position, then the 4 position groups;
+ *                the chunks' combine sequential in chunk order) but in one order for every
+ *                batch-1 variant: the per-op kernel (one block per KV head, or SD_ATTN_SPLITS
+ *                blocks combined through memory) and the persistent kernel (a block per KV
+ *                head) compute each 32-position chunk's partial alike and combine them in
+ *                chunk order; the argmax's answer (the largest logit's lowest index) depends
+ *                on no order. So bit for bit still holds, and the host tolerance stands;
  *   batched      cuBLAS GEMMs (another summation order): sequences 0 and SD_BATCH - 1 against
  *                eager_b1 decoding each alone on its own cache, within SD_TOL_DEVICE.
  * Why these tolerances: the device accumulates in fp32 and rounds every normed input, K, V,
@@ -65,10 +73,11 @@ static sd_model sequence_view(const sd_model *m, int b)
     v.a = m->a + (size_t)b * s->d;
     v.u = m->u + (size_t)b * s->ffn;
     v.logits = m->logits + (size_t)b * s->vocab;
-    v.part = m->part + (size_t)b * s->kv_heads * (s->cache / SD_CHUNK) * SD_GROUP *
-                           (2 + SD_HEAD_DIM);
+    v.part = m->part + (size_t)b * s->kv_heads * (s->cache / SD_CHUNK) * SD_PART_FLOATS;
     v.tok = m->tok + b;
     v.attn_count = m->attn_count + (size_t)b * s->kv_heads;
+    v.amax_part = m->amax_part + (size_t)b * sd_argmax_blocks(s);
+    v.amax_count = m->amax_count + b;
     return v;
 }
 
