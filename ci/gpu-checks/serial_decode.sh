@@ -10,8 +10,15 @@
 #   bash ci/gpu-checks/serial_decode.sh OUTDIR
 # Writes OUTDIR/{logs,quick1..3,full,sweep,sweep2,trace,sanitize,bulk,splits8,sanitize8}/ and
 # prints a summary table on stdout.
+# SDEC_SHORT=1: the claims and the kernels only (~90 s after the build): SDEC_QUICK_RUNS quick
+# runs (default 3, 2 when short), the trace and memcheck; no full run, no sweeps, no second
+# build (bulk copies, 8 attention splits).
 set -u
 out=${1:?usage: bash ci/gpu-checks/serial_decode.sh OUTDIR}
+short=${SDEC_SHORT:-0}
+[ "$short" = 1 ] || short=0
+quick_runs=${SDEC_QUICK_RUNS:-$([ "$short" = 1 ] && echo 2 || echo 3)}
+[[ $quick_runs =~ ^[1-9][0-9]?$ ]] || { echo "serial_decode.sh: SDEC_QUICK_RUNS must be 1..99" >&2; exit 2; }
 mkdir -p "$out/logs" && out=$(cd "$out" && pwd) || exit 2
 src=$(pwd)
 build=${BUILD_DIR:-/tmp/build-gpu-checks}
@@ -28,6 +35,7 @@ step() {   # step NAME TIMEOUT_S CMD...: run under timeout, log to logs/NAME.log
   return $rc
 }
 
+[ -f "$build/CMakeCache.txt" ] ||   # a configured build keeps its UNDERFED_GIT_DESCRIBE
 step configure 120 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DUNDERFED_GIT_DESCRIBE="$(git -C "$src" describe --always --dirty 2>/dev/null || echo sdec)"
 step build 400 cmake --build "$build" -j16 --target serial_decode ceilings
@@ -58,18 +66,18 @@ else
   log "persistent failed its smoke runs: the runs below leave it out"
 fi
 # three quick runs: every claim's value three times (issue #29: margins of >= 3 spreads)
-for r in 1 2 3; do
+for r in $(seq 1 "$quick_runs"); do
   mkdir -p "$out/quick$r/$gpu" && [ -n "$ceil" ] && cp "$ceil" "$out/quick$r/$gpu/"
   step quick$r 180 "$bin" --quick ${variants[@]+"${variants[@]}"} --out "$out/quick$r"
 done
-step full 300 "$bin" ${variants[@]+"${variants[@]}"} --out "$out/full"
+[ "$short" = 1 ] || step full 300 "$bin" ${variants[@]+"${variants[@]}"} --out "$out/full"
 # The persistent kernel's tunables at d = 4096: blocks per SM x warps per block x ring KiB per
 # SM (combinations that do not fit are skipped with the reason).
-[ $persistent_ok = 1 ] &&
+[ $persistent_ok = 1 ] && [ "$short" = 0 ] &&
 step sweep 240 "$bin" --quick --variant persistent --sweep d_model=4096 --sweep p_bps=1 \
   --sweep p_warps=8,16 --sweep p_ring_kib=32,64,96,128,160,192 --no-trace --no-counters \
   --no-expect --out "$out/sweep"
-[ $persistent_ok = 1 ] &&
+[ $persistent_ok = 1 ] && [ "$short" = 0 ] &&
 step sweep2 120 "$bin" --quick --variant persistent --sweep d_model=4096 --sweep p_bps=2 \
   --sweep p_warps=4,8 --sweep p_ring_kib=64,128 --no-trace --no-counters --no-expect \
   --out "$out/sweep2"
@@ -88,6 +96,7 @@ step sanitize 150 "$san" --tool memcheck --error-exitcode 1 "$bin" --quick \
 # rows), and the per-op attention spread over 8 blocks of one warp per KV head, combined by the
 # last through memory (SD_ATTN_SPLITS=8; the default build: 1 block of 8 warps, combined in
 # shared memory; the same bits; its rows' git describe says sdec-bulk-splits8).
+[ "$short" = 1 ] ||
 step build_bulk 400 bash -c "cmake -S '$src' -B '$build-bulk' -DCMAKE_BUILD_TYPE=Release \
   '-DCMAKE_CUDA_FLAGS=-DSD_P_BULK=1 -DSD_ATTN_SPLITS=8' \
   -DUNDERFED_GIT_DESCRIBE=sdec-bulk-splits8 > /dev/null &&
