@@ -73,15 +73,20 @@ fi
 say() { echo "[suite $(date -u +%H:%M:%S)] $*" >&2; }
 # The last lines: where the results, the plots and each REPORT.md went (render.sh puts the
 # images of results folder GPU in plots/GPU/, PLOTS_DIR overriding plots/), as they are on
-# disk: the images there and whether a report is (render.sh's own lines say what it drew).
+# disk: the images there, how many of them this run drew (newer than its start: without
+# gnuplot, none), and whether a report is (render.sh's own lines say what it drew).
+started=$(mktemp "${TMPDIR:-/tmp}/underfed-suite-start.XXXXXX") || exit 1
+trap 'rm -f "$started"' EXIT
 where_it_went() {  # where_it_went RESULT_DIR...
-  local dir images plots=${PLOTS_DIR:-$root/plots}
+  local dir images img fresh plots=${PLOTS_DIR:-$root/plots}
   for dir in "$@"; do
     dir=${dir%/}
     images=("$plots/$(basename "$dir")"/*.png)
+    fresh=0
+    for img in "${images[@]}"; do [ "$img" -nt "$started" ] && fresh=$((fresh + 1)); done
     say "results: $dir/"
     if [ ${#images[@]} -gt 0 ]; then
-      say "plots:   $plots/$(basename "$dir")/ (${#images[@]} images)"
+      say "plots:   $plots/$(basename "$dir")/ (${#images[@]} images, $fresh of them drawn by this run)"
     else
       say "plots:   none in $plots/$(basename "$dir")/"
     fi
