@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 #include "cupti_dl.h"     /* the CUPTI headers; needs common/harness/cshim on the include path */
+#include "errors.h"
 #include "gpu_probe.h"
-#include "underfed.h"
 
 /* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
 #define CUPTI_WHAT "CUPTI PM sampling"

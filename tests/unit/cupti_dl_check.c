@@ -10,7 +10,7 @@
 #include "cupti_dl.h"
 #include "gpu_probe.h"
 #include "proc_maps.h"
-#include "underfed.h"
+#include "status.h"
 
 static int failures;
 
