@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cupti_dl.h"     /* the CUPTI headers; needs common/harness/cshim on the include path */
+#include "cupti_dl.h" /* the CUPTI headers; needs common/instruments/cshim on the include path */
 #include "errors.h"
 #include "gpu_probe.h"
 
