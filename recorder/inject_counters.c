@@ -28,8 +28,8 @@
 #include "doctor_trace.h"
 #include "gpu_probe.h"
 #include "results.h"
+#include "status.h"
 #include "strbuf.h"
-#include "underfed.h"
 
 #define PM_INTERVAL_US 10000u   /* 10 ms: 100 samples a second, tens in a short steady window */
 #define NVML_PERIOD_MS 100      /* SM clock and power */

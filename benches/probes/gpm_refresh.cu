@@ -1,6 +1,6 @@
 // Probe (not built by CMake), run on the H200 in session 5: when does an NVML GPM sample refresh,
 // and where do its boundaries sit in host time? Output: a refresh every ~100 ms; a snapshot
-// describes the counters ~41 ms before it appears (see common/harness/nvml.c, uf_gpm_watch_*).
+// describes the counters ~41 ms before it appears (see common/instruments/nvml.c, uf_gpm_watch_*).
 //   nvcc -O2 -arch=sm_90 -o gpm_refresh benches/probes/gpm_refresh.cu -ldl
 #include <cuda_runtime.h>
 #include <dlfcn.h>

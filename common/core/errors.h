@@ -1,11 +1,12 @@
 /* How underfed says that something failed, at the bottom of every layer: a failed call on
  * stderr (behind the check macros, one per library, all here), and a message into a caller's
  * buffer (the host code's `err, errlen` convention). Plain C, no CUDA: a macro expands where
- * its library's header and underfed.h (UF_OK, UF_ERR) are included. */
+ * its library's header is included (UF_OK, UF_ERR: status.h). */
 #ifndef UF_ERRORS_H
 #define UF_ERRORS_H
 
 #include <stddef.h>
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {

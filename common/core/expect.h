@@ -139,7 +139,7 @@ typedef struct uf_claims_tally {
 
 uf_claims_tally uf_claims_tally_of(const uf_expectations *ex);
 
-enum { UF_CLAIMS_MET = 0, UF_CLAIMS_UNMET = 3 };  /* UF_OK and UF_UNMET of underfed.h */
+enum { UF_CLAIMS_MET = 0, UF_CLAIMS_UNMET = 3 };  /* UF_OK and UF_UNMET of status.h */
 
 /* The verdict of a run's claims: UF_CLAIMS_UNMET when any claim FAILED, when any n/a has no
  * legitimate reason, or, with require_gpu (UNDERFED_REQUIRE_GPU=1), when any claim is n/a;

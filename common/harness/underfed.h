@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <cuda_runtime_api.h>
 #include "errors.h"
+#include "status.h"
 #include "fileutil.h"
 #include "results.h"
 #include "options.h"
@@ -20,17 +21,8 @@
 extern "C" {
 #endif
 
-/* Exit codes and callback statuses (docs/design.md, "Exit codes"). */
-enum {
-    UF_OK = 0,      /* reproduced and verified */
-    UF_ERR = 1,     /* error or wrong result */
-    UF_USAGE = 2,   /* bad usage: bad flag, size that cannot fit, zero or negative count */
-    UF_UNMET = 3,   /* ran and verified, but the expectation did not hold (a claim FAILED, or
-                     * was n/a without a legitimate reason: see expect.h) */
-    UF_SKIP = 77,   /* not applicable here: no GPU, too few GPUs, a feature unavailable */
-    UF_SKIP_POINT = 78 /* from setup only: this sweep point does not apply (the reason in
-                        * ctx->reason); its rows stay empty, the run goes on. Never an exit code */
-};
+/* The exit codes and callback statuses (UF_OK, UF_ERR, UF_USAGE, UF_UNMET, UF_SKIP,
+ * UF_SKIP_POINT): status.h. */
 
 /* The check macros (UF_CUDA_OR_GOTO, UF_STATUS_OR_GOTO and the other libraries'): errors.h. */
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # No program of the suite has libcupti among its DT_NEEDED libraries: the harness loads CUPTI
-# with dlopen after the timing passes (common/harness/cupti_dl.c), so that a run without the trace and
-# counters passes never maps it. Reads each program's dynamic section with readelf -d, else
-# objdump -p; Skipped (77) where neither tool exists.
+# with dlopen after the timing passes (common/instruments/cupti_dl.c), so that a run without the
+# trace and counters passes never maps it. Reads each program's dynamic section with readelf -d,
+# else objdump -p; Skipped (77) where neither tool exists.
 #   tests/cli/no_cupti_needed_test.sh PROGRAM...
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

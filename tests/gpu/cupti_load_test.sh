@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CUPTI is loaded only after every timing pass, and never without the trace and counters passes
-# (common/harness/cupti_dl.c). Two quick runs of one scenario; the witnesses are the loader's own log of
-# every library it opens (LD_DEBUG=files) and the results' `cupti_loaded` and `cupti_api` keys:
+# (common/instruments/cupti_dl.c). Two quick runs of one scenario; the witnesses are the loader's
+# own log of every library it opens (LD_DEBUG=files) and the results' `cupti_loaded` and
+# `cupti_api` keys:
 #   1. --no-trace --no-counters: libcupti never opened; cupti_loaded "no (...)"; cupti_api empty.
 #   2. the default passes: libcupti opened after the last timing pass and before the first trace
 #      pass; cupti_loaded "yes, after the timing passes (...)"; cupti_api a number.

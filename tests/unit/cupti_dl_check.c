@@ -1,16 +1,16 @@
-/* unit.cupti_dl: libcupti is resolved at run time (common/harness/cupti_dl.c), no GPU needed. A plain
- * program, not a Criterion test: it needs the toolkit's CUPTI headers, and a process of its own
- * whose mapped libraries it reads. Checks, in order: libcupti is not mapped at start (this
- * program links what the harness links of it: nothing); nothing is resolved before the load;
- * the load finds the build's libcupti and every function of UF_CUPTI_FUNCTIONS in it (as
- * nm -D would); the library is then mapped, and a second load is a no-op. Exit 77 where no
- * libcupti can be loaded at all (a toolkit without CUPTI), with the reason. */
+/* unit.cupti_dl: libcupti is resolved at run time (common/instruments/cupti_dl.c), no GPU needed. A
+ * plain program, not a Criterion test: it needs the toolkit's CUPTI headers, and a process of its
+ * own whose mapped libraries it reads. Checks, in order: libcupti is not mapped at start (this
+ * program links what the harness links of it: nothing); nothing is resolved before the load; the
+ * load finds the build's libcupti and every function of UF_CUPTI_FUNCTIONS in it (as nm -D would);
+ * the library is then mapped, and a second load is a no-op. Exit 77 where no libcupti can be loaded
+ * at all (a toolkit without CUPTI), with the reason. */
 #include <stdio.h>
 #include <string.h>
 #include "cupti_dl.h"
 #include "gpu_probe.h"
 #include "proc_maps.h"
-#include "underfed.h"
+#include "status.h"
 
 static int failures;
 

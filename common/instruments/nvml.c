@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "errors.h"
 #include "gpu_probe.h"
-#include "underfed.h"
 
 /* ---- the NVML declarations used -------------------------------------------------------- */
 

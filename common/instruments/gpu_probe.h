@@ -1,7 +1,8 @@
-/* The harness's instruments on the GPU side: CUPTI Activity tracing and CUPTI PM sampling
- * (libcupti opened with dlopen), NVML (opened with dlopen). Each degrades to a recorded
- * reason, never a crash: when a feature is unavailable the call returns UF_SKIP and writes why
- * into `reason`. */
+/* The instruments on the GPU side, which the harness's passes and the doctor's recorder run:
+ * CUPTI Activity tracing and CUPTI PM sampling (libcupti opened with dlopen), NVML (opened with
+ * dlopen). Each degrades to a recorded reason, never a crash: when a feature is unavailable the
+ * call returns UF_SKIP (status.h) and writes why into `reason`. On the core alone: nothing
+ * here knows the harness (common/instruments/, underfed_instruments). */
 #ifndef UF_GPU_PROBE_H
 #define UF_GPU_PROBE_H
 

@@ -6,7 +6,7 @@
 #include "cupti_dl.h"
 #include "errors.h"
 #include "gpu_probe.h"
-#include "underfed.h"
+#include "status.h"
 
 /* Is a CUDA driver loaded in this process (libcuda.so.1 mapped, its version non-zero)? */
 static int driver_loaded(void)

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cupti_dl.h"     /* the CUPTI headers; needs common/harness/cshim on the include path */
+#include "cupti_dl.h" /* the CUPTI headers; needs common/instruments/cshim on the include path */
+#include "errors.h"
 #include "gpu_probe.h"
-#include "underfed.h"
 
 /* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
 #define CUPTI_WHAT "CUPTI PM sampling"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <cuda_runtime_api.h>
 #include "gpu_probe.h"
-#include "underfed.h"
+#include "status.h"
 
 int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len)
 {

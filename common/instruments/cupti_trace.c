@@ -14,9 +14,9 @@
 #include <string.h>
 #include "cupti_dl.h"
 #include "cupti_records.h"
+#include "errors.h"
 #include "gpu_probe.h"
 #include "string_intern.h"
-#include "underfed.h"
 
 /* Host buffer handed to CUPTI per request (8-byte aligned, as CUPTI requires). */
 #define TRACE_HOST_BUFFER_BYTES ((size_t)8 << 20)

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "errors.h"
 #include "timing.h"
-#include "underfed.h"
 
 /* UF_OK when i names a mark of m; else UF_ERR after reporting which call asked for what. */
 static int check_index(const uf_marks *m, int i, const char *call)
