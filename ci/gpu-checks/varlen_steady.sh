@@ -5,7 +5,9 @@
 #   bash ci/gpu-checks/varlen_steady.sh OUTDIR        (from the repository root)
 # Writes OUTDIR/{alone-N,all-N,traced}/ (results files), OUTDIR/logs/, and prints a table: per
 # process, the long tail's and the fixed length's step (median, min, max, steps timed), their
-# SM clocks and the ratio claim 1 judges; then the traced run's kernel durations (quantiles).
+# SM clocks (NVML's sample mean; then sm_clock_kernel_mhz, what the kernel's clock probe counted
+# in the timed steps), the raw TFLOP/s ratio and the per-SM-cycle ratio claim 1 judges, and the
+# spread of both ratios over the processes; then the traced run's kernel durations (quantiles).
 set -u
 out=${1:?usage: bash ci/gpu-checks/varlen_steady.sh OUTDIR}
 mkdir -p "$out/logs" && out=$(cd "$out" && pwd) || exit 2
@@ -32,18 +34,36 @@ def rows(tag):
         return []
     lines = [l for l in open(files[0]) if not l.startswith("#")]
     return list(csv.DictReader(lines))
-print("process   dist=1 step ms (min..max, n)      MHz    dist=3 step ms (min..max, n)      MHz   ratio")
+def num(row, key):  # NaN where the column is absent (a build before the clock probe) or empty
+    try:
+        return float(row.get(key) or "nan")
+    except ValueError:
+        return float("nan")
+print("%-9s %-33s %6s %6s   %-33s %6s %6s   %-6s  %s" % (
+    "process", "dist=1 step ms (min..max, n)", "NVML", "kernel", "dist=3 step ms (min..max, n)",
+    "NVML", "kernel", "raw", "per-cycle (MHz: NVML's mean, the kernel's probe)"))
+raws, cycles = [], []
 for tag in sorted(os.listdir(out)):
     r = [x for x in rows(tag) if x["variant"] == "varlen" and x["causal"] == "0"]
     by = {x["dist"]: x for x in r}
     if "1" not in by or "3" not in by:
         continue
     a, b = by["1"], by["3"]
-    ratio = float(a["tflops_useful"]) / float(b["tflops_useful"])
-    f = lambda x: "%.4f (%.4f..%.4f, %s)" % (float(x["step_ms"]), float(x["step_ms_min"]),
-                                           float(x["step_ms_max"]), x["steps_timed"])
-    print("%-9s %-33s %6s    %-33s %6s   %.4f" % (tag, f(a), a["sm_clock_mhz"][:6], f(b),
-                                                 b["sm_clock_mhz"][:6], ratio))
+    ratio = num(a, "tflops_useful") / num(b, "tflops_useful")
+    per_cycle = ratio / (num(a, "sm_clock_kernel_mhz") / num(b, "sm_clock_kernel_mhz"))
+    raws.append(ratio)
+    cycles.append(per_cycle)
+    f = lambda x: "%.4f (%.4f..%.4f, %s)" % (num(x, "step_ms"), num(x, "step_ms_min"),
+                                           num(x, "step_ms_max"), x["steps_timed"])
+    print("%-9s %-33s %6.1f %6.1f   %-33s %6.1f %6.1f   %.4f  %.4f" % (
+        tag, f(a), num(a, "sm_clock_mhz"), num(a, "sm_clock_kernel_mhz"), f(b),
+        num(b, "sm_clock_mhz"), num(b, "sm_clock_kernel_mhz"), ratio, per_cycle))
+for name, v in (("raw TFLOP/s ratio", raws), ("per-cycle ratio (claim 1)", cycles)):
+    v = [x for x in v if x == x]
+    if len(v) >= 2:
+        print("%-26s over %2d processes: min %.4f max %.4f, spread (max-min)/median %.2f %%, "
+              "stdev %.4f" % (name, len(v), min(v), max(v),
+                              100 * (max(v) - min(v)) / statistics.median(v), statistics.stdev(v)))
 try:
     ev = json.load(open(os.path.join(out, "traced.json")))
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev

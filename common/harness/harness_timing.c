@@ -83,6 +83,7 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row)
     }
     double t0 = uf_mono_s();
     t0_us = uf_realtime_ns() / 1000u;
+    r->ctx.timing = 1;      /* the timed steps only: cleared at out_sampler */
     do {
         UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, r->ctx.stream), out_sampler);
         for (int i = 0; i < r->repeat; i++) {
@@ -113,6 +114,7 @@ int uf_h_timing_pass(run *r, int variant, uf_row *row)
     row->steps_timed = n_times;
 
 out_sampler:
+    r->ctx.timing = 0;
     t1_us = uf_realtime_ns() / 1000u;
     for (int k = 0; k < n_ranks; k++)
         if (sampling[k])

@@ -106,6 +106,10 @@ typedef struct uf_ctx {
     const double *axis;         /* values at the current point, in the scenario's axis order */
     uint64_t seed;              /* --seed, for setup's inputs */
     int quick;                  /* --quick */
+    int timing;                 /* 1 while the timing pass runs its timed steps (not its warm-up,
+                                 * nor verify, the trace or the counters pass): for a scenario
+                                 * that measures something of its own over exactly those steps
+                                 * (varlen_attention: the SM clock its kernel counts); else 0 */
     const uf_ceilings *ceilings;/* the machine's measured ceilings; NaN where unknown */
     void *state;                /* the scenario's, set by setup */
     char reason[UF_REASON_LEN]; /* why a callback returned UF_SKIP / UF_USAGE / UF_ERR */

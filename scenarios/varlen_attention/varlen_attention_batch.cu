@@ -66,9 +66,11 @@ void va_free_variant(va_state *st)
     cudaFree(st->d_o);
     cudaFree(st->d_seqs);
     cudaFree(st->d_items);
+    cudaFree(st->d_probe);
     st->d_q = st->d_k = st->d_v = st->d_o = NULL;
     st->d_seqs = NULL;
     st->d_items = NULL;
+    st->d_probe = NULL;
     st->active = -1;
 }
 

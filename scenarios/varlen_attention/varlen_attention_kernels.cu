@@ -541,15 +541,62 @@ __device__ __forceinline__ void va_merge_parts(float *scratch, float (*o_acc)[VA
     }
 }
 
+/* ---- the clock probe (va_clock_probe) -------------------------------------------------------- */
+
+/* The GPU's nanosecond timer, the same on every SM. */
+__device__ __forceinline__ unsigned long long va_globaltimer_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* At the block's start, by thread 0 where there is a probe: the SM's cycle counter and the
+ * timer, kept in shared memory (16 bytes) rather than in registers across the kernel, which has
+ * none to spare. One predicated PTX block, no branch: written in C (a branch on thread 0, the
+ * same reads and store), it changed ptxas's register allocation of the 32-row kernel from 32 to
+ * 72 bytes of spill stores and 16 to 92 of spill loads, some inside the key-tile loop; this way
+ * its spills are the unprobed kernel's (nvcc 13.0, -Xptxas -v, sm_90). */
+__device__ __forceinline__ void va_probe_start(const va_clock_probe *probe,
+                                               volatile unsigned long long *s_start)
+{
+    const unsigned addr = (unsigned)__cvta_generic_to_shared((const void *)s_start);
+    asm volatile("{\n\t.reg .pred p;\n\t.reg .u32 t;\n\t.reg .u64 c, g;\n\t"
+                 "mov.u32 t, %%tid.x;\n\tsetp.eq.u32 p, t, 0;\n\t"
+                 "setp.ne.and.u64 p, %1, 0, p;\n\t"
+                 "@p mov.u64 c, %%clock64;\n\t@p mov.u64 g, %%globaltimer;\n\t"
+                 "@p st.shared.v2.u64 [%0], {c, g};\n\t}" :: "r"(addr), "l"(probe));
+}
+
+/* At the block's end, once every warp is done (the barrier: uniform, as probe is): the block's
+ * spans added to the probe. With the start's, four special-register reads, a shared store and
+ * two atomics per block of ~70-200 us. */
+__device__ __forceinline__ void va_probe_end(va_clock_probe *probe,
+                                             const volatile unsigned long long *s_start)
+{
+    if (!probe)
+        return;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned long long cycles = (unsigned long long)clock64();
+        const unsigned long long ns = va_globaltimer_ns();
+        atomicAdd(&probe->cycles, cycles - s_start[0]);
+        atomicAdd(&probe->ns, ns - s_start[1]);
+    }
+}
+
 /* Block = one item (sequence, query tile) × one head; blockIdx.x = item · heads + head, items
- * sorted by cost, most expensive first. Q, K, V, O: [token, head, VA_HEAD_DIM] bf16. */
+ * sorted by cost, most expensive first. Q, K, V, O: [token, head, VA_HEAD_DIM] bf16. probe:
+ * NULL, or the clock probe this launch's blocks add to. */
 template <int R>
 __global__ void __launch_bounds__(VA_THREADS, VA_MIN_BLOCKS_PER_SM)
 va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__restrict__ k,
                     const __nv_bfloat16 *__restrict__ v, __nv_bfloat16 *__restrict__ o,
                     const va_seq *__restrict__ seqs, const va_item *__restrict__ items, int heads,
-                    int causal, float scale_log2)
+                    int causal, float scale_log2, va_clock_probe *probe)
 {
+    __shared__ volatile unsigned long long s_probe_start[2];
+    va_probe_start(probe, s_probe_start);
     extern __shared__ __align__(16) unsigned char va_smem[];
     __nv_bfloat16 *s_q = (__nv_bfloat16 *)va_smem;                  /* [BLOCK_M][STRIDE] */
     __nv_bfloat16 *s_k = s_q + VA_BLOCK_M(R) * VA_SMEM_STRIDE;         /* [2][BLOCK_N][STRIDE] */
@@ -648,6 +695,7 @@ va_attention_kernel(const __nv_bfloat16 *__restrict__ q, const __nv_bfloat16 *__
     if (n_tiles > 0 && part == 0)
         va_warp_store<R>(o, s_q + R * group * VA_SMEM_STRIDE, seq.offset, seq.computed_len, heads,
                          head, o_acc, l_run, lane, row0);
+    va_probe_end(probe, s_probe_start);
 }
 
 /* ---- the fp32 reference --------------------------------------------------------------------- */
@@ -774,12 +822,12 @@ cudaError_t va_kernel_attributes(int rows)
 void va_launch_attention(int rows, unsigned blocks, cudaStream_t stream, const __nv_bfloat16 *q,
                          const __nv_bfloat16 *k, const __nv_bfloat16 *v, __nv_bfloat16 *o,
                          const va_seq *seqs, const va_item *items, int heads, int causal,
-                         float scale_log2)
+                         float scale_log2, va_clock_probe *probe)
 {
     if (rows == 32)
         va_attention_kernel<32><<<blocks, VA_THREADS, VA_SMEM_BYTES(32), stream>>>(
-            q, k, v, o, seqs, items, heads, causal, scale_log2);
+            q, k, v, o, seqs, items, heads, causal, scale_log2, probe);
     else
         va_attention_kernel<16><<<blocks, VA_THREADS, VA_SMEM_BYTES(16), stream>>>(
-            q, k, v, o, seqs, items, heads, causal, scale_log2);
+            q, k, v, o, seqs, items, heads, causal, scale_log2, probe);
 }

@@ -71,6 +71,16 @@ typedef struct va_item {
     int q_tile;
 } va_item;
 
+/* The clock probe: the SM clock as the attention kernel's own blocks count it. Where the launch
+ * passes one, thread 0 of each block reads the SM's cycle counter (clock64) and the GPU's
+ * nanosecond timer (%globaltimer) at the block's start and, after a barrier, at its end, and adds
+ * the two spans here: cycles / ns is the SM clock in GHz, weighted by block time, over the
+ * launches that passed it. Zero it before; NULL: no probe (no barrier, no atomics). */
+typedef struct va_clock_probe {
+    unsigned long long cycles;
+    unsigned long long ns;
+} va_clock_probe;
+
 /* ---- the tile count: one function for the kernel's loop bounds and the FLOP count --------- */
 
 /* Key tiles warp `warp` (of `rows` rows) of query tile `q_tile` computes: none when all its rows
@@ -120,12 +130,12 @@ cudaError_t va_kernel_attributes(int rows);
 
 /* Enqueues the fused attention forward of `rows` (16 or 32) query rows per warp on `stream`:
  * `blocks` = items x heads blocks of VA_THREADS threads, VA_SMEM_BYTES(rows) of dynamic shared
- * memory. Q, K, V, O: [token, head, VA_HEAD_DIM] bf16. The launch's status is
- * cudaGetLastError's. */
+ * memory. Q, K, V, O: [token, head, VA_HEAD_DIM] bf16. `probe`: the clock probe to add to
+ * (va_clock_probe), or NULL. The launch's status is cudaGetLastError's. */
 void va_launch_attention(int rows, unsigned blocks, cudaStream_t stream, const __nv_bfloat16 *q,
                          const __nv_bfloat16 *k, const __nv_bfloat16 *v, __nv_bfloat16 *o,
                          const va_seq *seqs, const va_item *items, int heads, int causal,
-                         float scale_log2);
+                         float scale_log2, va_clock_probe *probe);
 
 /* The fp32 reference: one warp per (sequence, real query row, head), VA_REF_WARPS warps per
  * block; writes ref_out and folds max |out-ref|, max |ref| and the non-finite count of o into

@@ -58,6 +58,9 @@ int va_begin_variant(uf_ctx *ctx, int variant)
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_o, tensor_bytes), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_seqs, seqs_bytes), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_items, items_bytes), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMalloc((void **)&st->d_probe, sizeof *st->d_probe), out_free);
+    UF_CUDA_OR_GOTO(rc, cudaMemsetAsync(st->d_probe, 0, sizeof *st->d_probe, ctx->stream),
+                    out_free);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_seqs, p->seqs, seqs_bytes, cudaMemcpyHostToDevice,
                                         ctx->stream), out_free);
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_items, p->items, items_bytes, cudaMemcpyHostToDevice,

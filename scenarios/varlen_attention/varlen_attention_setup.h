@@ -16,7 +16,7 @@ int va_prepare_kernel(uf_ctx *ctx, va_state *st);
 int va_fill_inputs(uf_ctx *ctx, va_state *st, int variant, uint64_t seed);
 
 /* The scenario's begin_variant and end_variant: the variant's Q, K, V, O, sequence table and
- * block list on the device, inputs from ctx->seed; and their release. */
+ * block list on the device, inputs from ctx->seed, the clock probe zeroed; and their release. */
 int va_begin_variant(uf_ctx *ctx, int variant);
 int va_end_variant(uf_ctx *ctx, int variant);
 

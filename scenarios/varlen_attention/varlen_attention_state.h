@@ -35,6 +35,9 @@ typedef struct va_state {
     __nv_bfloat16 *d_q, *d_k, *d_v, *d_o;
     va_seq *d_seqs;
     va_item *d_items;
+    /* the clock probe of the timing pass's timed steps (va_clock_probe): zeroed by
+     * begin_variant, added to by the kernel while ctx->timing is set, read by describe */
+    va_clock_probe *d_probe;
     double variant_bytes;
     /* reference, shared by the variants */
     int *d_cu_real;
