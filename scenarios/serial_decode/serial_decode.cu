@@ -110,10 +110,11 @@ int sd_capture(sd_state *st, int variant, int only_gemv, cudaStream_t stream,
     int rc = UF_OK, enqueued;
     cudaError_t ended;
     cudaGraph_t graph = NULL;
+    const sd_model one = sd_sequence_view(&st->m, 0);    /* batch 1: sequence 0 alone */
     *exec = NULL;
     UF_CUDA_OR_GOTO(rc, cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), out);
     enqueued = variant == V_BATCHED ? sd_enqueue_batched(st, stream)
-                                    : sd_enqueue_ops(&st->m, only_gemv, stream);
+                                    : sd_enqueue_ops(&one, only_gemv, stream);
     ended = cudaStreamEndCapture(stream, &graph);   /* even after a failed launch */
     UF_STATUS_OR_GOTO(rc, enqueued, out_graph);
     UF_CUDA_OR_GOTO(rc, ended, out_graph);
@@ -130,8 +131,10 @@ int sd_enqueue(sd_state *st, int variant, cudaStream_t stream)
 {
     int rc = UF_OK;
     switch (variant) {
-    case V_EAGER_B1:
-        return sd_enqueue_ops(&st->m, 0, stream);
+    case V_EAGER_B1: {
+        const sd_model one = sd_sequence_view(&st->m, 0);
+        return sd_enqueue_ops(&one, 0, stream);
+    }
     case V_PERSISTENT:   /* the floor of batch 1: one kernel, the weights at the copy rate */
         return sd_launch_persistent(&st->m, &st->plan, stream);
     default:             /* graph_b1, batched */

@@ -715,6 +715,27 @@ out:
     return rc;
 }
 
+/* Sequence b's view of a model: the same weights, its own slices of every per-sequence
+ * buffer, batch 1 (the batch-1 kernels decode sequence 0 of what they are given). */
+sd_model sd_sequence_view(const sd_model *m, int b)
+{
+    sd_model v = *m;
+    const sd_shape *s = &m->s;
+    v.s.batch = 1;
+    v.cache = m->cache + sd_cache_index(s, b, 0, 0, 0, 0);
+    v.x = m->x + (size_t)b * s->d;
+    v.q = m->q + (size_t)b * s->d;
+    v.a = m->a + (size_t)b * s->d;
+    v.u = m->u + (size_t)b * s->ffn;
+    v.logits = m->logits + (size_t)b * s->vocab;
+    v.part = m->part + (size_t)b * s->kv_heads * (s->cache / SD_CHUNK) * SD_PART_FLOATS;
+    v.tok = m->tok + b;
+    v.attn_count = m->attn_count + (size_t)b * s->kv_heads;
+    v.amax_part = m->amax_part + (size_t)b * sd_argmax_blocks(s);
+    v.amax_count = m->amax_count + b;
+    return v;
+}
+
 int sd_launch_embed(const sd_model *m, cudaStream_t stream)
 {
     void *args[] = {(void *)m};

@@ -80,6 +80,11 @@ static inline UF_HOST_DEVICE int sd_phases(const sd_shape *s)
     return 4 * s->layers + 1;
 }
 
+/* Sequence b's view of a model: the same weights, its own slices of every per-sequence buffer,
+ * batch 1. The batch-1 variants decode sequence 0's view: a kernel whose grid spans the batch
+ * (embedding, attention, argmax) must not run all SD_BATCH sequences for one token. */
+sd_model sd_sequence_view(const sd_model *m, int b);
+
 /* x[b] = embed[tok[b]] (fp32), every sequence. */
 int sd_launch_embed(const sd_model *m, cudaStream_t stream);
 /* Batch 1: phase ph's matrix times its input (RMSNorm of x, the attention output or the MLP

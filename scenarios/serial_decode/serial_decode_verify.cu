@@ -60,27 +60,6 @@ static void decode_free(decode_out *o)
     o->tok = NULL;
 }
 
-/* Sequence b's view of a model: the same weights, its own slices of every per-sequence
- * buffer, batch 1 (the batch-1 kernels decode sequence 0 of what they are given). */
-static sd_model sequence_view(const sd_model *m, int b)
-{
-    sd_model v = *m;
-    const sd_shape *s = &m->s;
-    v.s.batch = 1;
-    v.cache = m->cache + sd_cache_index(s, b, 0, 0, 0, 0);
-    v.x = m->x + (size_t)b * s->d;
-    v.q = m->q + (size_t)b * s->d;
-    v.a = m->a + (size_t)b * s->d;
-    v.u = m->u + (size_t)b * s->ffn;
-    v.logits = m->logits + (size_t)b * s->vocab;
-    v.part = m->part + (size_t)b * s->kv_heads * (s->cache / SD_CHUNK) * SD_PART_FLOATS;
-    v.tok = m->tok + b;
-    v.attn_count = m->attn_count + (size_t)b * s->kv_heads;
-    v.amax_part = m->amax_part + (size_t)b * sd_argmax_blocks(s);
-    v.amax_count = m->amax_count + b;
-    return v;
-}
-
 /* `steps` steps from the state sd_model_restart drew: eager_b1's launches on `eager` (a
  * model or a sequence's view), else the variant's step. Before each step every logit of
  * `full` is poisoned (NaN); after it, the logits and token of sequences seqs[0..n) into out. */
@@ -149,7 +128,7 @@ static int verify_anchor(uf_ctx *ctx, sd_state *st, uint64_t seed, double *err)
         UF_STATUS_OR_GOTO(rc, sd_model_alloc(&anchor, &s, ctx->device), out);
         UF_STATUS_OR_GOTO(rc, sd_model_fill(&anchor, seed, ctx->stream), out);
     }
-    view = sequence_view(own ? &st->m : &anchor, 0);
+    view = sd_sequence_view(own ? &st->m : &anchor, 0);
     want = (double *)malloc((size_t)steps * s.vocab * sizeof *want);
     inputs = (int *)malloc((size_t)steps * sizeof *inputs);
     if (!want || !inputs || decode_alloc(&got, steps, s.vocab) != UF_OK) {
@@ -202,7 +181,7 @@ static int verify_against_eager(uf_ctx *ctx, sd_state *st, int variant, uint64_t
             goto out;
         }
     for (int i = 0; i < n; i++) {   /* eager_b1 decoding each sequence alone */
-        const sd_model view = sequence_view(&st->m, seqs[i]);
+        const sd_model view = sd_sequence_view(&st->m, seqs[i]);
         UF_STATUS_OR_GOTO(rc, sd_model_restart(&st->m, seed, ctx->stream), out);
         UF_STATUS_OR_GOTO(rc, run_decode(ctx, st, &st->m, &view, V_EAGER_B1, steps, &seqs[i], 1,
                                          &ref[i]), out);
