@@ -23,7 +23,10 @@ by bucket: L = inside a launch or other CUDA call, S = inside a call that waits 
 device, H = inside no CUDA call (the framework's dispatch, Python, data loading): within 10
 points when no bucket differs by more. Only profiler truths have a split ("n/a (timing
 truth)"). --check: exit 1 unless every row ran and agrees and every split compared is within
-10 points (skipped rows do not count against it); else exit 0. Exit 2 when no OUTDIR holds a
+10 points (skipped rows do not count against it); else exit 0. Beside it, not judged: the gap
+as shares of each run's own host-wait idle, and the gap with each instrument's split rescaled
+to the plain run's step (on_plain_step: each instrument slows the host by its own cost, not
+the kernels). Exit 2 when no OUTDIR holds a
 row, or a replay cannot start."""
 import argparse
 import csv
@@ -132,6 +135,22 @@ def split_gap(ts, ds, of_idle=False):
     return max(abs(ts[k] - ds[k]) for k in keys)
 
 
+def on_plain_step(split, busy_pct, step_ms, plain_ms):
+    """An instrument's split rescaled to the plain run's step. Each instrument slows the host
+    by its own cost (the profiler in every op, the recorder in every call), so its run idles
+    more than the plain one; the kernels are not slowed, so its busy time a step is the plain
+    run's too, and the plain run's idle is 100 - busy ms / plain step ms. The buckets keep
+    their shares of the instrument's idle, scaled to that idle. None where a figure is
+    missing or the instrument's run has no idle."""
+    figs = (busy_pct, step_ms, plain_ms)
+    if not split or not all(isinstance(x, (int, float)) for x in figs) or plain_ms <= 0 or \
+            busy_pct >= 100.0:
+        return None
+    plain_idle = min(100.0, max(0.0, 100.0 - busy_pct * step_ms / plain_ms))
+    f = plain_idle / (100.0 - busy_pct)
+    return {k: v * f for k, v in split.items()}
+
+
 # ---- reading a folder --------------------------------------------------------------------------
 
 def load_json(path):
@@ -177,6 +196,7 @@ def read_rows(outdir, round_no):
              "status": row.get("status", "?"), "reason": row.get("reason", ""),
              "truth_cause": truth.get("cause") if "error" not in truth else None,
              "truth_share": truth.get("share_pct"), "truth_busy": truth.get("busy_pct"),
+             "truth_step_ms": truth.get("step_ms"),
              "truth_split": truth_split(truth) if prog.get("truth") == "profiler" else None,
              "plain_ms": step_ms_in(os.path.join(d, "plain.log")),
              "doctor_ms": step_ms_in(os.path.join(d, "doctor.txt"))}
@@ -241,6 +261,10 @@ def apply_doctor(r, doc):
     if r["truth_split"] is not None:
         r["split_gap"] = split_gap(r["truth_split"], view["split"])
         r["split_gap_idle"] = split_gap(r["truth_split"], view["split"], of_idle=True)
+        tp = on_plain_step(r["truth_split"], r["truth_busy"], r.get("truth_step_ms"),
+                           r["plain_ms"])
+        dp = on_plain_step(view["split"], view["busy_pct"], view["step_ms"], r["plain_ms"])
+        r["split_gap_plain"] = split_gap(tp, dp) if tp and dp else None
 
 
 def judge(rows, build=None, out=None, replayed=None):
@@ -276,6 +300,7 @@ COLUMNS = [
     ("agree", "agree"),
     ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
     ("split_gap", "split gap pts"), ("split_gap_idle", "gap, as shares of the idle pts"),
+    ("split_gap_plain", "gap on the plain step pts"),
     ("plain_ms", "step ms plain"),
     ("doctor_ms", "step ms doctor"), ("cost_x", "doctor cost x"), ("status", "status"),
 ]
@@ -293,7 +318,7 @@ def cell(r, key):
         return fmt(v, 2)
     if key in ("plain_ms", "doctor_ms"):
         return fmt(v, 3)
-    if key in ("split_gap", "split_gap_idle"):
+    if key in ("split_gap", "split_gap_idle", "split_gap_plain"):
         return "" if v is None else (fmt(v, 1) + ("" if v <= SPLIT_TOLERANCE_PTS else " **>10**"))
     if key == "status":
         text = v if v == "ok" else f'{v}: {r.get("reason", "")}'
@@ -313,12 +338,16 @@ def summary(rows):
                     if r["truth_cause"] == "healthy" and r.get("doctor_high")]
     gaps = [r for r in ran if r.get("split_gap") is not None]
     within = [r for r in gaps if r["split_gap"] <= SPLIT_TOLERANCE_PTS]
+    plain = [r for r in gaps if r.get("split_gap_plain") is not None]
+    plain_within = [r for r in plain if r["split_gap_plain"] <= SPLIT_TOLERANCE_PTS]
     lines = [f"- agree: {len(agreed)} of {len(judged)} programs judged"
              + (f" (disagree: {', '.join(r['program'] for r in judged if not r['agree'])})"
                 if len(agreed) < len(judged) else ""),
              f"- healthy programs with a high finding: {', '.join(healthy_high) or 'none'}",
              f"- host-wait split within {SPLIT_TOLERANCE_PTS:.0f} points: {len(within)} of "
-             f"{len(gaps)} compared (profiler truths)"]
+             f"{len(gaps)} compared (profiler truths)",
+             f"- the same, each instrument's split rescaled to the plain run's step: "
+             f"{len(plain_within)} of {len(plain)} (not judged)"]
     for status in ("failed", "not run", "skipped"):
         these = [r for r in rows if r["status"] == status]
         if these:

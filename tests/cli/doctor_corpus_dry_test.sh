@@ -192,8 +192,13 @@ check "table files written" test -s "$tmp/out/corpus.md" -a -s "$tmp/out/corpus.
 # eager_storm: truth launch_bound 62 %, doctor's main process (the longer window) launch_bound
 # high: agree; split truth L = launch 20 + other CUDA 2, S = 1, H = dispatch 40 + host 7
 # against the doctor's 25/0/40 (its fallback names): gap 7.
-check "eager_storm agrees, split within 10" \
-  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 22/1/47 | 25/0/40 | 7.0 | 7.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
+# on the plain step (2 ms): the truth's 30 % of 3 ms busy is 45 % of it, its idle 55 of 70 (x 0.786:
+# 17.3/0.8/36.9); the doctor's 33 % of 2.5 ms is 41.25 %, its idle 58.75 of 67 (x 0.877:
+# 21.9/0/35.1): 4.6 points apart, in L
+check "eager_storm agrees, split within 10, and on the plain step 4.6 apart" \
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | 22/1/47 | 25/0/40 | 7.0 | 7.0 | 4.6 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
+check "the rescaled split's count, not judged" \
+  grep -q "^- the same, each instrument's split rescaled to the plain run's step: 1 of 1 (not judged)$" "$tmp/table.md"
 check "tv_loader_w0 (starved_input) against launch_bound: disagrees; no split (timing)" \
   grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 45.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |  |" "$tmp/table.md"
 check "failed and skipped rows carry their reasons" \
@@ -223,7 +228,7 @@ mk "$t2" split_new host_bound \
 check "healthy with a high finding disagrees" grep -q "^| healthy_one |.* low_sm_fill high | 31.0 |  | \*\*no\*\* |" "$tmp/t2.md"
 # (as shares of each one's idle, 5/0/70 and 4/0/55 split alike: 0.1)
 check "the newer split object is read; a gap over 10 is marked" \
-  grep -q "^| split_new |.* host_bound high | 69.0 | high 69.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 0.1 | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
+  grep -q "^| split_new |.* host_bound high | 69.0 | high 69.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 0.1 |  | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
 check "healthy programs with a high finding named" grep -q "^- healthy programs with a high finding: healthy_one$" "$tmp/t2.md"
 # rounds: a later round's ok row replaces an earlier one; a later failure does not replace an
 # earlier ok row; --replay judges the recorded traces replayed now, the live top beside it
