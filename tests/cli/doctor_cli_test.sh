@@ -261,6 +261,12 @@ if [ -x "$build/tests/inject_loader" ] && [ -f "$build/tools/libunderfed_inject.
     env UNDERFED_DOCTOR_OUT="$work/inject" "$build/tests/inject_loader" "$build/tools/libunderfed_inject.so"
   grep -qF -- "-> $work/inject/underfed-trace." "$work/out.txt" || fail "the recorder wrote no file"
   expect 2 "no device activity recorded" "its empty records" "$tool" doctor --from "$work/inject"
+  # called twice, as a driver has done in Lightning programs: one start, one write
+  mkdir -p "$work/inject2"
+  expect 0 "inject_loader: initialized" "the recorder initialized twice" \
+    env UNDERFED_DOCTOR_OUT="$work/inject2" "$build/tests/inject_loader" "$build/tools/libunderfed_inject.so" 2
+  writes=$(grep -cF -- "-> $work/inject2/underfed-trace." "$work/out.txt")
+  [ "$writes" = 1 ] || fail "initialized twice, the recorder wrote its records $writes times (once expected)"
 else
   echo "skip: the recorder is not built here (host-only build)"
 fi
