@@ -666,10 +666,11 @@ static void os_thread_ids(void)
     }
 }
 
-/* The recorder starts once a process, at the first call. The driver has called this twice in
- * one process (the H200, 2026-12-01/02, Lightning programs, rounds 2, 3 and 5 of the corpus): the
- * second start moved the span's start 323 ms later, its subscription was refused as if another
- * profiler were attached, and its exit handler wrote the records a second time. */
+/* The recorder starts once a process, at the first call. It has been called twice in one
+ * process (the H200, 2026-12-01/02, Lightning programs, rounds 2, 3 and 5 of the corpus; by
+ * whom is not established): the second start moved the span's start 323 ms later, its
+ * subscription was refused as if another profiler were attached, and its exit handler wrote
+ * the records a second time. */
 static atomic_int started;
 
 int InitializeInjection(void)
