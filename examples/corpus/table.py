@@ -37,6 +37,8 @@ import re
 import subprocess
 import sys
 
+from truth_analysis import busy_on_plain_step
+
 TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
 SPLIT_TOLERANCE_PTS = 10.0
 RANK = {"none": 0, "moderate": 1, "high": 2}
@@ -146,8 +148,7 @@ def on_plain_step(split, busy_pct, step_ms, plain_ms):
     if not split or not all(isinstance(x, (int, float)) for x in figs) or plain_ms <= 0 or \
             busy_pct >= 100.0:
         return None
-    plain_idle = min(100.0, max(0.0, 100.0 - busy_pct * step_ms / plain_ms))
-    f = plain_idle / (100.0 - busy_pct)
+    f = (100.0 - busy_on_plain_step(busy_pct, step_ms, plain_ms)) / (100.0 - busy_pct)
     return {k: v * f for k, v in split.items()}
 
 

@@ -526,6 +526,13 @@ def finite(x):
 IDLE_CAUSES = ("launch_bound", "host_bound", "host_sync")
 
 
+def busy_on_plain_step(busy_pct, step_ms, plain_ms):
+    """The busy share of a plain run's step, from an instrumented run's busy share and step: an
+    instrument slows the host, not the kernels, so the busy time a step is the plain run's too
+    (capped at 100 %)."""
+    return min(100.0, max(0.0, busy_pct * step_ms / plain_ms))
+
+
 def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
     """The causes of a program timed against a reference run that removes one cause (a cached
     batch for a data loader), where the reference itself was profiled: without its profile,
@@ -546,8 +553,7 @@ def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
         raise TruthError("no plain or reference step time")
     frac = ref_ms / plain_ms
     prof_ms, prof_idle = ref_truth["step_ms"], ref_truth["idle_pct"]
-    busy_ms = ref_truth["busy_pct"] / 100.0 * prof_ms
-    ref_busy = min(100.0, 100.0 * busy_ms / ref_ms)
+    ref_busy = busy_on_plain_step(ref_truth["busy_pct"], prof_ms, ref_ms)
     ref_causes = {}
     for c, pct in ref_truth["cause_pct"].items():
         if c in IDLE_CAUSES:
