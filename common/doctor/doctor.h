@@ -339,7 +339,7 @@ typedef struct uf_diagnosis {
     double h2d_mean_bytes[UF_N_H2D];
     uf_doctor_vs vs;            /* against the ceilings, when compared */
     uf_finding findings[UF_N_RULES];   /* in rule order */
-    int order[UF_N_RULES];      /* findings by verdict, then share: order[0] is the top finding */
+    int order[UF_N_RULES];      /* moderate/high by share, then none: order[0] is the top */
     char note[UF_DOCTOR_NOTE_LEN]; /* the recorder's note */
 } uf_diagnosis;
 

@@ -127,7 +127,8 @@ uf_doctor_num_text uf_doctor_num(double v, int decimals);
  * (doctor_rules.c). */
 void uf_doctor_apply_rules(uf_diagnosis *d);
 
-/* d->order: high before moderate before none before cannot tell, larger share first. */
+/* d->order: the findings rated moderate or high by share of the step at stake (high first at
+ * equal shares), then those rated none by share, cannot tell last. */
 void uf_doctor_order_findings(uf_diagnosis *d);
 
 #endif

@@ -17,10 +17,12 @@ import sys
 
 import torch
 
-# BATCH 16384 (4096 in the corpus's rounds of 2026-12-01: there the host's launch work, ~2.4 ms
-# a step, exceeded the GPU's step, so the sync waited for nothing): a GPU step of several ms
-# that the host, without the sync, can run ahead of.
-BATCH, WIDTH, DEPTH = 16384, 1024, 4
+# BATCH 65536 (4096 in the corpus's rounds of 2026-12-01, 16384 on 2026-12-02): the GPU's step
+# (~24 ms expected on an H200) must exceed all of the host's work a step (its launches, ~5 ms,
+# and the log record, 5 ms on a Xeon build host), so that without the sync the host runs
+# ahead and the GPU never waits. At 16384 (a ~5.5 ms GPU step) it did not: --deferred was
+# host-bound too (busy 86 %), and the sync's cost was small and hard to tell from the host's.
+BATCH, WIDTH, DEPTH = 65536, 1024, 4
 
 
 class RunLog:
@@ -32,7 +34,7 @@ class RunLog:
                          for part in ("up", "down") for k, v in
                          (("lr_scale", 1.0), ("weight_decay", 0.01), ("frozen", False),
                           ("init_std", 0.02), ("dtype", "bfloat16"))}
-        self.settings.update({f"tag{i}": f"run-{i:04d}" for i in range(3000)})
+        self.settings.update({f"tag{i}": f"run-{i:05d}" for i in range(16000)})
 
     def add_loss(self, v):
         self.values.append(v)

@@ -1458,6 +1458,41 @@ Test(doctor_rules, verdict_thresholds)
     }
 }
 
+/* The order: reported findings (moderate, high) by the share at stake, high first at equal
+ * shares; then those rated none by share; cannot tell last. */
+Test(doctor_rules, findings_ordered_by_share_at_stake)
+{
+    static uf_diagnosis d;
+    memset(&d, 0, sizeof d);
+    for (int r = 0; r < UF_N_RULES; r++)
+        d.findings[r] = (uf_finding){.rule = r, .verdict = UF_VERDICT_NONE, .share_pct = 0.0};
+    d.findings[UF_RULE_SIMT_GEMM].verdict = UF_VERDICT_HIGH;
+    d.findings[UF_RULE_SIMT_GEMM].share_pct = 35.8;
+    d.findings[UF_RULE_ELEMENTWISE_CHAIN].verdict = UF_VERDICT_MODERATE;
+    d.findings[UF_RULE_ELEMENTWISE_CHAIN].share_pct = 37.8;
+    d.findings[UF_RULE_HOST_SYNC].verdict = UF_VERDICT_MODERATE;   /* ties with launch_bound */
+    d.findings[UF_RULE_HOST_SYNC].share_pct = 20.0;
+    d.findings[UF_RULE_LAUNCH_BOUND].verdict = UF_VERDICT_HIGH;
+    d.findings[UF_RULE_LAUNCH_BOUND].share_pct = 20.0;
+    d.findings[UF_RULE_LOW_SM_FILL].share_pct = 9.0;             /* none, above a moderate */
+    d.findings[UF_RULE_STARVED_INPUT].verdict = UF_VERDICT_MODERATE;
+    d.findings[UF_RULE_STARVED_INPUT].share_pct = 6.0;
+    d.findings[UF_RULE_DECODE_GEMV].share_pct = 1.0;
+    d.findings[UF_RULE_PADDING].verdict = UF_VERDICT_CANNOT_TELL;
+    d.findings[UF_RULE_PADDING].share_pct = NAN;
+    d.findings[UF_RULE_RECOMPUTE].verdict = UF_VERDICT_CANNOT_TELL;
+    d.findings[UF_RULE_RECOMPUTE].share_pct = NAN;
+    uf_doctor_order_findings(&d);
+    const uf_rule_id want[] = {UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_SIMT_GEMM, UF_RULE_LAUNCH_BOUND,
+                               UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_LOW_SM_FILL,
+                               UF_RULE_DECODE_GEMV};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        cr_expect_eq(d.order[i], want[i], "place %zu: %s, not %s", i,
+                     uf_doctor_rules[d.order[i]].id, uf_doctor_rules[want[i]].id);
+    cr_expect_eq(d.findings[d.order[UF_N_RULES - 1]].verdict, UF_VERDICT_CANNOT_TELL);
+    cr_expect_eq(d.findings[d.order[UF_N_RULES - 2]].verdict, UF_VERDICT_CANNOT_TELL);
+}
+
 Test(doctor_rules, kernel_name_classes)
 {
     cr_expect_str_eq(uf_doctor_memory_family("void at::native::vectorized_elementwise_kernel<4>"),
