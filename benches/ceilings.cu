@@ -24,7 +24,7 @@
 #else
 #define BENCH_HAVE_NCCL_H 0
 #endif
-#include "underfed.h"
+#include "errors.h"   /* its check macros; status.h's codes with them */
 #include "gpu_probe.h"
 #include "no_gpu_reason.h"
 #include "options.h"
