@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "results.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,11 +140,9 @@ typedef struct uf_claims_tally {
 
 uf_claims_tally uf_claims_tally_of(const uf_expectations *ex);
 
-enum { UF_CLAIMS_MET = 0, UF_CLAIMS_UNMET = 3 };  /* UF_OK and UF_UNMET of status.h */
-
-/* The verdict of a run's claims: UF_CLAIMS_UNMET when any claim FAILED, when any n/a has no
- * legitimate reason, or, with require_gpu (UNDERFED_REQUIRE_GPU=1), when any claim is n/a;
- * UF_CLAIMS_MET otherwise. */
+/* The verdict of a run's claims (status.h's codes): UF_UNMET when any claim FAILED, when any
+ * n/a has no legitimate reason, or, with require_gpu (UNDERFED_REQUIRE_GPU=1), when any claim
+ * is n/a; UF_OK otherwise. */
 int uf_claims_exit_code(uf_claims_tally t, int require_gpu);
 
 /* The "## Expectation" section: one line per claim (n/a with its reason), the counts, and

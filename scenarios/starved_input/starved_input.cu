@@ -38,7 +38,7 @@
 #include "starved_input_setup.h"      /* setup, teardown */
 #include "starved_input_verify.h"     /* verify */
 
-static_assert((int)SI_TOK_OK == (int)UF_OK && (int)SI_TOK_ERR == (int)UF_ERR,
+static_assert((int)UF_OK == (int)UF_OK && (int)UF_ERR == (int)UF_ERR,
               "tokenizer.c returns the harness's statuses");
 
 /* ---- sizes ---------------------------------------------------------------------------- */

@@ -58,7 +58,7 @@ int vocab_build(si_vocab *v, uint64_t seed, int n_words)
     v->chars = (char *)malloc((size_t)n_words * 12);
     if (!v->off || !v->len || !v->cdf || !v->chars) {
         vocab_free(v);
-        return SI_TOK_ERR;
+        return UF_ERR;
     }
     for (int i = 0; i < n_words; i++)   /* 2..11 letters, mean ~5.5 */
         v->len[i] = (uint8_t)(2 + rng_below(&rng, 4) + rng_below(&rng, 4) + rng_below(&rng, 3));
@@ -75,7 +75,7 @@ int vocab_build(si_vocab *v, uint64_t seed, int n_words)
     for (int i = 0; i < n_words; i++)
         v->cdf[i] /= total;
     v->cdf[n_words - 1] = 1.0;
-    return SI_TOK_OK;
+    return UF_OK;
 }
 
 static int pick_word(const si_vocab *v, uint64_t *rng)
@@ -215,10 +215,10 @@ int corpus_build(si_corpus *c, const si_vocab *v, uint64_t seed, int n_docs)
         c->len[d] = (uint32_t)gen_doc(v, seed, d, c->text + used, SI_MAX_DOC_BYTES);
         used += c->len[d];
     }
-    return SI_TOK_OK;
+    return UF_OK;
 out_fail:
     corpus_free(c);
-    return SI_TOK_ERR;
+    return UF_ERR;
 }
 
 /* ---- the tokenizer -------------------------------------------------------------------- */
@@ -338,7 +338,7 @@ static int train_round(si_tokenizer *t, si_train_set *w, si_pair_counts *pc, int
 int tokenizer_train(si_tokenizer *t, const si_vocab *v, int n_train, int n_merges,
                            int passes)
 {
-    int rc = SI_TOK_ERR, total = 0, at = 0, r = 0;
+    int rc = UF_ERR, total = 0, at = 0, r = 0;
     uint32_t cap_counts = 1, cap_merges = 1;
     si_train_set w;
     si_pair_counts pc;
@@ -385,7 +385,7 @@ int tokenizer_train(si_tokenizer *t, const si_vocab *v, int n_train, int n_merge
     t->pad_id = 258 + r;
     t->vocab_size = 259 + r;
     t->passes = passes;
-    rc = SI_TOK_OK;
+    rc = UF_OK;
 out_free:
     free(w.toks);
     free(w.start);
@@ -395,7 +395,7 @@ out_free:
     free(pc.counts);
     free(pc.stamp);
     free(pc.touched);
-    if (rc != SI_TOK_OK)
+    if (rc != UF_OK)
         tokenizer_free(t);
     return rc;
 }
@@ -539,9 +539,9 @@ int scratch_alloc(si_scratch *s)
     s->ids_again = (int32_t *)malloc(SI_MAX_DOC_BYTES * sizeof(int32_t));
     if (!s->norm || !s->ids || !s->ids_again) {
         scratch_free(s);
-        return SI_TOK_ERR;
+        return UF_ERR;
     }
-    return SI_TOK_OK;
+    return UF_OK;
 }
 
 /* One sequence: BOS, the document's ids truncated to seq_len - 2, EOS, then PAD. The tokenizer
@@ -556,7 +556,7 @@ int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int3
         if (again != n_ids || memcmp(s->ids, s->ids_again, (size_t)n_ids * sizeof(int32_t))) {
             snprintf(err, errlen, "tokenizer pass %d of a %d-byte document disagrees with pass 0",
                      p, n);
-            return SI_TOK_ERR;
+            return UF_ERR;
         }
     }
     int keep = n_ids < seq_len - 2 ? n_ids : seq_len - 2;
@@ -565,5 +565,5 @@ int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int3
     row[keep + 1] = t->eos_id;
     for (int i = keep + 2; i < seq_len; i++)
         row[i] = t->pad_id;
-    return SI_TOK_OK;
+    return UF_OK;
 }

@@ -1,6 +1,6 @@
 /* starved_input's CPU workload (tokenizer.c): the synthetic language, the corpus and the
  * byte-level BPE tokenizer. Plain C, usable from C and CUDA. Functions that allocate return
- * SI_TOK_OK or SI_TOK_ERR (out of memory, or passes of the tokenizer that disagree). */
+ * UF_OK or UF_ERR (out of memory, or passes of the tokenizer that disagree). */
 #ifndef SI_TOKENIZER_H
 #define SI_TOKENIZER_H
 
@@ -8,13 +8,13 @@
 #include <stdint.h>
 
 #include "random.h"
+#include "status.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The values of UF_OK and UF_ERR (underfed.h), without the harness's CUDA headers. */
-enum { SI_TOK_OK = 0, SI_TOK_ERR = 1 };
+/* Its calls return UF_OK or UF_ERR (status.h: plain C, no CUDA headers). */
 
 enum {
     SI_MAX_DOC_BYTES = 32768,   /* longest document (the log-normal tail is cut here) */

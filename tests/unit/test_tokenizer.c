@@ -18,9 +18,9 @@ typedef struct tok_fixture {
 
 static void fixture_build(tok_fixture *f, uint64_t seed, int n_merges, int n_docs)
 {
-    cr_assert_eq(vocab_build(&f->vocab, seed, 512), SI_TOK_OK);
-    cr_assert_eq(tokenizer_train(&f->tok, &f->vocab, 200, n_merges, 1), SI_TOK_OK);
-    cr_assert_eq(corpus_build(&f->corpus, &f->vocab, seed, n_docs), SI_TOK_OK);
+    cr_assert_eq(vocab_build(&f->vocab, seed, 512), UF_OK);
+    cr_assert_eq(tokenizer_train(&f->tok, &f->vocab, 200, n_merges, 1), UF_OK);
+    cr_assert_eq(corpus_build(&f->corpus, &f->vocab, seed, n_docs), UF_OK);
 }
 
 static void fixture_free(tok_fixture *f)
@@ -74,17 +74,17 @@ Test(tokenizer, no_merges_gives_bytes_between_bos_and_eos)
     si_scratch scratch = {0};
     char err[128] = "";
     int32_t row[8];
-    cr_assert_eq(vocab_build(&vocab, SEED, 64), SI_TOK_OK);
-    cr_assert_eq(tokenizer_train(&tok, &vocab, 16, 0, 1), SI_TOK_OK);
+    cr_assert_eq(vocab_build(&vocab, SEED, 64), UF_OK);
+    cr_assert_eq(tokenizer_train(&tok, &vocab, 16, 0, 1), UF_OK);
     cr_assert_eq(tok.vocab_size, 259);
-    cr_assert_eq(scratch_alloc(&scratch), SI_TOK_OK);
+    cr_assert_eq(scratch_alloc(&scratch), UF_OK);
 
-    cr_assert_eq(encode_row(&tok, "Ab c", 4, 8, row, &scratch, err, sizeof err), SI_TOK_OK);
+    cr_assert_eq(encode_row(&tok, "Ab c", 4, 8, row, &scratch, err, sizeof err), UF_OK);
     const int32_t want[8] = {256, 'a', 'b', ' ', 'c', 257, 258, 258};
     cr_assert_arr_eq(row, want, sizeof want);
 
     /* truncated to seq_len - 2 ids, then EOS */
-    cr_assert_eq(encode_row(&tok, "abcdef", 6, 4, row, &scratch, err, sizeof err), SI_TOK_OK);
+    cr_assert_eq(encode_row(&tok, "abcdef", 6, 4, row, &scratch, err, sizeof err), UF_OK);
     const int32_t cut[4] = {256, 'a', 'b', 257};
     cr_assert_arr_eq(row, cut, sizeof cut);
 
