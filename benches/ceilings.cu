@@ -25,7 +25,7 @@
 #define BENCH_HAVE_NCCL_H 0
 #endif
 #include "errors.h"   /* its check macros; status.h's codes with them */
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "no_gpu_reason.h"
 #include "options.h"
 #include "random.h"

@@ -26,7 +26,7 @@
 
 #include "clock.h"
 #include "doctor_trace.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "results.h"
 #include "status.h"
 #include "strbuf.h"

@@ -1,6 +1,6 @@
 /* The doctor's recorder's counters (libunderfed_inject.so, recorder/inject_counters.c): CUPTI PM
  * sampling (SM active, occupancy, tensor active, DRAM) through the harness's own sampler
- * (gpu_probe.h: uf_pm_open/start/stop), and NVML's utilization, SM clock and board power
+ * (instruments.h: uf_pm_open/start/stop), and NVML's utilization, SM clock and board power
  * (nvml.c), on the device of the process's first CUDA context, from its creation until it is
  * destroyed or the process exits. Whatever cannot start (another profiler holds the counters,
  * no privileges, no NVML...) leaves its series empty and says why in the counters note; the

@@ -65,7 +65,7 @@ int uf_set_err(char *err, size_t errlen, const char *fmt, ...)
     } while (0)
 
 /* The CUPTI check: on failure, turn the result into a status and reason (uf_cupti_status,
- * gpu_probe.h: UF_SKIP with "<what> unavailable: ..." where CUPTI is not available here, else
+ * instruments.h: UF_SKIP with "<what> unavailable: ..." where CUPTI is not available here, else
  * UF_ERR, reported) and jump to label. `what`: the part of underfed that called ("CUPTI
  * activity", "CUPTI PM sampling"). */
 #define UF_CUPTI_OR_GOTO(rc, what, expr, reason, reason_len, label)                        \

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "harness_run.h"
 #include "no_gpu_reason.h"
 #include "rank_exchange.h"

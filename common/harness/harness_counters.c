@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "harness_run.h"
 #include "timeline.h"
 

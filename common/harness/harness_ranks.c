@@ -3,7 +3,7 @@
  * take each rank's per-device figures. */
 #include <stdio.h>
 
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "harness_run.h"
 #include "rank_exchange.h"
 

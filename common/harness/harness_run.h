@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "launcher_env.h"
 #include "trace_export.h"
 #include "underfed.h"

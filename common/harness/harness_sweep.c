@@ -9,7 +9,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "harness_run.h"
 #include "proc_maps.h"
 

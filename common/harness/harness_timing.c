@@ -8,7 +8,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "harness_run.h"
 #include "stats.h"
 #include "timing.h"

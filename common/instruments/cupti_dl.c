@@ -7,7 +7,7 @@
 #include <string.h>
 #include "cupti_dl.h"
 #include "errors.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 
 /* Where the build's toolkit has libcupti (CMakeLists.txt defines both): its soname, found on
  * the loader's path (LD_LIBRARY_PATH, ld.so.conf; the copy a CUPTI client already loaded, if

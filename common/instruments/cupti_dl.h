@@ -5,7 +5,7 @@
  * The CUPTI modules (cupti_trace.c, pm_sampling.c) call each function through the table:
  * CUPTI(cuptiActivityEnable)(kind). Each member has the type of the function declared by the
  * CUPTI headers, so a call is checked as a direct call would be. Internal to those modules and
- * cupti_dl.c; the harness uses uf_cupti_load (gpu_probe.h). Needs common/instruments/cshim on the
+ * cupti_dl.c; the harness uses uf_cupti_load (instruments.h). Needs common/instruments/cshim on the
  * include path (cupti_profiler_host.h includes <string>). */
 #ifndef UF_CUPTI_DL_H
 #define UF_CUPTI_DL_H

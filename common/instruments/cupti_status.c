@@ -1,11 +1,11 @@
-/* CUPTI results in words (gpu_probe.h, uf_cupti_status): shared by the harness's CUPTI
+/* CUPTI results in words (instruments.h, uf_cupti_status): shared by the harness's CUPTI
  * modules and by the doctor's recorder (libunderfed_inject.so), which links no CUDA runtime;
  * so the driver is asked through libcuda, already loaded by whoever called CUPTI. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include "cupti_dl.h"
 #include "errors.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "status.h"
 
 /* Is a CUDA driver loaded in this process (libcuda.so.1 mapped, its version non-zero)? */

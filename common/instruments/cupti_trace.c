@@ -15,7 +15,7 @@
 #include "cupti_dl.h"
 #include "cupti_records.h"
 #include "errors.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "string_intern.h"
 
 /* Host buffer handed to CUPTI per request (8-byte aligned, as CUPTI requires). */

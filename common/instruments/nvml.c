@@ -17,7 +17,7 @@
 #include <time.h>
 #include "clock.h"
 #include "errors.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 
 /* ---- the NVML declarations used -------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  * links no CUDA runtime, can use NVML through uf_nvml_open_bus_id. */
 #include <stdio.h>
 #include <cuda_runtime_api.h>
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "status.h"
 
 int uf_nvml_open(int cuda_device, uf_nvml **out, char *reason, size_t reason_len)

@@ -16,7 +16,7 @@
 #include <time.h>
 #include "cupti_dl.h" /* the CUPTI headers; needs common/instruments/cshim on the include path */
 #include "errors.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 
 /* What a failed CUPTI call of this file is part of (UF_CUPTI_OR_GOTO, errors.h). */
 #define CUPTI_WHAT "CUPTI PM sampling"

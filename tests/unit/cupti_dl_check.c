@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cupti_dl.h"
-#include "gpu_probe.h"
+#include "instruments.h"
 #include "proc_maps.h"
 #include "status.h"
 

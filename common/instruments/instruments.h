@@ -3,8 +3,8 @@
  * dlopen). Each degrades to a recorded reason, never a crash: when a feature is unavailable the
  * call returns UF_SKIP (status.h) and writes why into `reason`. On the core alone: nothing
  * here knows the harness (common/instruments/, underfed_instruments). */
-#ifndef UF_GPU_PROBE_H
-#define UF_GPU_PROBE_H
+#ifndef UF_INSTRUMENTS_H
+#define UF_INSTRUMENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
