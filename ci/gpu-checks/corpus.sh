@@ -8,7 +8,8 @@
 # doctor.txt, doctor.json, the doctor's trace folder, row.json; split into corpus.tar.gz.partNN
 # if it would pass 15 MiB), corpus.md and corpus.csv (the table), corpus-run.log (progress),
 # corpus-build.log. Prints the table on stdout at the end.
-# Environment: CORPUS_BUDGET_S (default 470), CORPUS_NAMES (a subset, space-separated).
+# Environment: CORPUS_BUDGET_S (default 470), CORPUS_NAMES (a subset, space-separated),
+# CORPUS_MANIFEST (another manifest: examples/heldout/heldout.json, the held-out programs).
 set -u
 out=${1:?usage: bash ci/gpu-checks/corpus.sh OUTDIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 2
@@ -33,6 +34,7 @@ mkdir -p "$work/corpus"
 trap 'echo "corpus: SIGTERM: packing what ran" >&2' TERM
 # shellcheck disable=SC2086
 python3 examples/corpus/run.py "$build" "$work/corpus" ${CORPUS_NAMES:-} \
+  ${CORPUS_MANIFEST:+--manifest "$CORPUS_MANIFEST"} \
   --log "$out/corpus-run.log" --budget-s "${CORPUS_BUDGET_S:-470}"
 rc=$?
 echo "corpus: run.py exit $rc after $(( $(date +%s) - t0 )) s" >&2

@@ -1,9 +1,11 @@
 """Run the doctor's corpus: each program plainly, under its truth instrument, and under the doctor.
 
     python3 examples/corpus/run.py BUILD_DIR OUTDIR [NAMES...] [--budget-s S] [--python PY]
+                                   [--manifest FILE]
 
-For each program of corpus.json (all, or NAMES), three processes (four with a profiled
-reference), one after another, each
+For each program of corpus.json, or of --manifest FILE (examples/heldout/heldout.json: its
+programs' files are relative to its folder), all or NAMES, three processes (four with a
+profiled reference), one after another, each
 under its own timeout, into OUTDIR/NAME/:
   plain.log    `PY PROG ARGS`: the program's own timing line (`steps N step_ms X wall_s Y`);
   truth.log    truth `profiler`: `PY truth_torch.py --out truth.json -- PROG ARGS`;
@@ -215,23 +217,30 @@ def source_commit():
         return ""
 
 
+def ref_removes(prog):
+    """The cause a timing program's reference run removes: "ref_removes" where the manifest
+    names it (a program written to be healthy, whose reference still removes one cost: more
+    steps a dispatch, say), else the cause the program was written to show."""
+    return prog.get("ref_removes", prog["cause"])
+
+
 def timing_truth(prog, plain, ref, ref_profile=None):
     """truth.json of a `timing` program from the plain and reference step times; with
     ref_profile (the reference run's own profiler truth: corpus.json's "ref_truth"), the
     reference's own causes too (truth_analysis.with_profiled_reference)."""
     scale = float(prog.get("ref_scale", 1.0))
     share = 100.0 * (1.0 - scale * ref[1] / plain[1])
+    removed = ref_removes(prog)
     truth = {"instrument": "timing", "ref_args": prog["ref_args"], "ref_scale": scale,
              "step_ms": plain[1], "ref_step_ms": ref[1], "steps": plain[0],
-             "share_pct": share, "cause_pct": {prog["cause"]: share}}
-    truth["cause"] = prog["cause"] if share >= CAUSE_MIN_PCT and prog["cause"] != "healthy" \
-        else "healthy"
+             "share_pct": share, "cause_pct": {removed: share}}
+    truth["cause"] = removed if share >= CAUSE_MIN_PCT and removed != "healthy" else "healthy"
     if prog.get("busy_from_ref"):
         truth["busy_pct"] = min(100.0, 100.0 * scale * ref[1] / plain[1])
     if ref_profile is not None:
         truth["instrument"] = "timing + the reference profiled"
         truth["removed_share_pct"] = share
-        truth.update(truth_analysis.with_profiled_reference(prog["cause"], plain[1],
+        truth.update(truth_analysis.with_profiled_reference(removed, plain[1],
                                                             scale * ref[1], ref_profile))
     return truth
 
@@ -241,7 +250,7 @@ def run_program(prog, a, checks, env, n_gpus, t0, deadline):
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    path = os.path.join(HERE, prog["file"])
+    path = os.path.join(a.manifest_dir, prog["file"])
     cmd = [a.python, path] + prog.get("args", [])
     row = {"name": prog["name"], "program": prog, "status": "ok", "reason": "", "runs": {}}
     timeout = int(prog.get("timeout_s", a.timeout_s))
@@ -342,7 +351,9 @@ def main():
     p.add_argument("--timeout-s", type=int, default=DEFAULT_TIMEOUT_S,
                    help="each process's timeout unless corpus.json sets one")
     p.add_argument("--python", default="python3")
-    p.add_argument("--manifest", default=os.path.join(HERE, "corpus.json"))
+    p.add_argument("--manifest", default=os.path.join(HERE, "corpus.json"),
+                   help="the programs to run (default corpus.json; its \"file\" entries are "
+                        "relative to the manifest's folder)")
     p.add_argument("--log", help="also append the progress lines to this file")
     a = p.parse_intermixed_args()          # NAMES may come after the options too
     if a.log:
@@ -351,6 +362,7 @@ def main():
     deadline = t0 + a.budget_s
     with open(a.manifest) as f:
         programs = json.load(f)["programs"]
+    a.manifest_dir = os.path.dirname(os.path.abspath(a.manifest))   # its programs' folder
     known = {q["name"] for q in programs}
     unknown = [n for n in a.names if n not in known]
     if unknown:

@@ -27,13 +27,14 @@ check() {   # check WHAT COND...: COND is a command; prints ok/FAIL
 # 1. the truth's analysis
 check "truth analysis unit tests" python3 "$src/tests/unit/corpus_truth_test.py"
 
-# 2. the manifest
-check "corpus.json is consistent" python3 - "$corpus" << 'PY'
+# 2. the manifests: corpus.json and the held-out programs' (examples/heldout/heldout.json)
+manifest_check=$(cat << 'PY'
 import json, os, sys
-d = sys.argv[1]
+path, least = sys.argv[1], int(sys.argv[2])
+d = os.path.dirname(path)
 rules = {"launch_bound", "host_bound", "host_sync", "starved_input", "comm_exposed",
          "elementwise_chain", "low_sm_fill", "simt_gemm", "decode_gemv", "healthy"}
-progs = json.load(open(os.path.join(d, "corpus.json")))["programs"]
+progs = json.load(open(path))["programs"]
 names = [p["name"] for p in progs]
 bad = [n for n in names if names.count(n) > 1]
 for p in progs:
@@ -48,15 +49,20 @@ for p in progs:
         bad.append(f"{p['name']}: truth {p['truth']}")
     if p["truth"] == "timing" and not p.get("ref_args"):
         bad.append(f"{p['name']}: timing truth without ref_args")
+    if p.get("ref_removes", "launch_bound") not in rules - {"healthy"}:
+        bad.append(f"{p['name']}: ref_removes {p['ref_removes']}")
     lo, hi = p["expect_share_pct"]
     if not 0 <= lo <= hi <= 100:
         bad.append(f"{p['name']}: expect_share_pct")
-if len(progs) < 20:
+if len(progs) < least:
     bad.append(f"only {len(progs)} programs")
 if bad:
-    print("corpus.json:", bad, file=sys.stderr)
+    print(os.path.basename(path) + ":", bad, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+)
+check "corpus.json is consistent" python3 -c "$manifest_check" "$corpus/corpus.json" 20
+check "heldout.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout/heldout.json" 5
 
 # 3. run.py with stand-ins. The stand-in python3 answers import checks ($STUB_MISSING fails),
 # the GPU count, truth_torch.py (a made-up truth) and programs (a timing line; the reference
@@ -88,7 +94,8 @@ prog=$(basename "$1")
 [ "$prog" = "${STUB_FAIL:-}" ] && { echo "Traceback: boom" >&2; exit 1; }
 if [ -n "${STUB_HANG:-}" ]; then echo $$ > "$STUB_HANG"; exec sleep 60; fi
 case " $* " in
-  *" --cached-batch "*|*" --no-host-work "*) echo "steps 10 step_ms 1.000 wall_s 1.00" ;;
+  *" --cached-batch "*|*" --no-host-work "*|*" --steps-per-call "*)
+    echo "steps 10 step_ms 1.000 wall_s 1.00" ;;
   *) printf 'Epoch 0:  50%%|###  | 5/10\rEpoch 0: 100%%|#####| 10/10\r'   # a progress bar
      echo "steps 10 step_ms 2.000 wall_s 1.00" ;;
 esac
@@ -165,6 +172,18 @@ ok = (abs(t["removed_share_pct"] - 50.0) < 1e-9 and t["cause"] == "starved_input
       t["instrument"] == "timing + the reference profiled")
 sys.exit(0 if ok else 1)' "$tmp/out/tv_loader_w0/truth.json"
 check "the profiled reference ran as a fourth process" test -s "$tmp/out/tv_loader_w0/ref_truth.log"
+# another manifest: its programs from its own folder; a healthy program whose reference removes
+# a cost ("ref_removes") gets that cause when the cost is 15 % or more (here half the step)
+run "$stub/build" "$tmp/held" jax_cnn --manifest "$src/examples/heldout/heldout.json" 2> /dev/null
+check "--manifest: exit 0" test $? -eq 0
+check "--manifest: the program from the manifest's folder" \
+  grep -q "examples/heldout/jax_cnn.py" "$tmp/held/jax_cnn/plain.log"
+check "ref_removes: a healthy program's reference that halves the step says launch_bound" \
+  "$real_python" -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+sys.exit(0 if t["cause"] == "launch_bound" and abs(t["share_pct"] - 50.0) < 1e-9 else 1)' \
+  "$tmp/held/jax_cnn/truth.json"
 for f in plain.log truth.log doctor.txt doctor.json row.json; do
   check "eager_storm/$f written" test -s "$tmp/out/eager_storm/$f"
 done
