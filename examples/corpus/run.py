@@ -341,6 +341,28 @@ def run_program(prog, a, checks, env, n_gpus, t0, deadline):
     return finish("ok", "")
 
 
+def read_manifest(path):
+    """(programs, "") from a manifest, or ([], why) when it cannot be read or an entry lacks
+    a field the runner needs."""
+    try:
+        with open(path) as f:
+            programs = json.load(f)["programs"]
+    except (OSError, ValueError) as e:
+        return [], f"cannot read it ({e})"
+    except (KeyError, TypeError):
+        return [], 'no "programs" list'
+    if not isinstance(programs, list):
+        return [], 'no "programs" list'
+    for i, q in enumerate(programs):
+        missing = [k for k in ("name", "file", "cause", "truth", "args")
+                   if not isinstance(q, dict) or k not in q]
+        if missing:
+            return [], f"program {i + 1} has no {', '.join(missing)}"
+        if q["truth"] == "timing" and not q.get("ref_args"):
+            return [], f"{q['name']}: a timing truth needs ref_args"
+    return programs, ""
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("build_dir")
@@ -360,8 +382,10 @@ def main():
         LOG_FILES.append(open(a.log, "a"))
     t0 = time.time()
     deadline = t0 + a.budget_s
-    with open(a.manifest) as f:
-        programs = json.load(f)["programs"]
+    programs, why = read_manifest(a.manifest)
+    if why:
+        print(f"run.py: {a.manifest}: {why}", file=sys.stderr)
+        return 2
     a.manifest_dir = os.path.dirname(os.path.abspath(a.manifest))   # its programs' folder
     known = {q["name"] for q in programs}
     unknown = [n for n in a.names if n not in known]

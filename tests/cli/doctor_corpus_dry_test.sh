@@ -144,6 +144,18 @@ run "$stub/nobuild" "$tmp/x" tv_loader_w0 2> /dev/null
 check "no build: exit 2" test $? -eq 2
 run "$stub/build" "$tmp/x" no_such_program 2> /dev/null
 check "unknown program: exit 2" test $? -eq 2
+run "$stub/build" "$tmp/x" --manifest "$tmp/no-such.json" 2> "$tmp/m.err"
+check "a manifest that is not there: exit 2 with the reason" \
+  bash -c "test $? -eq 2 && grep -q 'cannot read it' '$tmp/m.err'"
+echo '{"programs": [{"name": "x", "file": "x.py", "cause": "healthy", "truth": "timing", "args": []}]}' \
+  > "$tmp/bad.json"
+run "$stub/build" "$tmp/x" --manifest "$tmp/bad.json" 2> "$tmp/m.err"
+check "a timing program without ref_args: exit 2 with the reason" \
+  bash -c "test $? -eq 2 && grep -q 'needs ref_args' '$tmp/m.err'"
+echo '[1, 2]' > "$tmp/bad.json"
+run "$stub/build" "$tmp/x" --manifest "$tmp/bad.json" 2> "$tmp/m.err"
+check "a manifest without its list: exit 2 with the reason" \
+  bash -c "test $? -eq 2 && grep -q 'no \"programs\" list' '$tmp/m.err'"
 
 # (the names both before and after the options: the device script once put them after)
 STUB_GPUS=1 STUB_MISSING=lightning STUB_FAIL=torch_chain.py \
