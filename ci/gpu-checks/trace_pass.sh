@@ -2,9 +2,9 @@
 # The claims read from the trace pass that failed once in three quick runs at eec9f4e (issue
 # #29, docs/ci.md): starved_input's workers=8 busy (66.8 % in one run) and host_sync's deferred
 # at host_pct=30 (idle_host 4.9 %, busy 3.1 points down). starved_input's workers now take the
-# staging buffer given back longest ago and their batch number after its copy's wait (not yet
-# measured: expected, workers=8 busy >= 98.9 % in every run); host_sync is not changed, and
-# these runs say whether its flake recurs. Expected wall time ~3.5 min after the build: ten
+# staging buffer given back longest ago and their batch number after its copy's wait (never
+# worse by a model of the pipeline, which does not explain the 66.8 % run: does it recur?);
+# host_sync is not changed: does its flake recur? Expected wall time ~3.5 min after the build: ten
 # quick runs of each (~6 s and ~11 s a run), the ceilings once.
 #   bash ci/gpu-checks/trace_pass.sh OUTDIR        (from the repository root)
 # Writes OUTDIR/repeat/ (ci/repeat.sh's runs and claims.txt) and prints the claims table and,

@@ -58,8 +58,8 @@ static void pipeline_fail(si_pipeline *p, const char *msg)
  * the pipeline stops. The oldest: its copy to the device was enqueued first and is the first
  * done, so the producer waits least for it. (The lowest-numbered free slot, as before, could be
  * the one given back last, whose copy runs only once the GPU has reached it: with the host
- * steps ahead, a producer waited that long while holding the next batch number, and the GPU
- * starved on it. #29: workers=8 read 66.8 % busy in one trace pass of three.) */
+ * steps ahead, a producer waited that long while holding the next batch number, and near the
+ * producers' capacity the GPU starved on it; scenario README, "workers".) */
 static int claim_slot(si_pipeline *p, si_slot **slot_out, int *pending_out)
 {
     si_slot *slot = NULL;
