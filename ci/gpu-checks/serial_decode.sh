@@ -11,8 +11,8 @@
 # Writes OUTDIR/{logs,quick1..3,full,sweep,sweep2,trace,sanitize,bulk,splits8,sanitize8}/ and
 # prints a summary table on stdout.
 # SDEC_SHORT=1: the claims and the kernels only (~90 s after the build): SDEC_QUICK_RUNS quick
-# runs (default 3, 2 when short), the trace and memcheck; no full run, no sweeps, no second
-# build (bulk copies, 8 attention splits).
+# runs (default 3, 2 when short), the trace, memcheck and Nsight Compute at 256 and 4096 (~10 s
+# each); no full run, no sweeps, no second build (bulk copies, 8 attention splits).
 set -u
 out=${1:?usage: bash ci/gpu-checks/serial_decode.sh OUTDIR}
 short=${SDEC_SHORT:-0}
@@ -90,6 +90,19 @@ san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 step sanitize 150 "$san" --tool memcheck --error-exitcode 1 "$bin" --quick \
   ${variants[@]+"${variants[@]}"} --repeat 1 --warmup 1 --no-counters --no-trace --no-expect \
   --sweep d_model=256 --out "$out/sanitize"
+# Each kernel alone (Nsight Compute, kernels serialized): eager_b1's second step at d = 256 and
+# at 4096 (83 kernels a step: skip the first step's, take the second's): duration, DRAM bytes
+# read, DRAM throughput. At 256 the batch-1 kernels cost ~2.5 us each replayed, an empty node
+# 0.51 us: which part of a kernel is its fixed cost.
+ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for d in 256 4096; do
+  [ -x "$ncu_bin" ] || break
+  step ncu$d 120 "$ncu_bin" --clock-control none --cache-control none --print-units base \
+    --kernel-name regex:'sd_(attention|argmax|embed|gemv)' --launch-skip 83 --launch-count 83 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+    --csv "$bin" --quick --variant eager_b1 --sweep d_model=$d --no-trace --no-counters \
+    --no-expect --repeat 2 --out "$out/ncu$d"
+done
 
 # Two compile-time variants in one second build (they touch different kernels): the
 # persistent kernel's ring filled by bulk copies (TMA, one per 2 KiB stage; p_bulk = 1 in its
@@ -176,6 +189,28 @@ for path in glob.glob(f'{out}/*/*/ceilings.csv')[:1]:
             print('ceiling', line.strip()[:120])
 # per-kernel durations from the traces: mean us per kernel name and process section (under
 # programmatic dependent launch a kernel starts in its predecessor's tail: an upper bound)
+# Nsight Compute's per-kernel means (each kernel alone, serialized)
+for d in (256, 4096):
+    try:
+        rows = list(csv.reader(open(f'{out}/logs/ncu{d}.log')))
+        first = next(i for i, r in enumerate(rows) if r and r[0] == 'ID')   # ncu's header
+        head = {k: i for i, k in enumerate(rows[first])}
+        agg = collections.defaultdict(lambda: collections.defaultdict(list))
+        for r in rows[first + 1:]:
+            if len(r) == len(head) and r[head['ID']].isdigit():
+                try:
+                    v = float(r[head['Metric Value']].replace(',', ''))
+                except ValueError:
+                    continue
+                agg[r[head['Kernel Name']][:32]][r[head['Metric Name']]].append(v)
+        print(f'\n== ncu at d = {d}: kernel, count, mean ns, mean DRAM bytes read, mean DRAM %')
+        for k, m in agg.items():
+            mean = lambda key: sum(m[key]) / len(m[key]) if m[key] else float('nan')
+            print(f'{k:32s} {len(m["gpu__time_duration.sum"]):4d} '
+                  f'{mean("gpu__time_duration.sum"):10.0f} {mean("dram__bytes_read.sum"):14.0f} '
+                  f'{mean("dram__throughput.avg.pct_of_peak_sustained_elapsed"):6.1f}')
+    except Exception as e:
+        print(f'ncu at d = {d}: not read:', e)
 for run in ('trace', 'splits8'):
     try:
         t = json.load(open(f'{out}/{run}/sd.json'))
