@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The claims read from the trace pass that failed once in three quick runs at eec9f4e (issue
 # #29, docs/ci.md): starved_input's workers=8 busy (66.8 % in one run) and host_sync's deferred
-# at host_pct=30 (idle_host 4.9 %, busy 3.1 points down). starved_input's workers now take the
-# staging buffer given back longest ago and their batch number after its copy's wait (never
-# worse by a model of the pipeline, which does not explain the 66.8 % run: does it recur?);
-# host_sync is not changed: does its flake recur? Expected wall time ~3.5 min after the build: ten
+# at host_pct=30 (idle_host 4.9 %, busy 3.1 points down); each held 8 of 8 when its variant ran
+# alone. Does either recur in whole runs, and in which run (the per-run lines below: whether
+# the trace pass or the timing pass moved)? Expected wall time ~3.5 min after the build: ten
 # quick runs of each (~6 s and ~11 s a run), the ceilings once.
 #   bash ci/gpu-checks/trace_pass.sh OUTDIR        (from the repository root)
 # Writes OUTDIR/repeat/ (ci/repeat.sh's runs and claims.txt) and prints the claims table and,

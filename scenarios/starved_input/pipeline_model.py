@@ -1,5 +1,5 @@
-"""A model of the `workers` variant's pipeline (starved_input_pipeline.cu), to compare how a
-producer picks its staging buffer: GPU busy % over a long run, per choice.
+"""A model of the `workers` variant's pipeline (starved_input_pipeline.cu), to compare two ways a
+producer could pick its staging buffer: GPU busy % over a long run, per choice.
 
     python3 scenarios/starved_input/pipeline_model.py [--workers N] [--gpu-ms G]
                                                       [--batch-ms P ...] [--jitter J]
@@ -9,8 +9,9 @@ producer needs P ms (uniformly jittered by +-J) to make a batch; the host takes 
 soon as it and every earlier one are ready, enqueues its copy (which runs as its step starts)
 and gives the buffer back at once: the host runs ahead without limit, as in the trace pass.
 A producer may refill a buffer only once that buffer's last copy has run.
-  old: the lowest-numbered free buffer, the batch number taken at once (before 2026-12-02);
-  new: the buffer given back longest ago, the batch number taken after the wait.
+  old: the lowest-numbered free buffer, the batch number taken at once (what the pipeline does);
+  new: the buffer given back longest ago, the batch number taken after the wait (modelled
+       only, not adopted: README, "workers").
 Prints, per P and choice, the GPU busy % (min-max over 5 seeds). A model: what it leaves out
 (the host's own time, copy time, the OS) it cannot show."""
 import argparse

@@ -34,7 +34,6 @@ typedef struct si_pipeline {
     pthread_cond_t free_cv;     /* a slot became FREE, or the pipeline stops */
     int sync_ready;             /* lock and condition variables initialized */
     int64_t next_produce, next_consume;
-    uint64_t released;          /* slots given back so far (the next one's freed_seq) */
     int stop, failed;
     char err[UF_REASON_LEN];    /* the first failure */
     int64_t cpu_ns, batches;    /* producers' CPU time, batches produced */
@@ -54,20 +53,15 @@ static void pipeline_fail(si_pipeline *p, const char *msg)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* The free slot given back longest ago, waiting for one if none is free. Returns 0, or 1 when
- * the pipeline stops. The oldest: its copy to the device was enqueued first and is the first
- * done, so the producer waits least for it. (The lowest-numbered free slot, as before, could be
- * the one given back last, whose copy runs only once the GPU has reached it: with the host
- * steps ahead, a producer waited that long while holding the next batch number, and near the
- * producers' capacity the GPU starved on it; scenario README, "workers".) */
-static int claim_slot(si_pipeline *p, si_slot **slot_out, int *pending_out)
+/* A free slot and the next batch number, waiting for a slot if none is free. Returns 0, or 1
+ * when the pipeline stops. */
+static int claim_slot(si_pipeline *p, si_slot **slot_out, int64_t *batch_out, int *pending_out)
 {
     si_slot *slot = NULL;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        for (int i = 0; i < p->n_slots; i++)
-            if (p->slots[i].state == SI_SLOT_FREE &&
-                (!slot || p->slots[i].freed_seq < slot->freed_seq))
+        for (int i = 0; i < p->n_slots && !slot; i++)
+            if (p->slots[i].state == SI_SLOT_FREE)
                 slot = &p->slots[i];
         if (slot)
             break;
@@ -75,6 +69,7 @@ static int claim_slot(si_pipeline *p, si_slot **slot_out, int *pending_out)
     }
     if (slot) {
         slot->state = SI_SLOT_FILLING;
+        *batch_out = p->next_produce++;
         *pending_out = slot->copy_pending;
         slot->copy_pending = 0;
     }
@@ -83,11 +78,8 @@ static int claim_slot(si_pipeline *p, si_slot **slot_out, int *pending_out)
     return slot ? 0 : 1;
 }
 
-/* Wait until the slot's last copy is done, then take the next batch number, produce the batch
- * into the slot and publish it. The number is taken after the wait, so that no batch waits
- * behind another slot's copy. Returns UF_OK, UF_ERR (the pipeline failed), or UF_SKIP when it
- * stopped during the wait (the slot is left as it is: nothing consumes it any more). */
-static int fill_slot(si_pipeline *p, si_slot *slot, int pending, si_scratch *s)
+/* Wait until the slot's last copy is done, produce the batch into it, and publish it. */
+static int fill_slot(si_pipeline *p, si_slot *slot, int64_t batch, int pending, si_scratch *s)
 {
     char err[UF_REASON_LEN];
     if (pending && p->device >= 0) {
@@ -99,12 +91,6 @@ static int fill_slot(si_pipeline *p, si_slot *slot, int pending, si_scratch *s)
             return UF_ERR;
         }
     }
-    pthread_mutex_lock(&p->lock);
-    const int stopped = p->stop;
-    const int64_t batch = p->next_produce++;
-    pthread_mutex_unlock(&p->lock);
-    if (stopped)
-        return UF_SKIP;
     const uint64_t cpu0_ns = uf_thread_cpu_ns();
     if (produce_batch(&p->src, batch, slot->ids, s, err, sizeof err) != UF_OK) {
         pipeline_fail(p, err);
@@ -126,6 +112,7 @@ static void *worker_main(void *arg)
     si_worker *w = (si_worker *)arg;
     si_pipeline *p = w->pipe;
     si_slot *slot;
+    int64_t batch;
     int pending;
     if (p->device >= 0) {   /* the events belong to this device's context */
         cudaError_t e = cudaSetDevice(p->device);
@@ -137,8 +124,8 @@ static void *worker_main(void *arg)
             return NULL;
         }
     }
-    while (claim_slot(p, &slot, &pending) == 0)
-        if (fill_slot(p, slot, pending, &w->scratch) != UF_OK)
+    while (claim_slot(p, &slot, &batch, &pending) == 0)
+        if (fill_slot(p, slot, batch, pending, &w->scratch) != UF_OK)
             break;
     return NULL;
 }
@@ -174,7 +161,6 @@ void pipeline_release(si_pipeline *p, si_slot *slot, int copy_recorded)
     pthread_mutex_lock(&p->lock);
     slot->state = SI_SLOT_FREE;
     slot->copy_pending = copy_recorded;
-    slot->freed_seq = ++p->released;
     pthread_cond_signal(&p->free_cv);
     pthread_mutex_unlock(&p->lock);
 }

@@ -19,9 +19,6 @@ typedef struct si_slot {
     int32_t *ids;               /* rows * seq_len ids: pinned (page-locked) host memory */
     cudaEvent_t copied;         /* recorded on the copy stream after the copy out of ids */
     int copy_pending;           /* `copied` was recorded and no producer has waited on it */
-    uint64_t freed_seq;         /* when it was last given back, in the consumer's order: the
-                                 * copies run in that order, so the oldest free slot's is the
-                                 * first done */
     int state;
     int64_t batch;              /* which batch ids holds (READY, HELD) */
 } si_slot;
