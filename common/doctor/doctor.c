@@ -120,6 +120,19 @@ int uf_doctor_is_graph_launch(const char *api_name)
                                 strncmp(api_name, "cuGraphLaunch", 13) == 0);
 }
 
+int uf_doctor_is_alloc_call(const char *api_name)
+{
+    static const char *const allocs[] = {
+        "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister",
+        "cudaMemPoolTrimTo", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
+        "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",
+        "cuMemSetAccess", "cuMemAddressReserve", "cuMemAddressFree", "cuMemPoolTrimTo", NULL};
+    for (int i = 0; api_name != NULL && allocs[i] != NULL; i++)
+        if (strncmp(api_name, allocs[i], strlen(allocs[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* A call that may have waited while the device ran dry: a runtime call other than those that
  * never wait (the calls the timeline's drains_per_step weighs), or a driver call that may
  * wait. */
@@ -220,12 +233,14 @@ static int index_calls(uf_doctor_work *w)
                 outer->kind = kind[a->api];
             if (outer->work == UF_WORK_NONE)
                 outer->work = work[a->api];
+            outer->alloc |= (uint8_t)uf_doctor_is_alloc_call(t->apis[a->api].name);
             if (a->end_ns > outer->end_ns)
                 outer->end_ns = a->end_ns;
         } else {
             uint8_t graph = (uint8_t)uf_doctor_is_graph_launch(t->apis[a->api].name);
+            uint8_t alloc = (uint8_t)uf_doctor_is_alloc_call(t->apis[a->api].name);
             w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api],
-                                             work[a->api], graph};
+                                             work[a->api], graph, alloc};
         }
         w->call_of_api[a->api] = m - 1;
     }

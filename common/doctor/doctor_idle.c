@@ -14,9 +14,10 @@
  *      below over the gap's last part (what the host would have kept the device waiting for
  *      anyway);
  *   3. otherwise, moment by moment: inside that work's launch call (and after it, until the
- *      work starts) or another launch call: launch; inside a call that may wait for the
- *      device: sync; inside a host-to-device copy's call: input; inside another call: other
- *      CUDA calls; inside no call: dispatch when the thread's stretch between two calls is at
+ *      work starts) or another launch call: launch; inside a call that allocates, frees or
+ *      pins memory (uf_doctor_is_alloc_call): the allocator; inside a call that may wait for
+ *      the device: sync; inside a host-to-device copy's call: input; inside another call:
+ *      other CUDA calls; inside no call: dispatch when the thread's stretch between two calls is at
  *      most its dispatch bound (uf_doctor_dispatch_ns: 100 us, or 4x its typical time before
  *      a launch where that is longer: a framework's per-launch cost), else the host's own work,
  *      input where the first device work the thread launches after it is a copy to the
@@ -36,7 +37,8 @@
 #include "doctor_internal.h"
 
 enum {
-    PART_LAUNCH, PART_DISPATCH, PART_INPUT, PART_WORK, PART_API, PART_SYNC, PART_DEVICE, N_PART
+    PART_LAUNCH, PART_DISPATCH, PART_INPUT, PART_WORK, PART_API, PART_ALLOC, PART_SYNC,
+    PART_DEVICE, N_PART
 };
 
 /* The parts' time, and for the own-work parts (input, work) the time their thread ran and
@@ -114,10 +116,12 @@ static int next_work_is_copy(const uf_doctor_call *c, size_t n, size_t k)
     return 0;
 }
 
-/* The part of a moment inside a call of this kind. */
-static int part_of_call(uint8_t kind)
+/* The part of a moment inside this call. */
+static int part_of_call(const uf_doctor_call *c)
 {
-    return kind == UF_CALL_LAUNCH ? PART_LAUNCH
+    uint8_t kind = c->kind;
+    return c->alloc               ? PART_ALLOC
+           : kind == UF_CALL_LAUNCH ? PART_LAUNCH
            : kind == UF_CALL_WAIT ? PART_SYNC
            : kind == UF_CALL_H2D  ? PART_INPUT
                                   : PART_API;
@@ -175,7 +179,7 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
         if (k < n && c[k].start_ns <= a) {             /* inside call k */
             uint64_t to = c[k].end_ns < b ? c[k].end_ns : b;
             if (parts != NULL)
-                parts->ns[part_of_call(c[k].kind)] += (double)(to - a);
+                parts->ns[part_of_call(&c[k])] += (double)(to - a);
             if (parts != NULL && c[k].kind == UF_CALL_LAUNCH && c[k].graph)
                 parts->graph_ns += (double)(to - a);
             if (raw != NULL)
@@ -240,7 +244,7 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
      * ran (the device ran dry at g0) */
     uint64_t wait = g0 - d->start_ns, len = g1 - g0;
     uint64_t sync = wait < len ? wait : len;
-    parts->ns[PART_SYNC] += (double)sync;
+    parts->ns[w->calls[w->call_of_api[d->api]].alloc ? PART_ALLOC : PART_SYNC] += (double)sync;
     split_by_host(w, call->thread_id, g1 - (len - sync), g1, call, parts, NULL);
     split_by_host(w, call->thread_id, g0, g1, call, NULL, raw);
 }
@@ -311,6 +315,22 @@ static double ran_pct(const idle_parts *p, int k, int part)
                ? p->ran_ns[k] / p->sampled_ns[k] * 100.0 : NAN;
 }
 
+/* The allocator's calls of every thread that start in the window: per step, and their time
+ * per step (what alloc_churn's evidence counts, whether or not the device waited in them). */
+static void alloc_calls(const uf_doctor_work *w, uf_diagnosis *d)
+{
+    double n = 0.0, ns = 0.0;
+    for (size_t i = 0; i < w->n_calls; i++) {
+        const uf_doctor_call *c = &w->calls[i];
+        if (!c->alloc || c->start_ns < w->dev_begin || c->start_ns >= w->dev_end)
+            continue;
+        n += 1.0;
+        ns += (double)(c->end_ns - c->start_ns);
+    }
+    d->alloc_calls_per_step = w->n_steps > 0 ? n / w->n_steps : 0.0;
+    d->alloc_ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
+}
+
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
 {
     idle_parts parts;
@@ -328,6 +348,7 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->idle_input_pct = pct[PART_INPUT];
     d->idle_work_pct = pct[PART_WORK];
     d->idle_api_pct = pct[PART_API];
+    d->idle_alloc_pct = pct[PART_ALLOC];
     d->idle_sync_pct = pct[PART_SYNC];
     d->idle_device_pct = pct[PART_DEVICE];
     d->input_ran_pct = ran_pct(&parts, 0, PART_INPUT);
@@ -343,6 +364,8 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->input_gap_pct = pct[PART_INPUT];
     d->host_gap_pct = pct[PART_WORK] + pct[PART_API];
     d->sync_gap_pct = pct[PART_SYNC];
+    d->alloc_gap_pct = pct[PART_ALLOC];
+    alloc_calls(w, d);
     d->host_in_call_pct = whole > 0.0 ? raw[RAW_IN_CALL] / whole * 100.0 : 0.0;
     d->host_in_wait_pct = whole > 0.0 ? raw[RAW_IN_WAIT] / whole * 100.0 : 0.0;
     d->host_outside_pct = whole > 0.0 ? raw[RAW_OUTSIDE] / whole * 100.0 : 0.0;

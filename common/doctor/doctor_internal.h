@@ -37,10 +37,18 @@ typedef struct uf_doctor_call {
     uint8_t kind;               /* uf_call_kind */
     uint8_t work;               /* it launched recorded device work: UF_WORK_* */
     uint8_t graph;              /* a graph launch (cudaGraphLaunch, cuGraphLaunch) */
+    uint8_t alloc;              /* it allocates, frees or pins memory (uf_doctor_is_alloc_call),
+                                 * or a call inside it does */
 } uf_doctor_call;
 
 /* Is this API call's name a graph launch? */
 int uf_doctor_is_graph_launch(const char *api_name);
+
+/* Does this API call allocate, free, map or pin memory (cudaMalloc*, cudaFree*, cudaHostAlloc,
+ * cudaHostRegister, cuMemAlloc*, cuMemFree*, cuMemCreate, cuMemMap, ...)? The allocator's
+ * calls: a free may wait for the device, an allocation asks the driver (and the OS) for
+ * memory, and both cost the host every step a program gives its memory back. */
+int uf_doctor_is_alloc_call(const char *api_name);
 
 /* What a call launched on the device: nothing recorded, a host-to-device copy, other work. */
 enum { UF_WORK_NONE = 0, UF_WORK_H2D = 1, UF_WORK_OTHER = 2 };

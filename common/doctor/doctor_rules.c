@@ -45,12 +45,21 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_BOUND] = {
         .id = "host_bound",
         .failure = "host-bound: the GPU waits while the host works outside CUDA (Python, data preparation, logging)",
-        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch nor wait (cudaMalloc, queries)",
+        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch, wait nor allocate (queries, module loading)",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
         .gain = "the GPU never waited for the host's own work",
         .scenario = "",
         .source = "the scale of starved_input, its input-side case: the host's time between launches of a few % is a loop's own cost"},
+    [UF_RULE_ALLOC_CHURN] = {
+        .id = "alloc_churn",
+        .failure = "allocator churn: the GPU waits while the host allocates and frees device memory every step (cudaMalloc, cudaFree: torch.cuda.empty_cache(), a pool turned off, buffers made per step)",
+        .share = "device idle while the submitting thread was inside a call that allocates, frees or pins memory, and after a drain that returned in a free (cudaFree waits for the device)",
+        .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "keep device memory across steps: no torch.cuda.empty_cache() or frees in the loop, buffers allocated once and reused, a caching or stream-ordered pool (PyTorch's caching allocator, CuPy's memory pool, cudaMallocAsync)",
+        .gain = "the host never allocated or freed memory inside the step",
+        .scenario = "host_sync malloc_free (its fix: pool)",
+        .source = "the scale of host_sync: the host held in the driver while the device has nothing to run, as in a sync; on the H200 (2026-12-02) a PyTorch MLP calling empty_cache() a step spent 52 % of it on the ~19 cudaMalloc and ~19 cudaFree that follow (examples/heldout/empty_cache.py)"},
     [UF_RULE_COMM_EXPOSED] = {
         .id = "comm_exposed",
         .failure = "unoverlapped all-reduce: communication runs after the compute instead of under it",
@@ -169,6 +178,7 @@ static const char *const reductions[] = {"reduce_kernel", "DeviceReduce", "Devic
 static const char *const indexing[] = {"index_select", "indexSelect", "index_elementwise",
                                        "indexing_backward", "index_put", "gather", "scatter",
                                        "embedding_backward", NULL};
+static const char *const foreach_optim[] = {"multi_tensor_apply", NULL};
 static const char *const triton_fused[] = {"triton_poi_", "triton_red_", "triton_per_", NULL};
 static const char *const cupy[] = {"^cupy_", NULL};
 static const char *const xla[] = {"^loop_", "^input_", "^wrapped_", "^fusion", NULL};
@@ -186,6 +196,9 @@ static const struct memory_family {
     {"softmax", "a max, a sum and a scale over each row", softmax},
     {"reductions", "one read per element (sum, mean, the loss)", reductions},
     {"index, gather and scatter", "a read and a write per index (embeddings, indexing)", indexing},
+    {"PyTorch foreach and fused optimizers", "each parameter, gradient and optimizer state read "
+     "and written once per step (multi_tensor_apply: Adam, SGD, AMP's unscale, grad norms)",
+     foreach_optim},
     {"Triton pointwise and reductions", "torch.compile's fused kernels (triton_poi_, "
      "triton_red_, triton_per_): a chain of them is what the compiler left unfused",
      triton_fused},
@@ -457,6 +470,10 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
     set_finding(d, UF_RULE_HOST_BOUND, d->host_gap_pct, 1,
                 "%.1f %% of the step idle while the host worked outside CUDA (%s), %.1f %% in "
                 "other CUDA calls", d->idle_work_pct, ran, d->idle_api_pct);
+    set_finding(d, UF_RULE_ALLOC_CHURN, d->alloc_gap_pct, 1,
+                "%.1f %% of the step idle while the host allocated or freed memory; %.1f "
+                "allocator calls/step (cudaMalloc, cudaFree, ...), %.3f ms/step in them",
+                d->alloc_gap_pct, d->alloc_calls_per_step, d->alloc_ms_per_step);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];

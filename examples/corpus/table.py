@@ -105,14 +105,15 @@ def doctor_view(doc):
 # ---- the truth ---------------------------------------------------------------------------------
 
 def truth_split(truth):
-    """The profiler truth's host-state split in the doctor's three buckets: L = inside a launch
-    or other CUDA call, S = inside a call that waits, H = inside no CUDA call (the framework's
+    """The profiler truth's host-state split in the doctor's three buckets: L = inside a launch,
+    an allocation or other CUDA call, S = inside a call that waits (frees too), H = inside no CUDA call (the framework's
     dispatch and everything else); {} for a truth without one (timing)."""
     s = truth.get("split_pct")
     if not isinstance(s, dict):
         return {}
-    return {"launch": s.get("launch_call", 0.0) + s.get("other_cuda", 0.0),
-            "sync": s.get("sync_call", 0.0),
+    return {"launch": s.get("launch_call", 0.0) + s.get("other_cuda", 0.0) +
+            s.get("alloc_call", 0.0),
+            "sync": s.get("sync_call", 0.0) + s.get("free_call", 0.0),
             "host": s.get("dispatch", 0.0) + s.get("host", 0.0)}
 
 

@@ -20,15 +20,18 @@ Over the window (all figures in % of the window, which is N steps):
   doing (its CUDA calls and PyTorch ops on that thread): inside a launch call (cudaLaunchKernel,
   cuLaunchKernel, cudaGraphLaunch, an asynchronous copy or memset that returned before its
   transfer ended) `launch_call`; inside a call that waits for the device (any *Synchronize, a
-  blocking copy: a copy call that returned only after its transfer ended, cudaFree)
-  `sync_call`; inside another CUDA call `other_cuda`; inside a PyTorch op that submits device
+  blocking copy: a copy call that returned only after its transfer ended) `sync_call`; inside
+  a call that gives memory back (cudaFree, which waits for the device, cuMemFree, unmapping,
+  unpinning) `free_call`; inside one that asks for memory (cudaMalloc, cudaHostAlloc,
+  cuMemCreate, pinning) `alloc_call`; inside another CUDA call `other_cuda`; inside a PyTorch op that submits device
   work but outside its CUDA calls (the framework's dispatch) `dispatch`; anywhere else (Python,
   CPU-only ops, a data loader) `host`;
 - causes (share of the window at stake):
   host_sync: idle that began while a sync/blocking call was in flight (the device ran out of
     work while the host waited for it), as much of it as the host had waited in that call
     before the device ran dry (the lead the sync threw away), plus sync-call time inside other
-    idle; launch_bound: the rest of the idle where the host was launching or
+    idle; alloc_churn: the same lead where the call that drained the device was a free, plus
+    alloc_call and free_call time inside other idle; launch_bound: the rest of the idle where the host was launching or
     dispatching device work (launch_call + dispatch + other_cuda); host_bound: the rest where
     the host was outside any op (host); elementwise_chain: kernels of memory-bound ops in runs of
     >= 3 consecutive such kernels; simt_gemm: GEMM kernels with no tensor-core path (fp32
@@ -74,9 +77,10 @@ NAME_FALLBACK = [
 ]
 GEMM_CLASSES = ("gemm_tc", "gemm_simt", "gemm_misaligned", "gemm_decode")
 KERNEL_CLASSES = GEMM_CLASSES + ("memory_bound", "attention", "other", "memcpy", "memset")
-SPLIT_KEYS = ("launch_call", "dispatch", "other_cuda", "sync_call", "host")
-CAUSES = ("launch_bound", "host_bound", "host_sync", "elementwise_chain", "simt_gemm",
-          "decode_gemv")
+SPLIT_KEYS = ("launch_call", "dispatch", "other_cuda", "sync_call", "host", "alloc_call",
+              "free_call")
+CAUSES = ("launch_bound", "host_bound", "host_sync", "alloc_churn", "elementwise_chain",
+          "simt_gemm", "decode_gemv")
 
 
 class TruthError(Exception):
@@ -181,7 +185,7 @@ def _corr(rec):
 
 
 def classify_call(call, device_by_corr, tol_us=1.0):
-    """launch / sync / other for one CUDA runtime or driver call."""
+    """launch / sync / free / alloc / other for one CUDA runtime or driver call."""
     n = call["name"].lower()
     if "synchronize" in n:
         return "sync"
@@ -194,8 +198,13 @@ def classify_call(call, device_by_corr, tol_us=1.0):
         if work is not None and call["end"] >= work["end"] - tol_us:
             return "sync"                  # returned only after its transfer: it blocked
         return "launch"
-    if n.startswith(("cudafree", "cumemfree")):
-        return "sync"
+    if n.startswith(("cudafree", "cumemfree", "cudahostunregister", "cumemhostunregister",
+                     "cumemunmap", "cumemrelease", "cumemaddressfree")):
+        return "free"                      # gives memory back: cudaFree waits for the device
+    if n.startswith(("cudamalloc", "cudahostalloc", "cudahostregister", "cumemalloc",
+                     "cumemhostalloc", "cumemhostregister", "cumemcreate", "cumemmap",
+                     "cumemsetaccess", "cumemaddressreserve")):
+        return "alloc"                     # asks the driver (and the OS) for memory
     return "other"
 
 
@@ -437,6 +446,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
             launches_per_tid[c["otid"]] += 1
     main_tid = max(launches_per_tid, key=launches_per_tid.get) if launches_per_tid else None
     sync_any = Covered([(c["ts"], c["end"]) for c in calls if c["class"] == "sync"])
+    free_any = Covered([(c["ts"], c["end"]) for c in calls if c["class"] == "free"])
     starts = [d["ts"] for d in device]
     split = dict.fromkeys(SPLIT_KEYS, 0.0)
     cause_us = dict.fromkeys(CAUSES, 0.0)
@@ -455,13 +465,17 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         launch = covered(tid, "launch").within(a, b)
         sync = covered(tid, "sync").within(a, b)
         other = covered(tid, "other").within(a, b)
+        alloc = covered(tid, "alloc").within(a, b)
+        free = covered(tid, "free").within(a, b)
         cuda = covered(tid, "cuda").within(a, b)
-        scale = cuda / (launch + sync + other) if launch + sync + other > cuda > 0 else 1.0
+        parts = launch + sync + other + alloc + free
+        scale = cuda / parts if parts > cuda > 0 else 1.0
         launch, sync, other = launch * scale, sync * scale, other * scale
+        alloc, free = alloc * scale, free * scale
         op_or_cuda = covered(tid, "op_or_cuda").within(a, b)
         dispatch = max(0.0, op_or_cuda - cuda)
         host = max(0.0, length - op_or_cuda)
-        for k, v in zip(SPLIT_KEYS, (launch, dispatch, other, sync, host)):
+        for k, v in zip(SPLIT_KEYS, (launch, dispatch, other, sync, host, alloc, free)):
             split[k] += v
         # A device that ran out of work while the host waited in a sync: the host had been
         # waiting `wait` us while the device still worked, a lead the sync threw away; without
@@ -469,11 +483,17 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         # this idle is the sync's cost. The rest is what the host was doing, as elsewhere. (A
         # sync that waited for nothing, in a program whose host is slower than its device
         # anyway, costs nothing here: its idle is the host's.)
+        # A free that drained the device (cudaFree waits for it) costs the same lead, the
+        # allocator's.
         held = sync_any.at(a, tol=2.0) if a > start else None
-        cost = min(length, max(0.0, a - held[0])) if held else 0.0
-        drained_gaps += held is not None
+        held_free = free_any.at(a, tol=2.0) if a > start and held is None else None
+        drain = held or held_free
+        cost = min(length, max(0.0, a - drain[0])) if drain else 0.0
+        drained_gaps += drain is not None
         rest = (length - cost) / length if length > 0 else 0.0
-        cause_us["host_sync"] += cost + sync * rest
+        cause_us["host_sync" if held else "alloc_churn"] += cost
+        cause_us["host_sync"] += sync * rest
+        cause_us["alloc_churn"] += (alloc + free) * rest
         cause_us["launch_bound"] += (launch + dispatch + other) * rest
         cause_us["host_bound"] += host * rest
     causes = {k: 100.0 * v / win_us for k, v in cause_us.items()}

@@ -18,7 +18,8 @@ out_dir "$2"
 # (RULE must stay below moderate) or record (not judged).
 # malloc_free is judged: the recorder keeps the runtime calls that may drain (cudaFree has no
 # activity and no sync record of its own), so the timeline sees its drain as the scenario's own
-# trace pass does. The misaligned bf16 GEMM (odd_vocab) is judged by its kernel's name: cuBLAS
+# trace pass does; the doctor names it alloc_churn (the drain returned in a free, and the
+# cudaMallocs before the next launch), its fix `pool` must not be. The misaligned bf16 GEMM (odd_vocab) is judged by its kernel's name: cuBLAS
 # runs a CUTLASS tensor-op kernel named ..._align1 for it on the H200 (2026-12-01), and fp32's
 # fallback is named ..._ffma_... (CUDA-core FMAs). small_batch's one_block (one block for the
 # whole step) is judged from its grid size; micro1 (a grid that fills the SMs while each block
@@ -48,9 +49,9 @@ checkpoint_recompute store_all record recompute --sweep k=4
 host_sync item broken host_sync --sweep host_pct=30 --sweep launches=18
 host_sync sync_timing broken host_sync --sweep host_pct=30 --sweep launches=18
 host_sync pageable_copy broken host_sync --sweep host_pct=30 --sweep launches=18
-host_sync malloc_free broken host_sync --sweep host_pct=30 --sweep launches=18
+host_sync malloc_free broken alloc_churn --sweep host_pct=30 --sweep launches=18
 host_sync deferred fixed host_sync --sweep host_pct=30 --sweep launches=18
-host_sync pool fixed host_sync --sweep host_pct=30 --sweep launches=18
+host_sync pool fixed alloc_churn --sweep host_pct=30 --sweep launches=18
 tensor_alignment fp32 broken simt_gemm --sweep dim=4095
 tensor_alignment tf32 fixed simt_gemm --sweep dim=4095
 tensor_alignment odd_vocab broken simt_gemm --sweep dim=4095

@@ -182,6 +182,25 @@ class IdleSplitTest(unittest.TestCase):
         # by host state, the idle after the sync is Python, not the sync call
         self.assertGreater(r["split_pct"]["host"], r["split_pct"]["sync_call"])
 
+    def test_a_free_that_drains_and_the_next_allocation_are_the_allocators(self):
+        """empty_cache() a step: cudaFree waits while the device finishes (a drain), then the
+        next step's cudaMalloc keeps it waiting: alloc_churn, not host_sync or launch_bound."""
+        t = Trace()
+        for i in range(10):                       # GPU 40 us; free from s + 6 to s + 50 (the
+            s = 1000 + 100 * i                    # device ran dry at s + 45), malloc 40 us
+            t.op("aten::mm", s, 5, [[64, 64], [64, 64]], ["c10::BFloat16"] * 2)
+            t.launch(s + 1, 3, "nvjet_gemm", s + 5, 40)
+            t.call("cudaFree", s + 6, 44)
+            t.call("cudaMalloc", s + 52, 40)
+        t.marker(2000)
+        r = ta.analyze(t.trace(), line(10, 0.1))
+        self.assertEqual(r["cause"], "alloc_churn")
+        self.assertGreater(r["cause_pct"]["alloc_churn"], 40.0)
+        self.assertLess(r["cause_pct"]["host_sync"], 1.0)
+        self.assertLess(r["cause_pct"]["launch_bound"], 15.0)
+        self.assertGreater(r["split_pct"]["alloc_call"], 30.0)
+        self.assertAlmostEqual(r["drained_gaps_per_step"], 1.0)
+
     def test_a_sync_that_waited_for_nothing_costs_nothing(self):
         """A slow host that syncs right after a tiny kernel: the device idles for the host's
         Python, not for the sync (removing the sync would not shorten the step)."""
