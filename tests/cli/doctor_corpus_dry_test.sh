@@ -27,13 +27,13 @@ check() {   # check WHAT COND...: COND is a command; prints ok/FAIL
 # 1. the truth's analysis
 check "truth analysis unit tests" python3 "$src/tests/unit/corpus_truth_test.py"
 
-# 2. the manifests: corpus.json and the held-out programs' (examples/heldout/heldout.json)
+# 2. the manifests: corpus.json and the held-out programs' (examples/heldout*/heldout*.json)
 manifest_check=$(cat << 'PY'
 import json, os, sys
 path, least = sys.argv[1], int(sys.argv[2])
 d = os.path.dirname(path)
 rules = {"launch_bound", "host_bound", "host_sync", "starved_input", "comm_exposed",
-         "elementwise_chain", "low_sm_fill", "simt_gemm", "decode_gemv", "healthy"}
+         "elementwise_chain", "low_sm_fill", "simt_gemm", "decode_gemv", "alloc_churn", "healthy"}
 progs = json.load(open(path))["programs"]
 names = [p["name"] for p in progs]
 bad = [n for n in names if names.count(n) > 1]
@@ -63,6 +63,7 @@ PY
 )
 check "corpus.json is consistent" python3 -c "$manifest_check" "$corpus/corpus.json" 20
 check "heldout.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout/heldout.json" 5
+check "heldout2.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout2/heldout2.json" 4
 
 # 3. run.py with stand-ins. The stand-in python3 answers import checks ($STUB_MISSING fails),
 # the GPU count, truth_torch.py (a made-up truth) and programs (a timing line; the reference
