@@ -102,6 +102,16 @@ static int driver_may_wait(const char *name)
     return 0;
 }
 
+int uf_doctor_is_load_call(const char *api_name)
+{
+    static const char *const loads[] = {"cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad",
+                                        "cuLinkAdd", "cuLinkComplete", "cuLinkCreate", NULL};
+    for (int i = 0; api_name != NULL && loads[i] != NULL; i++)
+        if (strncmp(api_name, loads[i], strlen(loads[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* Driver calls that queue work or a dependency and return (uf_api_never_waits lists the
  * runtime's): launches of kernels, graphs and host functions, event records, stream waits. */
 static int driver_queues(const char *name)
@@ -234,13 +244,15 @@ static int index_calls(uf_doctor_work *w)
             if (outer->work == UF_WORK_NONE)
                 outer->work = work[a->api];
             outer->alloc |= (uint8_t)uf_doctor_is_alloc_call(t->apis[a->api].name);
+            outer->load |= (uint8_t)uf_doctor_is_load_call(t->apis[a->api].name);
             if (a->end_ns > outer->end_ns)
                 outer->end_ns = a->end_ns;
         } else {
             uint8_t graph = (uint8_t)uf_doctor_is_graph_launch(t->apis[a->api].name);
             uint8_t alloc = (uint8_t)uf_doctor_is_alloc_call(t->apis[a->api].name);
+            uint8_t load = (uint8_t)uf_doctor_is_load_call(t->apis[a->api].name);
             w->calls[m++] = (uf_doctor_call){a->start_ns, a->end_ns, a->thread, kind[a->api],
-                                             work[a->api], graph, alloc};
+                                             work[a->api], graph, alloc, load};
         }
         w->call_of_api[a->api] = m - 1;
     }

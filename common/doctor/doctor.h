@@ -113,7 +113,7 @@ typedef enum {
 /* The rules, one per failure mode. */
 typedef enum {
     UF_RULE_LAUNCH_BOUND, UF_RULE_HOST_SYNC, UF_RULE_STARVED_INPUT, UF_RULE_HOST_BOUND,
-    UF_RULE_ALLOC_CHURN, UF_RULE_COMM_EXPOSED,
+    UF_RULE_ALLOC_CHURN, UF_RULE_KERNEL_COMPILE, UF_RULE_COMM_EXPOSED,
     UF_RULE_ELEMENTWISE_CHAIN, UF_RULE_LOW_SM_FILL, UF_RULE_SIMT_GEMM, UF_RULE_DECODE_GEMV,
     UF_RULE_PADDING, UF_RULE_RECOMPUTE, UF_N_RULES
 } uf_rule_id;
@@ -255,7 +255,7 @@ typedef struct uf_diagnosis {
                                  * launched inside the steps */
     /* The device's idle time in the window by what the host thread that submitted the work
      * ending each gap was doing (pass 4, doctor_idle.c), % of the window (of n_devices x the
-     * window where the process drove several devices); the eight add up to the idle time: */
+     * window where the process drove several devices); the nine add up to the idle time: */
     double idle_launch_pct;     /* inside launch calls: that work's own (and its latency to
                                  * start), or another launch just before it */
     double idle_graph_launch_pct; /* of idle_launch, inside graph launches (a graph of many
@@ -266,9 +266,11 @@ typedef struct uf_diagnosis {
     double idle_input_pct;      /* the host's own work (longer stretches) that ended in a
                                  * host-to-device copy, and the copies' calls */
     double idle_work_pct;       /* the host's own work otherwise: Python, logging, ... */
-    double idle_api_pct;        /* inside other CUDA calls (queries, module loading, ...) */
+    double idle_api_pct;        /* inside other CUDA calls (queries, attributes, ...) */
     double idle_alloc_pct;      /* inside calls that allocate, free or pin memory (cudaMalloc,
                                  * cudaFree, ...), and after a drain in a free */
+    double idle_compile_pct;    /* inside calls that load or link device code, and the host's
+                                 * own work that ended in one (a kernel built for a new shape) */
     double idle_sync_pct;       /* after a drain (the thread's call waited while the device ran
                                  * out of work: as long as that wait, at most the gap) and
                                  * inside calls that wait for the device */
@@ -294,6 +296,9 @@ typedef struct uf_diagnosis {
     double alloc_gap_pct;       /* idle_alloc: alloc_churn's */
     double alloc_calls_per_step;  /* the allocator's calls starting in the window, a step */
     double alloc_ms_per_step;   /* their time a step (the device waiting or not) */
+    double compile_gap_pct;     /* idle_compile: kernel_compile's */
+    double load_calls_per_step; /* the calls loading device code starting in the window, a step */
+    double load_ms_per_step;    /* their time a step */
     double sync_gap_pct;        /* idle_sync: host_sync's; syncs, drains and pageable copies
                                  * per step are tl's */
     double sync_pos_pct;        /* mean position in their step where the drains returned

@@ -15,14 +15,16 @@
  *      anyway);
  *   3. otherwise, moment by moment: inside that work's launch call (and after it, until the
  *      work starts) or another launch call: launch; inside a call that allocates, frees or
- *      pins memory (uf_doctor_is_alloc_call): the allocator; inside a call that may wait for
+ *      pins memory (uf_doctor_is_alloc_call): the allocator; inside a call that loads or links
+ *      device code (uf_doctor_is_load_call): compiling; inside a call that may wait for
  *      the device: sync; inside a host-to-device copy's call: input; inside another call:
  *      other CUDA calls; inside no call: dispatch when the thread's stretch between two calls is at
  *      most its dispatch bound (uf_doctor_dispatch_ns: 100 us, or 4x its typical time before
- *      a launch where that is longer: a framework's per-launch cost), else the host's own work,
- *      input where the first device work the thread launches after it is a copy to the
- *      device (a loader's augmentation, collate and pinning, or its wait for a worker, end in
- *      the batch's copy).
+ *      a launch where that is longer: a framework's per-launch cost), else the host's own work:
+ *      compiling where the thread loads device code before it next launches work (a kernel
+ *      built for a new shape, by cuDNN, Triton, XLA or NVRTC, then loaded), else input where
+ *      the first device work the thread launches after it is a copy to the device (a loader's
+ *      augmentation, collate and pinning, or its wait for a worker, end in the batch's copy).
  * Each nanosecond of a gap is in one part, so the parts add up to the idle time. Where the
  * trace has host samples (format 4), the own-work parts also get the share of their time the
  * thread ran on a CPU. Apart from the parts, the raw state of the thread over the host-wait
@@ -37,8 +39,8 @@
 #include "doctor_internal.h"
 
 enum {
-    PART_LAUNCH, PART_DISPATCH, PART_INPUT, PART_WORK, PART_API, PART_ALLOC, PART_SYNC,
-    PART_DEVICE, N_PART
+    PART_LAUNCH, PART_DISPATCH, PART_INPUT, PART_WORK, PART_API, PART_ALLOC, PART_COMPILE,
+    PART_SYNC, PART_DEVICE, N_PART
 };
 
 /* The parts' time, and for the own-work parts (input, work) the time their thread ran and
@@ -116,11 +118,26 @@ static int next_work_is_copy(const uf_doctor_call *c, size_t n, size_t k)
     return 0;
 }
 
+/* Does the thread load device code from c[k] on, before the next call that launches recorded
+ * work (at most 256 calls)? Then its host work before c[k] built that code: a kernel compiled
+ * for a shape it had not seen (cuDNN's runtime fusion, Triton, XLA, NVRTC), loaded next. */
+static int loads_before_work(const uf_doctor_call *c, size_t n, size_t k)
+{
+    for (size_t j = k; j < n && j < k + 256; j++) {
+        if (c[j].load)
+            return 1;
+        if (c[j].work != UF_WORK_NONE)
+            return 0;
+    }
+    return 0;
+}
+
 /* The part of a moment inside this call. */
 static int part_of_call(const uf_doctor_call *c)
 {
     uint8_t kind = c->kind;
     return c->alloc               ? PART_ALLOC
+           : c->load              ? PART_COMPILE
            : kind == UF_CALL_LAUNCH ? PART_LAUNCH
            : kind == UF_CALL_WAIT ? PART_SYNC
            : kind == UF_CALL_H2D  ? PART_INPUT
@@ -195,6 +212,8 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
             raw[RAW_OUTSIDE] += (double)(to - a);
         if (parts != NULL && bounded && next - c[k - 1].end_ns <= dispatch_ns)
             parts->ns[PART_DISPATCH] += (double)(to - a);
+        else if (parts != NULL && k < n && loads_before_work(c, n, k))
+            parts->ns[PART_COMPILE] += (double)(to - a);
         else
             add_own_work(w, thread, k < n && next_work_is_copy(c, n, k) ? PART_INPUT : PART_WORK,
                          a, to, parts);
@@ -331,6 +350,22 @@ static void alloc_calls(const uf_doctor_work *w, uf_diagnosis *d)
     d->alloc_ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
 }
 
+/* The calls of every thread that load device code and start in the window: per step, and
+ * their time per step (kernel_compile's evidence). */
+static void load_calls(const uf_doctor_work *w, uf_diagnosis *d)
+{
+    double n = 0.0, ns = 0.0;
+    for (size_t i = 0; i < w->n_calls; i++) {
+        const uf_doctor_call *c = &w->calls[i];
+        if (!c->load || c->start_ns < w->dev_begin || c->start_ns >= w->dev_end)
+            continue;
+        n += 1.0;
+        ns += (double)(c->end_ns - c->start_ns);
+    }
+    d->load_calls_per_step = w->n_steps > 0 ? n / w->n_steps : 0.0;
+    d->load_ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
+}
+
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
 {
     idle_parts parts;
@@ -349,6 +384,7 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->idle_work_pct = pct[PART_WORK];
     d->idle_api_pct = pct[PART_API];
     d->idle_alloc_pct = pct[PART_ALLOC];
+    d->idle_compile_pct = pct[PART_COMPILE];
     d->idle_sync_pct = pct[PART_SYNC];
     d->idle_device_pct = pct[PART_DEVICE];
     d->input_ran_pct = ran_pct(&parts, 0, PART_INPUT);
@@ -365,7 +401,9 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->host_gap_pct = pct[PART_WORK] + pct[PART_API];
     d->sync_gap_pct = pct[PART_SYNC];
     d->alloc_gap_pct = pct[PART_ALLOC];
+    d->compile_gap_pct = pct[PART_COMPILE];
     alloc_calls(w, d);
+    load_calls(w, d);
     d->host_in_call_pct = whole > 0.0 ? raw[RAW_IN_CALL] / whole * 100.0 : 0.0;
     d->host_in_wait_pct = whole > 0.0 ? raw[RAW_IN_WAIT] / whole * 100.0 : 0.0;
     d->host_outside_pct = whole > 0.0 ? raw[RAW_OUTSIDE] / whole * 100.0 : 0.0;

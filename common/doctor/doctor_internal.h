@@ -39,6 +39,8 @@ typedef struct uf_doctor_call {
     uint8_t graph;              /* a graph launch (cudaGraphLaunch, cuGraphLaunch) */
     uint8_t alloc;              /* it allocates, frees or pins memory (uf_doctor_is_alloc_call),
                                  * or a call inside it does */
+    uint8_t load;               /* it loads or links device code (uf_doctor_is_load_call), or a
+                                 * call inside it does */
 } uf_doctor_call;
 
 /* Is this API call's name a graph launch? */
@@ -49,6 +51,12 @@ int uf_doctor_is_graph_launch(const char *api_name);
  * calls: a free may wait for the device, an allocation asks the driver (and the OS) for
  * memory, and both cost the host every step a program gives its memory back. */
 int uf_doctor_is_alloc_call(const char *api_name);
+
+/* Does this API call load or link device code (cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*,
+ * cuLink*)? In the steady window a load means a kernel the program had not run before: built
+ * for a new shape (cuDNN's runtime-compiled kernels, torch.compile's recompiles, XLA) or
+ * JIT-compiled from PTX by the driver. */
+int uf_doctor_is_load_call(const char *api_name);
 
 /* What a call launched on the device: nothing recorded, a host-to-device copy, other work. */
 enum { UF_WORK_NONE = 0, UF_WORK_H2D = 1, UF_WORK_OTHER = 2 };

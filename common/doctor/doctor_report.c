@@ -233,14 +233,15 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
             d->tl.syncs_per_step, d->tl.drains_per_step, uf_doctor_num(d->sync_pos_pct, 0).s,
             d->tl.pageable_copies_per_step);
     double idle = d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct +
-                  d->idle_work_pct + d->idle_api_pct + d->idle_alloc_pct + d->idle_sync_pct +
-                  d->idle_device_pct;
+                  d->idle_work_pct + d->idle_api_pct + d->idle_alloc_pct + d->idle_compile_pct +
+                  d->idle_sync_pct + d->idle_device_pct;
     fprintf(f, "  idle %.1f %%%s, by what the submitting thread did: in launch calls %.1f, "
                "dispatching between launches %.1f, the host's own work %.1f (of it input %.1f), "
-               "other CUDA calls %.1f, allocating and freeing memory %.1f, syncs %.1f; device-side "
-               "%.1f\n", idle, d->n_devices > 1 ? " of the devices' time" : "",
-            d->idle_launch_pct, d->idle_dispatch_pct, d->idle_input_pct + d->idle_work_pct,
-            d->idle_input_pct, d->idle_api_pct, d->idle_alloc_pct, d->idle_sync_pct,
+               "other CUDA calls %.1f, allocating and freeing memory %.1f, building and loading "
+               "kernels %.1f, syncs %.1f; device-side %.1f\n", idle,
+            d->n_devices > 1 ? " of the devices' time" : "", d->idle_launch_pct,
+            d->idle_dispatch_pct, d->idle_input_pct + d->idle_work_pct, d->idle_input_pct,
+            d->idle_api_pct, d->idle_alloc_pct, d->idle_compile_pct, d->idle_sync_pct,
             d->idle_device_pct);
     fprintf(f, "  host-wait idle %.1f %%, the submitting thread's state: in CUDA calls %.1f, in "
                "calls waiting for the device %.1f, outside CUDA %.1f\n",
@@ -336,6 +337,9 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "alloc_gap_pct", d->alloc_gap_pct);
     json_num(b, "alloc_calls_per_step", d->alloc_calls_per_step);
     json_num(b, "alloc_ms_per_step", d->alloc_ms_per_step);
+    json_num(b, "compile_gap_pct", d->compile_gap_pct);
+    json_num(b, "load_calls_per_step", d->load_calls_per_step);
+    json_num(b, "load_ms_per_step", d->load_ms_per_step);
     json_num(b, "idle_launch_call_pct", d->idle_launch_pct);
     json_num(b, "idle_graph_launch_pct", d->idle_graph_launch_pct);
     json_num(b, "idle_dispatch_pct", d->idle_dispatch_pct);
@@ -343,6 +347,7 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
     json_num(b, "idle_host_work_pct", d->idle_work_pct);
     json_num(b, "idle_cuda_other_pct", d->idle_api_pct);
     json_num(b, "idle_alloc_pct", d->idle_alloc_pct);
+    json_num(b, "idle_compile_pct", d->idle_compile_pct);
     json_num(b, "idle_sync_pct", d->idle_sync_pct);
     json_num(b, "idle_device_pct", d->idle_device_pct);
     json_num(b, "host_wait_pct", d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct);

@@ -45,7 +45,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_HOST_BOUND] = {
         .id = "host_bound",
         .failure = "host-bound: the GPU waits while the host works outside CUDA (Python, data preparation, logging)",
-        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch, wait nor allocate (queries, module loading)",
+        .share = "device idle while the submitting thread worked outside CUDA calls (stretches > 100 us between two) and launched other work than a copy to the device next, or was inside CUDA calls that neither launch, wait, allocate nor load code (queries, attributes)",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
         .gain = "the GPU never waited for the host's own work",
@@ -60,6 +60,15 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .gain = "the host never allocated or freed memory inside the step",
         .scenario = "host_sync malloc_free (its fix: pool)",
         .source = "the scale of host_sync: the host held in the driver while the device has nothing to run, as in a sync; on the H200 (2026-12-02) a PyTorch MLP calling empty_cache() a step spent 52 % of it on the ~19 cudaMalloc and ~19 cudaFree that follow (examples/heldout/empty_cache.py)"},
+    [UF_RULE_KERNEL_COMPILE] = {
+        .id = "kernel_compile",
+        .failure = "kernels compiled inside the steps: new shapes make a library or compiler build and load a kernel (cuDNN's runtime-compiled kernels, torch.compile's recompiles, XLA, the driver's JIT from PTX) while the GPU waits",
+        .share = "device idle while the submitting thread was inside a call that loads or links device code (cuModuleLoad*, cuLibraryLoad*, cuLink*), or worked outside CUDA and loaded device code before it next launched work",
+        .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
+        .fix = "keep the shapes fixed: pad to a few lengths (bucketing), torch.compile(dynamic=True) or mark_dynamic, every shape run once before the loop; a JIT cache large enough to keep the kernels (CUDA_CACHE_MAXSIZE)",
+        .gain = "no kernel were built or loaded inside the steps",
+        .scenario = "",
+        .source = "the scale of alloc_churn: the host held while the device has nothing to run; on the H200 (2026-12-02) a text classifier whose padded length changes every step (examples/heldout/text_loader.py) left the GPU idle 45-88 ms at a time while the host built kernels for new lengths, each stretch ending in cuLibraryLoadData and the new kernel (cuDNN's attention) launched after it"},
     [UF_RULE_COMM_EXPOSED] = {
         .id = "comm_exposed",
         .failure = "unoverlapped all-reduce: communication runs after the compute instead of under it",
@@ -474,6 +483,10 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 "%.1f %% of the step idle while the host allocated or freed memory; %.1f "
                 "allocator calls/step (cudaMalloc, cudaFree, ...), %.3f ms/step in them",
                 d->alloc_gap_pct, d->alloc_calls_per_step, d->alloc_ms_per_step);
+    set_finding(d, UF_RULE_KERNEL_COMPILE, d->compile_gap_pct, 1,
+                "%.1f %% of the step idle while the host built or loaded device code; %.2f "
+                "code loads/step (cuModuleLoad*, cuLibraryLoad*, ...), %.3f ms/step in them",
+                d->compile_gap_pct, d->load_calls_per_step, d->load_ms_per_step);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];

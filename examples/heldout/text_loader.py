@@ -3,10 +3,11 @@ batch of random sentences, splits and looks up their words in a vocabulary in Py
 to the longest and copies the ids to the GPU; a 4-layer Transformer encoder (d = 512, bf16
 autocast) and AdamW train on them.
 
-    python3 text_loader.py [--batch B] [--steps N] [--warmup N] [--cached-batch]
+    python3 text_loader.py [--batch B] [--steps N] [--warmup N] [--cached-batch] [--pad-to L]
 
 --cached-batch: tokenize one batch, keep it on the GPU and train on it every step (the model's
-own step time, with no input pipeline). Prints `steps N step_ms X wall_s Y` (the timed loop;
+own step time, with no input pipeline). --pad-to L: pad every batch to at least L tokens (96,
+the longest sentence: one shape for every step, the input pipeline as it is). Prints `steps N step_ms X wall_s Y` (the timed loop;
 wall_s since start)."""
 import time
 T_START = time.perf_counter()
@@ -40,10 +41,10 @@ def sentence(rng, words):
     return " ".join(rng.choice(words) for _ in range(n)) + "."
 
 
-def make_batch(rng, words, tok, batch):
+def make_batch(rng, words, tok, batch, pad_to=0):
     texts = [sentence(rng, words) for _ in range(batch)]
     ids = [tok.encode(t) for t in texts]
-    longest = max(len(x) for x in ids)
+    longest = max(max(len(x) for x in ids), pad_to)
     padded = [x + [0] * (longest - len(x)) for x in ids]
     labels = [len(t) % CLASSES for t in texts]
     return torch.tensor(padded), torch.tensor(labels)
@@ -70,6 +71,7 @@ def main():
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--cached-batch", action="store_true")
+    p.add_argument("--pad-to", type=int, default=0)
     args = p.parse_args()
     if not torch.cuda.is_available():
         print("skipped: no CUDA GPU", file=sys.stderr)
@@ -83,7 +85,7 @@ def main():
     loss_fn = torch.nn.CrossEntropyLoss()
     cached = None
     if args.cached_batch:
-        x, y = make_batch(rng, words, tok, args.batch)
+        x, y = make_batch(rng, words, tok, args.batch, args.pad_to)
         cached = (x.cuda(), y.cuda())
     model.train()
     t0 = None
@@ -94,7 +96,7 @@ def main():
         if cached:
             x, y = cached
         else:
-            x, y = make_batch(rng, words, tok, args.batch)
+            x, y = make_batch(rng, words, tok, args.batch, args.pad_to)
             x, y = x.cuda(), y.cuda()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = loss_fn(model(x), y)

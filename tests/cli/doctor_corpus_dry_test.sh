@@ -33,7 +33,7 @@ import json, os, sys
 path, least = sys.argv[1], int(sys.argv[2])
 d = os.path.dirname(path)
 rules = {"launch_bound", "host_bound", "host_sync", "starved_input", "comm_exposed",
-         "elementwise_chain", "low_sm_fill", "simt_gemm", "decode_gemv", "alloc_churn", "healthy"}
+         "elementwise_chain", "low_sm_fill", "simt_gemm", "decode_gemv", "alloc_churn", "kernel_compile", "healthy"}
 progs = json.load(open(path))["programs"]
 names = [p["name"] for p in progs]
 bad = [n for n in names if names.count(n) > 1]

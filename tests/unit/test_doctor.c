@@ -402,6 +402,18 @@ static void case_alloc_churn(sim *s)
     }
 }
 
+/* A new padded length every step: the host builds a kernel for it (cuDNN's runtime-compiled
+ * attention, a recompile), loads it, then launches the step. */
+static void case_kernel_compile(sim *s)
+{
+    for (int i = 0; i < STEPS; i++) {
+        sim_host(s, 2 * MS);
+        sim_api(s, "cuLibraryLoadData", s->host_ns + 100 * US);
+        s->host_ns += 100 * US;
+        train_kernels(s);
+    }
+}
+
 static void case_healthy(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -421,6 +433,7 @@ static const doctor_case cases[] = {
     {"starved input", case_starved_input, UF_RULE_STARVED_INPUT},
     {"host bookkeeping between steps", case_host_bookkeeping, UF_RULE_HOST_BOUND},
     {"empty_cache() every step", case_alloc_churn, UF_RULE_ALLOC_CHURN},
+    {"a kernel built for a new shape every step", case_kernel_compile, UF_RULE_KERNEL_COMPILE},
     {"sequential all-reduce", case_comm_sequential, UF_RULE_COMM_EXPOSED},
     {"bucketed all-reduce", case_comm_overlapped, -1},
     {"elementwise chain", case_elementwise, UF_RULE_ELEMENTWISE_CHAIN},
@@ -970,7 +983,8 @@ static void diagnose_sim(sim *s, uf_diagnosis *d)
 static double idle_parts_sum(const uf_diagnosis *d)
 {
     return d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct + d->idle_work_pct +
-           d->idle_api_pct + d->idle_alloc_pct + d->idle_sync_pct + d->idle_device_pct;
+           d->idle_api_pct + d->idle_alloc_pct + d->idle_compile_pct + d->idle_sync_pct +
+           d->idle_device_pct;
 }
 
 /* A DataLoader that augments in the main process (num_workers=0): the thread computes its
@@ -1219,6 +1233,40 @@ Test(doctor_idle, a_malloc_in_the_gap_is_the_allocators)
               d.alloc_calls_per_step);
     /* the raw state is unchanged: inside a CUDA call that does not wait */
     cr_expect_gt(d.host_in_call_pct, 0.9 * d.idle_alloc_pct, "%g", d.host_in_call_pct);
+}
+
+/* The host's own work that ends in loading device code is the kernel's build, the load call
+ * too; the same work followed by a launch alone stays the host's own (host_bound). */
+Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
+{
+    for (int load = 0; load <= 1; load++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            train_kernels(s);
+            s->host_ns = s->stream_free_ns[0] + 10 * US;
+            sim_host(s, 2 * MS);
+            if (load) {
+                sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+                s->host_ns += 200 * US;
+            }
+            sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
+        double built = (load ? 2200.0 : 2000.0) / step_us * 100.0;
+        double got = load ? d.idle_compile_pct : d.idle_work_pct;
+        cr_expect(got > built * (n - 1.5) / n && got < built * 1.001, "load %d: %g of %g", load,
+                  got, built);
+        cr_expect_lt(load ? d.idle_work_pct : d.idle_compile_pct, 1.0, "load %d", load);
+        cr_expect_eq(d.order[0], load ? UF_RULE_KERNEL_COMPILE : UF_RULE_HOST_BOUND, "load %d: %s",
+                     load, uf_doctor_rules[d.order[0]].id);
+        if (load)
+            cr_expect(d.load_calls_per_step > 0.9 && d.load_calls_per_step < 1.1, "%g",
+                      d.load_calls_per_step);
+    }
 }
 
 /* A pin-memory thread's calls while the main thread does its own work do not make that work
