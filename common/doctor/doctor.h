@@ -132,8 +132,13 @@ typedef struct uf_doctor_rule {
     double gate_min_pct;        /* the failure's own time as % of the step from which the rule
                                  * applies (comm_exposed: communication); NaN none */
     const char *fix;
-    const char *gain;           /* what the most a fix could gain assumes: "if ..." (the step
+    const char *gain;           /* what the gain a fix could give assumes: "if ..." (the step
                                  * without the share at stake) */
+    int host_side;              /* the share is the device waiting for the host: removing it
+                                 * can also let the host's other work run under the device's
+                                 * (more gain), and the recorder's own cost on the host is in
+                                 * it (less): "about"; else the step without the share is the
+                                 * most the fix gives ("at most") */
     const char *scenario;       /* the suite's reproduction (build/scenarios/NAME --explain),
                                  * or the example; "" none yet */
     const char *source;         /* where the thresholds come from */

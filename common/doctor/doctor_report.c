@@ -185,8 +185,11 @@ static void print_finding(FILE *f, const uf_diagnosis *d, const uf_finding *x)
         fprintf(f, "  %-18s %-11s %5.1f %% of step  %s\n", r->id, uf_doctor_verdict_name(x->verdict),
                 x->share_pct, x->evidence);
     if (x->verdict == UF_VERDICT_MODERATE || x->verdict == UF_VERDICT_HIGH) {
-        fprintf(f, "      gain: at most %.*fx faster (step %.3f -> %.3f ms) if %s\n",
-                x->gain_x < 10.0 ? 1 : 0, x->gain_x, d->step_ms, x->step_without_ms, r->gain);
+        fprintf(f, "      gain: %s %.*fx faster (step %.3f -> %.3f ms) if %s%s\n",
+                r->host_side ? "about" : "at most", x->gain_x < 10.0 ? 1 : 0, x->gain_x,
+                d->step_ms, x->step_without_ms, r->gain,
+                r->host_side ? " (more if the host's other work then runs under the device's)"
+                             : "");
         fprintf(f, "      fix: %s\n", r->fix);
         if (r->scenario[0])
             fprintf(f, "      reproduced by: %s\n", r->scenario);
@@ -391,6 +394,7 @@ void uf_doctor_json(uf_strbuf *b, const uf_diagnosis *d)
         json_str(b, "verdict", uf_doctor_verdict_name(f->verdict));
         json_num(b, "share_pct", f->share_pct);
         json_num(b, "gain_x", f->gain_x);
+        json_str(b, "gain_bound", r->host_side ? "about" : "at_most");
         json_num(b, "step_without_ms", f->step_without_ms);
         json_str(b, "evidence", f->evidence);
         json_str(b, "fix", r->fix);

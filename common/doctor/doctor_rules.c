@@ -22,6 +22,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 3.0, .high_pct = 15.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "fewer, larger kernels: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fused kernels",
         .gain = "launching cost the host nothing (no launch call or dispatch between kernels: one graph a step)",
+        .host_side = 1,
         .scenario = "launch_storm",
         .source = "issue #20: launch-bound share >= 3 % moderate, >= 15 % high"},
     [UF_RULE_HOST_SYNC] = {
@@ -31,6 +32,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep values on the device; read them after the loop or every N steps (non_blocking copy to pinned memory + event)",
         .gain = "the host never waited for the device inside the step",
+        .host_side = 1,
         .scenario = "host_sync (examples/pytorch/item_sync.py)",
         .source = "same scale as launch_bound: a stall of 10 % of every step is high"},
     [UF_RULE_STARVED_INPUT] = {
@@ -40,6 +42,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
         .gain = "each batch were on the device when the step needed it",
+        .host_side = 1,
         .scenario = "starved_input",
         .source = "starved_input's README: 20-60 % idle is the failure; 5 % is within launch noise"},
     [UF_RULE_HOST_BOUND] = {
@@ -49,6 +52,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "take that work off the critical path (DataLoader workers, prefetch, asynchronous logging) or do less of it per step (torch.compile, larger steps)",
         .gain = "the GPU never waited for the host's own work",
+        .host_side = 1,
         .scenario = "",
         .source = "the scale of starved_input, its input-side case: the host's time between launches of a few % is a loop's own cost"},
     [UF_RULE_ALLOC_CHURN] = {
@@ -58,6 +62,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep device memory across steps: no torch.cuda.empty_cache() or frees in the loop, buffers allocated once and reused, a caching or stream-ordered pool (PyTorch's caching allocator, CuPy's memory pool, cudaMallocAsync)",
         .gain = "the host never allocated or freed memory inside the step",
+        .host_side = 1,
         .scenario = "host_sync malloc_free (its fix: pool)",
         .source = "the scale of host_sync: the host held in the driver while the device has nothing to run, as in a sync; on the H200 (2026-12-02) a PyTorch MLP calling empty_cache() a step spent 52 % of it on the ~19 cudaMalloc and ~19 cudaFree that follow (examples/heldout/empty_cache.py)"},
     [UF_RULE_KERNEL_COMPILE] = {
@@ -67,6 +72,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep the shapes fixed: pad to a few lengths (bucketing), torch.compile(dynamic=True) or mark_dynamic, every shape run once before the loop; a JIT cache large enough to keep the kernels (CUDA_CACHE_MAXSIZE)",
         .gain = "no kernel were built or loaded inside the steps",
+        .host_side = 1,
         .scenario = "",
         .source = "the scale of alloc_churn: the host held while the device has nothing to run; on the H200 (2026-12-02) a text classifier whose padded length changes every step (examples/heldout/text_loader.py) left the GPU idle 45-88 ms at a time while the host built kernels for new lengths, each stretch ending in cuLibraryLoadData and the new kernel (cuDNN's attention) launched after it"},
     [UF_RULE_COMM_EXPOSED] = {
