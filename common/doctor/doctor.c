@@ -154,7 +154,8 @@ static int call_may_wait(const uf_api_call *a)
 }
 
 /* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
- * host-to-device copy record copies input; a call that launched a recorded activity without
+ * host-to-device copy record of at least UF_DOCTOR_BATCH_MIN_BYTES (or of unknown size)
+ * copies input, a smaller one launches like a kernel; a call that launched a recorded activity without
  * waiting, or made a stream wait, launches; the call of a blocking sync record waits. And
  * what each launched (UF_WORK_*) into work. */
 static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
@@ -172,7 +173,9 @@ static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
         size_t j = w->act_api[i];
         if (j == SIZE_MAX)
             continue;
-        if (uf_copy_direction(&t->acts[i]) == UF_COPY_HTOD) {
+        const uf_activity *a = &t->acts[i];
+        if (uf_copy_direction(a) == UF_COPY_HTOD &&
+            (a->bytes == 0 || a->bytes >= UF_DOCTOR_BATCH_MIN_BYTES)) {
             kind[j] = UF_CALL_H2D;
             work[j] = UF_WORK_H2D;
         } else {

@@ -38,7 +38,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_STARVED_INPUT] = {
         .id = "starved_input",
         .failure = "starved input: the step waits for the host to prepare and copy its batch",
-        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and the first device work it launched next was a host-to-device copy (the batch), or was inside that copy's call; + host-to-device copy time not under a kernel",
+        .share = "device idle while the submitting thread worked outside CUDA (stretches > 100 us between calls) and the first device work it launched next was a host-to-device copy of at least 4 KiB (the batch; a smaller one is a value), or was inside that copy's call; + host-to-device copy time not under a kernel",
         .moderate_pct = 5.0, .high_pct = 20.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "prepare batches ahead (DataLoader num_workers > 0, prefetch), pinned memory, non_blocking copies on a side stream",
         .gain = "each batch were on the device when the step needed it",

@@ -1235,6 +1235,33 @@ Test(doctor_idle, a_malloc_in_the_gap_is_the_allocators)
     cr_expect_gt(d.host_in_call_pct, 0.9 * d.idle_alloc_pct, "%g", d.host_in_call_pct);
 }
 
+/* The host's work before a copy of a few bytes (a framework's scalar, JAX's constants between
+ * its launches) is not input: a batch is at least UF_DOCTOR_BATCH_MIN_BYTES. */
+Test(doctor_idle, a_copy_of_a_few_bytes_is_not_a_batch)
+{
+    for (int big = 0; big <= 1; big++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            sim_host(s, 3 * MS);
+            sim_copy(s, 0, UF_COPY_HTOD, 0, 2 * US, 0);
+            s->acts[s->n_acts - 1].bytes = big ? UF_DOCTOR_BATCH_MIN_BYTES : 4;
+            train_kernels(s);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        if (big) {
+            cr_expect_gt(d.idle_input_pct, 10.0, "%g", d.idle_input_pct);
+            cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
+        } else {
+            cr_expect_lt(d.idle_input_pct, 0.5, "%g", d.idle_input_pct);
+            cr_expect_gt(d.idle_work_pct, 10.0, "%g", d.idle_work_pct);
+            cr_expect_eq(d.order[0], UF_RULE_HOST_BOUND, "%s", uf_doctor_rules[d.order[0]].id);
+        }
+    }
+}
+
 /* The host's own work that ends in loading device code is the kernel's build, the load call
  * too; the same work followed by a launch alone stays the host's own (host_bound). */
 Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
