@@ -334,36 +334,23 @@ static double ran_pct(const idle_parts *p, int k, int part)
                ? p->ran_ns[k] / p->sampled_ns[k] * 100.0 : NAN;
 }
 
-/* The allocator's calls of every thread that start in the window: per step, and their time
- * per step (what alloc_churn's evidence counts, whether or not the device waited in them). */
-static void alloc_calls(const uf_doctor_work *w, uf_diagnosis *d)
+/* The calls of every thread that start in the window and allocate (alloc) or load device code
+ * (!alloc): how many per step, and their time per step (what alloc_churn's and
+ * kernel_compile's evidence counts, whether or not the device waited in them). */
+static void calls_per_step(const uf_doctor_work *w, int alloc, double *per_step,
+                           double *ms_per_step)
 {
     double n = 0.0, ns = 0.0;
     for (size_t i = 0; i < w->n_calls; i++) {
         const uf_doctor_call *c = &w->calls[i];
-        if (!c->alloc || c->start_ns < w->dev_begin || c->start_ns >= w->dev_end)
+        if (!(alloc ? c->alloc : c->load) || c->start_ns < w->dev_begin ||
+            c->start_ns >= w->dev_end)
             continue;
         n += 1.0;
         ns += (double)(c->end_ns - c->start_ns);
     }
-    d->alloc_calls_per_step = w->n_steps > 0 ? n / w->n_steps : 0.0;
-    d->alloc_ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
-}
-
-/* The calls of every thread that load device code and start in the window: per step, and
- * their time per step (kernel_compile's evidence). */
-static void load_calls(const uf_doctor_work *w, uf_diagnosis *d)
-{
-    double n = 0.0, ns = 0.0;
-    for (size_t i = 0; i < w->n_calls; i++) {
-        const uf_doctor_call *c = &w->calls[i];
-        if (!c->load || c->start_ns < w->dev_begin || c->start_ns >= w->dev_end)
-            continue;
-        n += 1.0;
-        ns += (double)(c->end_ns - c->start_ns);
-    }
-    d->load_calls_per_step = w->n_steps > 0 ? n / w->n_steps : 0.0;
-    d->load_ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
+    *per_step = w->n_steps > 0 ? n / w->n_steps : 0.0;
+    *ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
 }
 
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
@@ -402,8 +389,8 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
     d->sync_gap_pct = pct[PART_SYNC];
     d->alloc_gap_pct = pct[PART_ALLOC];
     d->compile_gap_pct = pct[PART_COMPILE];
-    alloc_calls(w, d);
-    load_calls(w, d);
+    calls_per_step(w, 1, &d->alloc_calls_per_step, &d->alloc_ms_per_step);
+    calls_per_step(w, 0, &d->load_calls_per_step, &d->load_ms_per_step);
     d->host_in_call_pct = whole > 0.0 ? raw[RAW_IN_CALL] / whole * 100.0 : 0.0;
     d->host_in_wait_pct = whole > 0.0 ? raw[RAW_IN_WAIT] / whole * 100.0 : 0.0;
     d->host_outside_pct = whole > 0.0 ? raw[RAW_OUTSIDE] / whole * 100.0 : 0.0;
