@@ -14,6 +14,14 @@
 
 /* ---- the calls the recorder keeps ------------------------------------------------------------ */
 
+int uf_doctor_name_has_prefix(const char *name, const char *const *prefixes)
+{
+    for (int i = 0; name != NULL && prefixes[i] != NULL; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
 int uf_doctor_is_event_record(const char *api_name)
 {
     return api_name != NULL && strncmp(api_name, "cudaEventRecord", 15) == 0;
@@ -96,20 +104,14 @@ static int driver_may_wait(const char *name)
                                         "cuEventSynchronize", "cuMemFree", NULL};
     if (strncmp(name, "cuMemcpy", 8) == 0 || strncmp(name, "cuMemset", 8) == 0)
         return strstr(name, "Async") == NULL;
-    for (int i = 0; waits[i] != NULL; i++)
-        if (strncmp(name, waits[i], strlen(waits[i])) == 0)
-            return 1;
-    return 0;
+    return uf_doctor_name_has_prefix(name, waits);
 }
 
 int uf_doctor_is_load_call(const char *api_name)
 {
     static const char *const loads[] = {"cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad",
                                         "cuLinkAdd", "cuLinkComplete", "cuLinkCreate", NULL};
-    for (int i = 0; api_name != NULL && loads[i] != NULL; i++)
-        if (strncmp(api_name, loads[i], strlen(loads[i])) == 0)
-            return 1;
-    return 0;
+    return uf_doctor_name_has_prefix(api_name, loads);
 }
 
 /* Driver calls that queue work or a dependency and return (uf_api_never_waits lists the
@@ -118,10 +120,7 @@ static int driver_queues(const char *name)
 {
     static const char *const queues[] = {"cuLaunch", "cuGraphLaunch", "cuEventRecord",
                                          "cuStreamWaitEvent", NULL};
-    for (int i = 0; queues[i] != NULL; i++)
-        if (strncmp(name, queues[i], strlen(queues[i])) == 0)
-            return 1;
-    return 0;
+    return uf_doctor_name_has_prefix(name, queues);
 }
 
 int uf_doctor_is_graph_launch(const char *api_name)
@@ -137,10 +136,7 @@ int uf_doctor_is_alloc_call(const char *api_name)
         "cudaMemPoolTrimTo", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
         "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",
         "cuMemSetAccess", "cuMemAddressReserve", "cuMemAddressFree", "cuMemPoolTrimTo", NULL};
-    for (int i = 0; api_name != NULL && allocs[i] != NULL; i++)
-        if (strncmp(api_name, allocs[i], strlen(allocs[i])) == 0)
-            return 1;
-    return 0;
+    return uf_doctor_name_has_prefix(api_name, allocs);
 }
 
 /* A call that may have waited while the device ran dry: a runtime call other than those that
@@ -155,8 +151,8 @@ static int call_may_wait(const uf_api_call *a)
 
 /* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
  * host-to-device copy record of at least UF_DOCTOR_BATCH_MIN_BYTES (or of unknown size)
- * copies input, a smaller one launches like a kernel; a call that launched a recorded activity without
- * waiting, or made a stream wait, launches; the call of a blocking sync record waits. And
+ * copies input, a smaller one launches like a kernel; a call that launched a recorded activity
+ * without waiting, or made a stream wait, launches; the call of a blocking sync record waits. And
  * what each launched (UF_WORK_*) into work. */
 static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
 {

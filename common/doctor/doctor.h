@@ -274,7 +274,8 @@ typedef struct uf_diagnosis {
                                  * UF_DOCTOR_DISPATCH_NS between two calls of the thread: a
                                  * framework's dispatch before each launch */
     double idle_input_pct;      /* the host's own work (longer stretches) that ended in a
-                                 * host-to-device copy, and the copies' calls */
+                                 * host-to-device copy of a batch (UF_DOCTOR_BATCH_MIN_BYTES),
+                                 * and the copies' calls */
     double idle_work_pct;       /* the host's own work otherwise: Python, logging, ... */
     double idle_api_pct;        /* inside other CUDA calls (queries, attributes, ...) */
     double idle_alloc_pct;      /* inside calls that allocate, free or pin memory (cudaMalloc,
@@ -433,6 +434,8 @@ int uf_doctor_is_decode_matmul(const char *name);
 /* A GEMM kernel name whose operand alignment is 1 or 2 elements (align1, aligna2, ...): rows
  * not 16-byte aligned, the slow path of an odd leading dimension. */
 int uf_doctor_is_misaligned(const char *name);
+/* Does an API call's name start with one of the prefixes (a NULL-ended list)? 0 for NULL. */
+int uf_doctor_name_has_prefix(const char *name, const char *const *prefixes);
 /* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
 int uf_doctor_is_event_record(const char *api_name);
 /* Runtime calls that may wait for the device (cudaFree, cudaDeviceSynchronize,

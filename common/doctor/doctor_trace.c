@@ -1319,15 +1319,6 @@ int uf_trace_read_dir(const char *dir, uf_trace_file **files, int *n, char *err,
 
 /* ---- the recorder's decisions ------------------------------------------------------------ */
 
-/* Does name start with one of the prefixes? */
-static int has_prefix(const char *name, const char *const *prefixes)
-{
-    for (int i = 0; prefixes[i] != NULL; i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
-    return 0;
-}
-
 int uf_trace_api_always_kept(const char *name)
 {
     /* runtime and driver: launches, copies, memsets, event records, streams waiting for an
@@ -1339,7 +1330,7 @@ int uf_trace_api_always_kept(const char *name)
         "cuCtxDestroy", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset", NULL};
     if (name == NULL)
         return 0;
-    return has_prefix(name, prefixes) || strstr(name, "Synchronize") != NULL ||
+    return uf_doctor_name_has_prefix(name, prefixes) || strstr(name, "Synchronize") != NULL ||
            uf_doctor_is_event_record(name) || uf_doctor_may_drain(name);
 }
 
@@ -1348,7 +1339,7 @@ int uf_trace_api_submits(const char *name)
     static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
                                            "cudaMemset", "cuLaunch", "cuGraphLaunch",
                                            "cuMemcpy", "cuMemsetD", NULL};
-    return name != NULL && has_prefix(name, prefixes);
+    return uf_doctor_name_has_prefix(name, prefixes);
 }
 
 int uf_trace_api_kept(int always_kept, uint64_t start_ns, uint64_t end_ns, uint64_t min_ns)
