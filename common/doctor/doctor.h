@@ -197,6 +197,14 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * spacing (the rest: a collection or a page fault inside
                                         * a step, a pause missing where the batch was ready) */
 #define UF_DOCTOR_PAUSE_BREAKS 32      /* natural breaks tried, from the longest pause down */
+#define UF_DOCTOR_STEP_SLACK 4         /* a record once a step repeats within a quarter of its
+                                        * most frequent spacing (doctor_steps.c,
+                                        * repeating_records): the kernels a step launches
+                                        * change with its shapes (cuBLAS and the compilers pick
+                                        * one per size: a torch.compile'd GPT fed 12 sequence
+                                        * lengths on the H200 ran steps of 283 to 322 records,
+                                        * examples/heldout3/compile_dynamic.py), and a loss read
+                                        * every 100 steps adds a few records to one */
 
 /* ---- against the machine's ceilings (opt-in: underfed doctor --ceilings FILE) -------------- */
 
@@ -245,6 +253,9 @@ typedef struct uf_finding {
                                  * the share at stake, 100 / (100 - share), at most
                                  * UF_DOCTOR_GAIN_MAX (NaN: cannot tell) */
     double step_without_ms;     /* the median step without it */
+    double span_ms;             /* > 0: the share and the gain are of this span of the run, not
+                                 * of the step (kernel_compile's recompilation before the
+                                 * window: the run since its first steps) */
     char evidence[384];         /* the measured figures behind the verdict */
 } uf_finding;
 
@@ -310,6 +321,12 @@ typedef struct uf_diagnosis {
     double compile_gap_pct;     /* idle_compile: kernel_compile's */
     double load_calls_per_step; /* the calls loading device code starting in the window, a step */
     double load_ms_per_step;    /* their time a step */
+    double recompile_ms;        /* device idle while the host built or loaded device code
+                                 * after steps like the steady ones had run and before the
+                                 * window (uf_doctor_work.steps_began_ns: a recompilation the
+                                 * window leaves out as start-up); 0 none */
+    double since_steps_ms;      /* the run from those first steps to the window's end (0 none) */
+    double recompile_pct;       /* recompile_ms of since_steps_ms (per device), in % */
     double sync_gap_pct;        /* idle_sync: host_sync's; syncs, drains and pageable copies
                                  * per step are tl's */
     double sync_pos_pct;        /* mean position in their step where the drains returned

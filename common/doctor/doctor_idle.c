@@ -290,8 +290,10 @@ static int cmp_dev_act(const void *pa, const void *pb)
 
 /* Every gap of every device in the window [w->dev_begin, w->dev_end] into parts (a device's
  * idle before its first work is ended by that work; after its last, device-side); the number
- * of devices into *n_devices. 0, or -1 out of memory. */
-static int split_devices(const uf_doctor_work *w, idle_parts *parts, double *raw,
+ * of devices into *n_devices. With before (raw NULL): the same over the work launched from
+ * w->steps_began_ns up to the window, before it (a device's idle after its last work there is
+ * the window's). 0, or -1 out of memory. */
+static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts, double *raw,
                          int *n_devices)
 {
     const uf_dtrace *t = w->t;
@@ -301,7 +303,9 @@ static int split_devices(const uf_doctor_work *w, idle_parts *parts, double *raw
     size_t n = 0;
     for (size_t i = 0; i < t->n_acts; i++) {
         const uf_activity *a = &t->acts[i];
-        if (w->step_of[i] < 0)
+        if (before ? w->step_of[i] >= 0 || w->launch_ns[i] < w->steps_began_ns ||
+                         a->start_ns >= w->dev_begin
+                   : w->step_of[i] < 0)
             continue;
         v[n++] = (dev_act){a->device_id, a->start_ns, a->end_ns > a->start_ns ? a->end_ns
                                                                                : a->start_ns,
@@ -311,7 +315,7 @@ static int split_devices(const uf_doctor_work *w, idle_parts *parts, double *raw
     *n_devices = 0;
     for (size_t i = 0; i < n;) {
         uint32_t dev = v[i].device;
-        uint64_t busy_end = w->dev_begin;
+        uint64_t busy_end = before ? w->steps_began_ns : w->dev_begin;
         (*n_devices)++;
         for (; i < n && v[i].device == dev; i++) {
             if (v[i].start_ns > busy_end)
@@ -319,7 +323,7 @@ static int split_devices(const uf_doctor_work *w, idle_parts *parts, double *raw
             if (v[i].end_ns > busy_end)
                 busy_end = v[i].end_ns;
         }
-        if (w->dev_end > busy_end)
+        if (!before && w->dev_end > busy_end)
             parts->ns[PART_DEVICE] += (double)(w->dev_end - busy_end);
     }
     free(v);
@@ -353,12 +357,34 @@ static void calls_per_step(const uf_doctor_work *w, int alloc, double *per_step,
     *ms_per_step = w->n_steps > 0 ? ns / 1e6 / w->n_steps : 0.0;
 }
 
+/* The device's idle while the host built or loaded code since steps like the steady ones
+ * first ran (w->steps_began_ns, before the window), and its share of the run since then (the
+ * window's own, steady, in parts, added). 0, or -1 out of memory. */
+static int recompiled(const uf_doctor_work *w, const idle_parts *steady, uf_diagnosis *d)
+{
+    d->recompile_ms = d->since_steps_ms = d->recompile_pct = 0.0;
+    if (w->steps_began_ns >= w->dev_begin || w->dev_end <= w->dev_begin)
+        return 0;
+    idle_parts before;
+    memset(&before, 0, sizeof before);
+    int n_devices = 0;
+    if (split_devices(w, 1, &before, NULL, &n_devices) != 0)
+        return -1;
+    double devices = d->n_devices > 0 ? d->n_devices : 1;
+    double span = (double)(w->dev_end - w->steps_began_ns);
+    d->recompile_ms = before.ns[PART_COMPILE] / devices / 1e6;
+    d->since_steps_ms = span / 1e6;
+    d->recompile_pct = (before.ns[PART_COMPILE] + steady->ns[PART_COMPILE]) / (span * devices) *
+                       100.0;
+    return 0;
+}
+
 int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d)
 {
     idle_parts parts;
     memset(&parts, 0, sizeof parts);
     double raw[N_RAW] = {0, 0, 0};
-    if (split_devices(w, &parts, raw, &d->n_devices) != 0)
+    if (split_devices(w, 0, &parts, raw, &d->n_devices) != 0 || recompiled(w, &parts, d) != 0)
         return -1;
     double whole = (double)(w->dev_end - w->dev_begin) * (d->n_devices > 0 ? d->n_devices : 1);
     double pct[N_PART];

@@ -89,6 +89,10 @@ typedef struct uf_doctor_work {
     /* 2. steps */
     uint64_t *bounds;           /* step starts, n_steps + 1 entries (the last: window end) */
     int n_steps;
+    uint64_t steps_began_ns;    /* where steps like the steady ones ran first, before a stretch
+                                 * the window leaves out as start-up (a recompilation after the
+                                 * warm-up's steps): the first of an earlier chain of at least
+                                 * UF_DOCTOR_MIN_STEPS of them; UINT64_MAX none */
     /* 3. window: the harness's timeline over the steps, and from one pass over the
      * activities, the steady window's device work */
     uf_timeline tl;

@@ -68,7 +68,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_KERNEL_COMPILE] = {
         .id = "kernel_compile",
         .failure = "kernels compiled inside the steps: new shapes make a library or compiler build and load a kernel (cuDNN's runtime-compiled kernels, torch.compile's recompiles, XLA, the driver's JIT from PTX) while the GPU waits",
-        .share = "device idle while the submitting thread was inside a call that loads or links device code (cuModuleLoad*, cuLibraryLoad*, cuLink*), or worked outside CUDA and loaded device code before it next launched work",
+        .share = "device idle while the submitting thread was inside a call that loads or links device code (cuModuleLoad*, cuLibraryLoad*, cuLink*), or worked outside CUDA and loaded device code before it next launched work; where steps like the steady ones ran before a stretch the window leaves out (a recompilation after the warm-up), the same idle over the run since those steps, when that share is the larger (% of run)",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep the shapes fixed: pad to a few lengths (bucketing), torch.compile(dynamic=True) or mark_dynamic, every shape run once before the loop; a JIT cache large enough to keep the kernels (CUDA_CACHE_MAXSIZE)",
         .gain = "no kernel were built or loaded inside the steps",
@@ -357,6 +357,7 @@ static void set_finding(uf_diagnosis *d, uf_rule_id r, double share, int gate, c
     f->gain_x = isnan(left) ? NAN : left * UF_DOCTOR_GAIN_MAX <= 100.0 ? UF_DOCTOR_GAIN_MAX
                                                                        : 100.0 / left;
     f->step_without_ms = d->step_ms / f->gain_x;
+    f->span_ms = 0.0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(f->evidence, sizeof f->evidence, fmt, ap);
@@ -435,6 +436,30 @@ static void decode_gemv(uf_diagnosis *d, double step)
                 uf_doctor_num(d->dram_pct, 1).s);
 }
 
+/* kernel_compile: the steady window's idle while the host built or loaded code, or, where
+ * steps like the steady ones had run before the window and the host compiled after them (a
+ * recompilation the window leaves out as start-up), that idle's share of the run since those
+ * steps (the window's included), when it is the larger: the share and the gain are then of
+ * that span (uf_finding.span_ms). */
+static void kernel_compile(uf_diagnosis *d)
+{
+    int run = d->recompile_ms > 0.0 && d->recompile_pct > d->compile_gap_pct;
+    char recompiled[160] = "";
+    if (d->recompile_ms > 0.0)
+        snprintf(recompiled, sizeof recompiled, "; %.1f ms of it after the run's first steps, "
+                 "before the steady window (a recompilation): %.1f %% of the %.1f s since",
+                 d->recompile_ms, d->recompile_pct, d->since_steps_ms / 1e3);
+    set_finding(d, UF_RULE_KERNEL_COMPILE, run ? d->recompile_pct : d->compile_gap_pct, 1,
+                "%.1f %% of the step idle while the host built or loaded device code; %.2f "
+                "code loads/step (cuModuleLoad*, cuLibraryLoad*, ...), %.3f ms/step in them%s",
+                d->compile_gap_pct, d->load_calls_per_step, d->load_ms_per_step, recompiled);
+    if (run) {
+        uf_finding *f = &d->findings[UF_RULE_KERNEL_COMPILE];
+        f->span_ms = d->since_steps_ms;
+        f->step_without_ms = d->since_steps_ms / f->gain_x;
+    }
+}
+
 /* Whether the host thread ran or slept during its own work (part_pct of the step), in words:
  * "ran 97 % of it: WHEN_RAN", "slept 90 % of it: WHEN_SLEPT" (at most half of it run), that the
  * host state was not recorded, or "none" without such time. */
@@ -489,10 +514,7 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 "%.1f %% of the step idle while the host allocated or freed memory; %.1f "
                 "allocator calls/step (cudaMalloc, cudaFree, ...), %.3f ms/step in them",
                 d->alloc_gap_pct, d->alloc_calls_per_step, d->alloc_ms_per_step);
-    set_finding(d, UF_RULE_KERNEL_COMPILE, d->compile_gap_pct, 1,
-                "%.1f %% of the step idle while the host built or loaded device code; %.2f "
-                "code loads/step (cuModuleLoad*, cuLibraryLoad*, ...), %.3f ms/step in them",
-                d->compile_gap_pct, d->load_calls_per_step, d->load_ms_per_step);
+    kernel_compile(d);
     double comm_share = m->comm_ms_per_step / step * 100.0;
     double exposed = isnan(m->comm_exposed_ms) ? 0.0 : m->comm_exposed_ms / step * 100.0;
     const uf_doctor_rule *comm = &uf_doctor_rules[UF_RULE_COMM_EXPOSED];

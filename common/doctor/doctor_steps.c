@@ -81,6 +81,8 @@ typedef struct candidate {
     size_t period;              /* records per step */
     size_t covered;             /* records from the first boundary to the last */
     double pause_ns;            /* mean host time before a boundary */
+    int loose;                  /* a chain at about its period (repeating_records' second
+                                 * kind), not at exactly it */
 } candidate;
 
 static void candidate_free(candidate *c)
@@ -95,55 +97,145 @@ static int disjoint(size_t lo, size_t hi, const candidate *c)
     return hi <= c->at[0] || lo >= c->at[c->n_at - 1];
 }
 
-/* Is a candidate covering `covered` records from `first` at `period` better than the best so
- * far? More records win. Within UF_DOCTOR_COVER_TIE of each other: of two runs in different
+/* Is a candidate covering `covered` records from `first` at `period` (loose: at about it) better
+ * than the best so far? More records win. Within UF_DOCTOR_COVER_TIE of each other, or, where
+ * either is a loose chain, within the longer of the two periods (a record of each layer, whose
+ * loose chain reaches a part of a step further at each end than the step's own record: a
+ * fraction of a step is never a step; a loose chain wins where it covers steps the exact runs
+ * cannot, whose records vary): of two runs in different
  * parts of the run, the later (the steady state follows the warm-up: a generate() call's first
  * tokens, slower, repeat as many times as a later call's); else the longer period: a kernel
  * repeating inside the step (once per layer, 600 identical kernels at spacing 1, an op cycle
  * whose last slot the step's own last kernel takes) can cover as much as the step's own marker,
- * and only the longer period repeats every record; at one period, the one after the longer
+ * and only the longer period repeats every record; at one period (loose chains: within
+ * UF_DOCTOR_STEP_SLACK of each other, their steps' records vary), the one after the longer
  * host pause (the step starts after its data loading or its sync). */
 static int better_candidate(size_t covered, size_t period, double pause_ns, size_t first,
-                            const candidate *best)
+                            int loose, const candidate *best)
 {
     if (best->n_at == 0)
         return 1;
     double cov = (double)covered, best_cov = (double)best->covered;
-    if (cov > best_cov * (1.0 + UF_DOCTOR_COVER_TIE))
+    double band = best_cov * UF_DOCTOR_COVER_TIE;
+    double longer = (double)(period > best->period ? period : best->period);
+    if ((loose || best->loose) && band < longer)
+        band = longer;
+    if (cov > best_cov + band)
         return 1;
-    if (cov < best_cov * (1.0 - UF_DOCTOR_COVER_TIE))
+    if (cov < best_cov - band)
         return 0;
     if (disjoint(first, first + covered, best))
         return first > best->at[0];
-    if (period != best->period)
+    size_t apart = period > best->period ? period - best->period : best->period - period;
+    if (apart > ((loose || best->loose) ? (size_t)longer / UF_DOCTOR_STEP_SLACK : 0))
         return period > best->period;
     return pause_ns > best->pause_ns;
 }
 
 /* Keep positions at[0..n) (copied) as the best candidate if they beat it. 0, -1 out of memory. */
-static int offer(candidate *best, const size_t *at, size_t n, size_t period, double pause_ns)
+static int offer(candidate *best, const size_t *at, size_t n, size_t period, double pause_ns,
+                 int loose)
 {
     size_t covered = at[n - 1] - at[0];
-    if (!better_candidate(covered, period, pause_ns, at[0], best))
+    if (!better_candidate(covered, period, pause_ns, at[0], loose, best))
         return 0;
     size_t *copy = malloc(n * sizeof *copy);
     if (copy == NULL)
         return -1;
     memcpy(copy, at, n * sizeof *copy);
     free(best->at);
-    *best = (candidate){copy, n, period, covered, pause_ns};
+    *best = (candidate){copy, n, period, covered, pause_ns, loose};
     return 0;
 }
 
+/* The first of pos[lo..m) (ascending) at or after x, or m. */
+static size_t first_at_or_after(const size_t *pos, size_t lo, size_t m, size_t x)
+{
+    size_t hi = m;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pos[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The most frequent of the spacings between consecutive positions pos[0..m) (ascending; ties:
+ * the larger) and how often it occurs; d holds m - 1 scratch values. 0 when m < 2. */
+static size_t spacing_mode(const size_t *pos, size_t m, size_t *d, size_t *count)
+{
+    size_t mode = 0, mode_n = 0;
+    for (size_t j = 0; j + 1 < m; j++)
+        d[j] = pos[j + 1] - pos[j];
+    if (m >= 2)
+        qsort(d, m - 1, sizeof *d, cmp_size);
+    for (size_t j = 0; j + 1 < m;) {
+        size_t e = j;
+        while (e + 1 < m && d[e] == d[j])
+            e++;
+        if (e - j >= mode_n) {
+            mode = d[j];
+            mode_n = e - j;
+        }
+        j = e;
+    }
+    *count = mode_n;
+    return mode;
+}
+
+/* The median of the spacings between consecutive positions pos[0..m) (ascending), m >= 2; d
+ * holds m - 1 scratch values. */
+static size_t spacing_median(const size_t *pos, size_t m, size_t *d)
+{
+    for (size_t j = 0; j + 1 < m; j++)
+        d[j] = pos[j + 1] - pos[j];
+    qsort(d, m - 1, sizeof *d, cmp_size);
+    return d[(m - 2) / 2];
+}
+
+/* The longest chain of positions of pos[0..m) (ascending) each within tol of `spacing` after
+ * the one before (positions in between are stepped over) into chain; its length. used holds m
+ * scratch flags, scratch m positions. */
+static size_t longest_chain(const size_t *pos, size_t m, size_t spacing, size_t tol,
+                            unsigned char *used, size_t *scratch, size_t *chain)
+{
+    size_t best_len = 0;
+    memset(used, 0, m);
+    for (size_t j0 = 0; j0 < m; j0++) {
+        if (used[j0])
+            continue;
+        size_t len = 0, j = j0;
+        while (j < m && !used[j]) {
+            used[j] = 1;
+            scratch[len++] = pos[j];
+            size_t next = first_at_or_after(pos, j + 1, m, pos[j] + spacing - tol);
+            j = next < m && pos[next] <= pos[j] + spacing + tol ? next : m;
+        }
+        if (len > best_len) {
+            best_len = len;
+            memcpy(chain, scratch, len * sizeof *chain);
+        }
+    }
+    return best_len;
+}
+
 /* The repeating records: for each kind of record, its runs of occurrences at a constant
- * spacing (one kernel a step repeats at spacing 1); the run covering the most records wins
- * (near ties: better_candidate). seq in time order. 0, or -1 out of memory. */
+ * spacing (one kernel a step repeats at spacing 1), and its longest chain at about its median
+ * spacing (longest_chain, within UF_DOCTOR_STEP_SLACK: a step's kernel whose steps
+ * hold a few records more every so often, a loss read every 100 steps, or other kernels for
+ * another shape, repeats so, where its runs at one spacing end at each of them, and a record
+ * of the logging step alone would cover more); the candidate covering the most records wins (near ties: better_candidate). seq in
+ * time order. 0, or -1 out of memory. */
 static int repeating_records(const token *seq, size_t n, candidate *best)
 {
     token *k = malloc((n + 1) * sizeof *k);
-    size_t *at = malloc((n + 1) * sizeof *at);
+    size_t *at = malloc((n + 1) * sizeof *at), *pos = malloc((n + 1) * sizeof *pos);
+    size_t *scratch = malloc((n + 1) * sizeof *scratch);
+    unsigned char *used = malloc(n + 1);
     int rc = -1;
-    if (k == NULL || at == NULL)
+    if (k == NULL || at == NULL || pos == NULL || scratch == NULL || used == NULL)
         goto out;
     memcpy(k, seq, n * sizeof *k);
     qsort(k, n, sizeof *k, cmp_token_key);
@@ -162,10 +254,28 @@ static int repeating_records(const token *seq, size_t n, candidate *best)
                     at[j - j0] = k[j].seq;
                     pause += pause_before(seq, k[j].seq);
                 }
-                if (offer(best, at, j1 - j0 + 1, period, pause / (double)(j1 - j0 + 1)) != 0)
+                if (offer(best, at, j1 - j0 + 1, period, pause / (double)(j1 - j0 + 1), 0) != 0)
                     goto out;
             }
             j0 = j1;
+        }
+        /* the chain at about the median spacing (UF_DOCTOR_STEP_SLACK of it), for steps of 16
+         * records or more: in a shorter one a record of another thread is a sixth of it or
+         * more, and its own thread's records repeat at one spacing (detect_steps) */
+        size_t m = end - i;
+        for (size_t j = 0; j < m; j++)
+            pos[j] = k[i + j].seq;
+        size_t typical = m > UF_DOCTOR_MIN_STEPS ? spacing_median(pos, m, scratch) : 0;
+        if (typical >= 16) {
+            size_t len = longest_chain(pos, m, typical, typical / UF_DOCTOR_STEP_SLACK, used,
+                                       scratch, at);
+            if (len >= UF_DOCTOR_MIN_STEPS + 1) {
+                double pause = 0.0;
+                for (size_t j = 0; j < len; j++)
+                    pause += pause_before(seq, at[j]);
+                if (offer(best, at, len, typical, pause / (double)len, 1) != 0)
+                    goto out;
+            }
         }
         i = end;
     }
@@ -173,81 +283,42 @@ static int repeating_records(const token *seq, size_t n, candidate *best)
 out:
     free(k);
     free(at);
+    free(pos);
+    free(scratch);
+    free(used);
     return rc;
-}
-
-/* The first of pos[lo..m) (ascending) at or after x, or m. */
-static size_t first_at_or_after(const size_t *pos, size_t lo, size_t m, size_t x)
-{
-    size_t hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pos[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Do the host's pauses at positions pos[0..m) (ascending) recur at one spacing? The spacing
  * between consecutive pauses that most often recurs (a pause before every record marks no
  * step), and the longest chain of pauses each about that spacing after the one before (within
  * a sixteenth: a few records more in a step that also logs; pauses in between, a collection
- * or a page fault inside a step, are stepped over); it is a candidate when it holds at least
+ * or a page fault inside a step, are stepped over: longest_chain); it is a candidate when it holds at least
  * UF_DOCTOR_PAUSE_REGULAR of the pauses. 0, or -1 out of memory. */
 static int offer_pauses(const token *seq, const size_t *pos, size_t m, candidate *best)
 {
     size_t *d = malloc(m * sizeof *d), *chain = malloc(m * sizeof *chain);
-    size_t *best_chain = malloc(m * sizeof *best_chain);
-    unsigned char *used = calloc(m, 1);
+    size_t *scratch = malloc(m * sizeof *scratch);
+    unsigned char *used = malloc(m);
     int rc = -1;
-    if (d == NULL || chain == NULL || best_chain == NULL || used == NULL)
+    if (d == NULL || chain == NULL || scratch == NULL || used == NULL)
         goto out;
-    for (size_t j = 0; j + 1 < m; j++)
-        d[j] = pos[j + 1] - pos[j];
-    qsort(d, m - 1, sizeof *d, cmp_size);
-    size_t mode = 0, mode_n = 0;
-    for (size_t j = 0; j + 1 < m;) {
-        size_t e = j;
-        while (e + 1 < m && d[e] == d[j])
-            e++;
-        if (e - j >= mode_n) {
-            mode = d[j];
-            mode_n = e - j;
-        }
-        j = e;
-    }
+    size_t mode_n = 0, mode = spacing_mode(pos, m, d, &mode_n);
     rc = 0;
     if (mode < 2 || mode_n < UF_DOCTOR_MIN_STEPS)
         goto out;
-    size_t tol = mode / 16, best_len = 0;
-    for (size_t j0 = 0; j0 < m; j0++) {
-        if (used[j0])
-            continue;
-        size_t len = 0, j = j0;
-        while (j < m && !used[j]) {
-            used[j] = 1;
-            chain[len++] = pos[j];
-            size_t next = first_at_or_after(pos, j + 1, m, pos[j] + mode - tol);
-            j = next < m && pos[next] <= pos[j] + mode + tol ? next : m;
-        }
-        if (len > best_len) {
-            best_len = len;
-            memcpy(best_chain, chain, len * sizeof *chain);
-        }
-    }
+    size_t best_len = longest_chain(pos, m, mode, mode / 16, used, scratch, chain);
     if (best_len < UF_DOCTOR_MIN_STEPS + 1 ||
         (double)best_len < UF_DOCTOR_PAUSE_REGULAR * (double)m)
         goto out;
     double pause = 0.0;
     for (size_t j = 0; j < best_len; j++)
-        pause += pause_before(seq, best_chain[j]);
-    rc = offer(best, best_chain, best_len, mode, pause / (double)best_len);
+        pause += pause_before(seq, chain[j]);
+    rc = offer(best, chain, best_len, mode, pause / (double)best_len, 0);
 out:
     free(d);
     free(chain);
-    free(best_chain);
+    free(scratch);
     free(used);
     return rc;
 }
@@ -334,7 +405,7 @@ static int every_kth(const token *seq, const candidate *c, size_t k, candidate *
         return -1;
     for (size_t j = best_r; j < c->n_at; j += k)
         at[n++] = c->at[j];
-    *out = (candidate){at, n, c->period * k, n > 0 ? at[n - 1] - at[0] : 0, best_pause};
+    *out = (candidate){at, n, c->period * k, n > 0 ? at[n - 1] - at[0] : 0, best_pause, c->loose};
     return 0;
 }
 
@@ -412,7 +483,7 @@ static int choose_steps(const token *seq, candidate *rec, candidate *pause, step
     at[0] = rec->at[0] < pause->at[0] ? rec->at[0] : pause->at[0];
     at[1] = rec->at[rec->n_at - 1] > pause->at[pause->n_at - 1] ? rec->at[rec->n_at - 1]
                                                                   : pause->at[pause->n_at - 1];
-    f->c = (candidate){at, 2, at[1] - at[0], at[1] - at[0], 0.0};
+    f->c = (candidate){at, 2, at[1] - at[0], at[1] - at[0], 0.0, 0};
     f->how = FOUND_AMBIGUOUS;
     return 0;
 }
@@ -666,6 +737,41 @@ static int better_found(const steps_found *a, const token *sa, const steps_found
     return (double)found_span_ns(b, sb) > 1.25 * (double)found_span_ns(a, sa);
 }
 
+/* Where steps like c's ran first, before c: the first of the longest chain of at least
+ * UF_DOCTOR_MIN_STEPS + 1 occurrences of c's first record at about c's period, all before it
+ * (longest_chain): the warm-up's steps, before a stretch that left the chain (a recompile for
+ * a new shape after them). UINT64_MAX none; 0 out of memory. */
+static uint64_t earlier_steps(const token *seq, const candidate *c)
+{
+    uint64_t key = seq[c->at[0]].key, began = UINT64_MAX;
+    size_t m = 0;
+    for (size_t j = 0; j < c->at[0]; j++)
+        m += seq[j].key == key;
+    if (m < UF_DOCTOR_MIN_STEPS + 1)
+        return began;
+    size_t *pos = malloc(m * sizeof *pos), *scratch = malloc(m * sizeof *scratch);
+    size_t *chain = malloc(m * sizeof *chain);
+    unsigned char *used = malloc(m);
+    if (pos == NULL || scratch == NULL || chain == NULL || used == NULL) {
+        began = 0;
+        goto out;
+    }
+    m = 0;
+    for (size_t j = 0; j < c->at[0]; j++)
+        if (seq[j].key == key)
+            pos[m++] = j;
+    size_t len = longest_chain(pos, m, c->period, c->period / UF_DOCTOR_STEP_SLACK, used,
+                               scratch, chain);
+    if (len >= UF_DOCTOR_MIN_STEPS + 1)
+        began = seq[chain[0]].t_ns;
+out:
+    free(pos);
+    free(scratch);
+    free(chain);
+    free(used);
+    return began;
+}
+
 /* Detected steps: the process's sequence, else one thread's (the one launching the most), else
  * one stream's (format <= 3 traces have no threads), whichever reads best (better_found).
  * Sets w->bounds and w->n_steps (0 when none), and the source. 0, or -1 out of memory. */
@@ -714,6 +820,10 @@ static int detect_steps(uf_doctor_work *w, char *source, size_t source_len, int 
         w->bounds[s] = best_seq[best.c.at[s]].t_ns;
     w->n_steps = (int)best.c.n_at - 1;
     *ambiguous = best.how == FOUND_AMBIGUOUS;
+    if (!*ambiguous && (w->steps_began_ns = earlier_steps(best_seq, &best.c)) == 0) {
+        rc = -1;
+        goto out;
+    }
     describe_steps(&best, whose, source, source_len);
 out:
     candidate_free(&best.c);
@@ -727,6 +837,7 @@ out:
 int uf_doctor_pass_steps(uf_doctor_work *w, uf_diagnosis *d)
 {
     int ambiguous = 0;
+    w->steps_began_ns = UINT64_MAX;
     if (nvtx_steps(w, d->step_source, sizeof d->step_source) != 0)
         return -1;
     if (w->n_steps == 0 && detect_steps(w, d->step_source, sizeof d->step_source, &ambiguous) != 0)

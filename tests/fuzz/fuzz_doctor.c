@@ -129,6 +129,11 @@ static size_t figures_of(const uf_diagnosis *d, figure *out, size_t cap)
         F(input_ran_pct, SHARE_PCT), F(work_ran_pct, SHARE_PCT), F(host_gap_pct, SHARE_PCT),
         F(unknown_gemm_ms, TIME_MS), F(chain_family_per_step, PER_STEP),
         F(chain_counters_per_step, PER_STEP), F(chain_triton_per_step, PER_STEP),
+        F(idle_alloc_pct, SHARE_PCT), F(idle_compile_pct, SHARE_PCT), F(alloc_gap_pct, SHARE_PCT),
+        F(compile_gap_pct, SHARE_PCT), F(alloc_calls_per_step, PER_STEP),
+        F(load_calls_per_step, PER_STEP), F(alloc_ms_per_step, TIME_MS),
+        F(load_ms_per_step, TIME_MS), F(recompile_ms, TIME_MS), F(since_steps_ms, TIME_MS),
+        F(recompile_pct, SHARE_PCT),
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && n < cap; i++)
@@ -222,10 +227,11 @@ int fuzz_doctor_oracle(const uf_trace_file *f, const uf_diagnosis *d, const char
                  "whole step", d->launch_gap_pct, d->input_gap_pct, d->sync_gap_pct);
         return -1;
     }
-    /* the idle split: its seven parts add up to the idle, the raw host state to the host-wait
+    /* the idle split: its nine parts add up to the idle, the raw host state to the host-wait
      * part of it (doctor.h), both within the window */
     double parts = d->idle_launch_pct + d->idle_dispatch_pct + d->idle_input_pct +
-                   d->idle_work_pct + d->idle_api_pct + d->idle_sync_pct + d->idle_device_pct;
+                   d->idle_work_pct + d->idle_api_pct + d->idle_alloc_pct + d->idle_compile_pct +
+                   d->idle_sync_pct + d->idle_device_pct;
     double raw = d->host_in_call_pct + d->host_in_wait_pct + d->host_outside_pct;
     if (!isnan(parts) && (parts > 100.0 + 1e-6 ||
                           fabs(raw - (parts - d->idle_device_pct)) > 1e-6 * (1.0 + parts))) {

@@ -927,6 +927,37 @@ Test(doctor_steps, ambiguous_periods_judge_the_window_whole)
     free(s);
 }
 
+/* Steps whose kernels change with the batch's shape (a library or a compiler picks one per
+ * size: a torch.compile'd GPT fed 12 lengths ran steps of 283 to 322 records on the H200):
+ * the step's first kernel repeats at about its spacing, never at exactly one for long, and a
+ * shape's own kernels at no spacing; the steps are still every step, not a few that happen to
+ * repeat. */
+Test(doctor_steps, steps_whose_kernels_change_with_the_shape)
+{
+    static const char *gemm[4] = {"gemm_len384", "gemm_len448", "gemm_len512", "gemm_len560"};
+    enum { N = 40 };
+    sim *s = sim_new();
+    uint64_t starts[N];
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;   /* the loader's lengths, in no order */
+        int shape = (int)(x >> 16) % 4;
+        sim_host(s, 50 * US);
+        starts[i] = s->host_ns;
+        sim_kernel(s, 0, "embedding_fwd", 20 * US, SM_COUNT, 0);
+        for (int k = 0; k < 20 + 2 * shape; k++)
+            sim_kernel(s, 0, gemm[shape], 30 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "multi_tensor_apply_adam", 50 * US, SM_COUNT, 0);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect(strstr(d.step_source, "records repeating") != NULL, "%s", d.step_source);
+    expect_steps_at(&w, &d, starts, N, N - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
 /* Two threads: the training loop launches its step on stream 0 and a prefetcher copies on
  * stream 1 at its own pace, so their records interleave at random. The steps are found in the
  * loop's own records: by thread where the trace has threads, by stream where it has not. */
@@ -1293,6 +1324,49 @@ Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
         if (load)
             cr_expect(d.load_calls_per_step > 0.9 && d.load_calls_per_step < 1.1, "%g",
                       d.load_calls_per_step);
+    }
+}
+
+/* A recompilation after the warm-up's steps (torch.compile's guard on a new length, a JIT's new
+ * shape): the host builds for 500 ms, loads the code and runs a few benchmark kernels of its
+ * own; the steps then run on. The window leaves the build out as start-up, so
+ * kernel_compile reads it over the run since the first steps: ~500 ms of ~560. Without the
+ * earlier steps (the build at the start: a first compile) it is start-up, and no finding. */
+Test(doctor_idle, a_recompile_after_the_first_steps)
+{
+    for (int warm = 0; warm <= 1; warm++) {
+        sim *s = sim_new();
+        for (int i = 0; i < (warm ? 5 : 0); i++) {
+            train_kernels(s);
+            s->host_ns = s->stream_free_ns[0];
+        }
+        sim_host(s, 500 * MS);
+        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+        s->host_ns += 200 * US;
+        for (int k = 0; k < 7; k++)
+            sim_kernel(s, 0, "triton_benchmark", 5 * US, SM_COUNT, 0);
+        for (int i = 0; i < 40; i++) {
+            train_kernels(s);
+            s->host_ns = s->stream_free_ns[0];
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_KERNEL_COMPILE];
+        if (!warm) {
+            cr_expect_eq(d.recompile_ms, 0.0, "%g", d.recompile_ms);
+            cr_expect_eq(f->verdict, UF_VERDICT_NONE, "%s", f->evidence);
+            continue;
+        }
+        cr_expect(d.recompile_ms > 490.0 && d.recompile_ms < 501.0, "%g", d.recompile_ms);
+        double since = 5 * 1.5 + 500.2 + 40 * 1.5;     /* ms: steps, the build, steps */
+        cr_expect(d.since_steps_ms > since - 2.0 && d.since_steps_ms < since + 2.0, "%g",
+                  d.since_steps_ms);
+        cr_expect_float_eq(d.recompile_pct, d.recompile_ms / d.since_steps_ms * 100.0, 1e-6);
+        cr_expect_eq(d.order[0], UF_RULE_KERNEL_COMPILE, "%s", uf_doctor_rules[d.order[0]].id);
+        cr_expect_float_eq(f->share_pct, d.recompile_pct, 1e-9);
+        cr_expect_float_eq(f->span_ms, d.since_steps_ms, 1e-9);
+        cr_expect_float_eq(f->step_without_ms, d.since_steps_ms - d.recompile_ms, 1e-6);
     }
 }
 
