@@ -263,7 +263,7 @@ typedef struct uf_finding {
  * which is the share of the mean step. */
 typedef struct uf_diagnosis {
     int pid;
-    char step_source[160];      /* "nvtx \"train_step\"" or "detected: every 12 records" or
+    char step_source[224];      /* "nvtx \"train_step\"" or "detected: every 12 records" or
                                  * "none: whole run" */
     int n_steps;                /* steps in the steady window */
     int steps_left_out;         /* slow leading/trailing steps left out (warm-up, tail) */

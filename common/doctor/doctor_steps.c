@@ -223,13 +223,18 @@ static size_t longest_chain(const size_t *pos, size_t m, size_t spacing, size_t 
 
 /* The repeating records: for each kind of record, its runs of occurrences at a constant
  * spacing (one kernel a step repeats at spacing 1), and its longest chain at about its median
- * spacing (longest_chain, within UF_DOCTOR_STEP_SLACK: a step's kernel whose steps
- * hold a few records more every so often, a loss read every 100 steps, or other kernels for
- * another shape, repeats so, where its runs at one spacing end at each of them, and a record
- * of the logging step alone would cover more); the candidate covering the most records wins (near ties: better_candidate). seq in
- * time order. 0, or -1 out of memory. */
-static int repeating_records(const token *seq, size_t n, candidate *best)
+ * spacing (longest_chain, within UF_DOCTOR_STEP_SLACK: a step's kernel whose steps hold a few
+ * records more every so often, a loss read every 100 steps, or other kernels for another
+ * shape, repeats so, where its runs at one spacing end at each of them, and a record of the
+ * logging step alone would cover more); the candidate covering the most records wins (near
+ * ties: better_candidate). Where an exact run wins over a chain that covered as much at a
+ * period at most half its own, that chain's period into *finer (0 otherwise): the two read
+ * alike (a step with a read-back every k steps, or k layers a step), and the report says so.
+ * seq in time order. 0, or -1 out of memory. */
+static int repeating_records(const token *seq, size_t n, candidate *best, size_t *finer)
 {
+    size_t loose_period = 0, loose_covered = 0;
+    *finer = 0;
     token *k = malloc((n + 1) * sizeof *k);
     size_t *at = malloc((n + 1) * sizeof *at), *pos = malloc((n + 1) * sizeof *pos);
     size_t *scratch = malloc((n + 1) * sizeof *scratch);
@@ -275,10 +280,17 @@ static int repeating_records(const token *seq, size_t n, candidate *best)
                     pause += pause_before(seq, at[j]);
                 if (offer(best, at, len, typical, pause / (double)len, 1) != 0)
                     goto out;
+                if (at[len - 1] - at[0] > loose_covered) {
+                    loose_covered = at[len - 1] - at[0];
+                    loose_period = typical;
+                }
             }
         }
         i = end;
     }
+    if (best->n_at > 0 && !best->loose && loose_period > 0 && 2 * loose_period <= best->period &&
+        loose_covered >= best->covered)
+        *finer = loose_period;
     rc = 0;
 out:
     free(k);
@@ -382,6 +394,8 @@ typedef struct steps_found {
     candidate c;                /* the boundaries (FOUND_AMBIGUOUS: the first and the last) */
     found_how how;
     size_t records_period, pause_period;   /* each signal's period (0 none) */
+    size_t finer_period;        /* the steps are the records' and a chain at this period, at
+                                 * most half theirs, covered as much (repeating_records); 0 */
 } steps_found;
 
 /* Every k-th boundary of c, from the one of the k offsets whose pauses are longest on average:
@@ -493,14 +507,19 @@ static int steps_of_sequence(const token *seq, size_t n, steps_found *f)
 {
     candidate rec = {0}, pause = {0};
     *f = (steps_found){.how = FOUND_NONE};
+    size_t finer = 0;
     int rc = -1;
     if (n == 0) {
         rc = 0;
         goto out;
     }
-    if (repeating_records(seq, n, &rec) != 0 || recurring_pause(seq, n, &pause) != 0)
+    if (repeating_records(seq, n, &rec, &finer) != 0 || recurring_pause(seq, n, &pause) != 0)
         goto out;
+    size_t rec_period = rec.period;
     rc = choose_steps(seq, &rec, &pause, f);
+    if (finer > 0 && (f->how == FOUND_RECORDS || f->how == FOUND_BOTH) &&
+        f->c.period == rec_period)
+        f->finer_period = finer;
 out:
     candidate_free(&rec);
     candidate_free(&pause);
@@ -535,6 +554,11 @@ static void describe_steps(const steps_found *f, const char *whose, char *source
         break;
     case FOUND_NONE:
         break;
+    }
+    if (f->finer_period > 0) {      /* ambiguous between the two: said, the coarser kept */
+        size_t used = strlen(source), k = (f->c.period + f->finer_period / 2) / f->finer_period;
+        snprintf(source + used, used < len ? len - used : 0, "; or of about %zu, one in %zu "
+                 "longer (a read-back every %zu steps?)", f->finer_period, k, k);
     }
 }
 

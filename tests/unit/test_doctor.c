@@ -958,6 +958,42 @@ Test(doctor_steps, steps_whose_kernels_change_with_the_shape)
     free(s);
 }
 
+/* A loss read back every 10 steps adds a kernel, a copy and a sync to one step in ten: the
+ * read's kernel repeats at exactly ten steps' records and the step's own kernels at about one
+ * step's. Both read alike (ten layers a step would too), so the doctor keeps the ten-step
+ * steps (after the read's wait, the host's recurring pause: steps' boundaries) and says that
+ * the records also repeat at about one step (docs/doctor.md, "What this cannot tell"). */
+Test(doctor_steps, a_read_back_every_tenth_step_is_said_to_be_ambiguous)
+{
+    enum { N = 200 };
+    sim *s = sim_new();
+    uint64_t starts[N];
+    for (int i = 0; i < N; i++) {
+        starts[i] = s->host_ns;
+        for (int k = 0; k < 18; k++)
+            sim_kernel(s, 0, k % 2 ? "gemm_bwd" : "gemm_fwd", 40 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, "multi_tensor_apply_adam", 50 * US, SM_COUNT, 0);
+        if (i % 10 == 9) {
+            sim_kernel(s, 0, "fill_zero", 2 * US, SM_COUNT, 0);
+            sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 0);
+            sim_sync(s, 0);
+        }
+        sim_host(s, 30 * US);
+    }
+    uf_doctor_work w;
+    uf_diagnosis d;
+    find_steps_of(sim_trace(s), &w, &d);
+    cr_expect(strstr(d.step_source, "; or of about 19, one in 10 longer (a read-back every 10 "
+                     "steps?)") != NULL, "%s", d.step_source);
+    cr_assert_geq(w.n_steps, N / 10 - 2, "%d steps (%s)", w.n_steps, d.step_source);
+    uint64_t tenth[N / 10];     /* after the read's wait: the host's recurring pause */
+    for (int j = 0; j < N / 10; j++)
+        tenth[j] = starts[10 * j];
+    expect_steps_at(&w, &d, tenth, N / 10, N / 10 - 2);
+    uf_doctor_work_free(&w);
+    free(s);
+}
+
 /* Two threads: the training loop launches its step on stream 0 and a prefetcher copies on
  * stream 1 at its own pace, so their records interleave at random. The steps are found in the
  * loop's own records: by thread where the trace has threads, by stream where it has not. */
