@@ -65,6 +65,7 @@ check "corpus.json is consistent" python3 -c "$manifest_check" "$corpus/corpus.j
 check "heldout.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout/heldout.json" 5
 check "heldout2.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout2/heldout2.json" 4
 check "heldout3.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout3/heldout3.json" 5
+check "heldout4.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout4/heldout4.json" 6
 
 # 3. run.py with stand-ins. The stand-in python3 answers import checks ($STUB_MISSING fails),
 # the GPU count, truth_torch.py (a made-up truth) and programs (a timing line; the reference
