@@ -4,6 +4,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static int cmp_double(const void *pa, const void *pb)
@@ -113,4 +114,10 @@ int uf_compare_values(double a, double spread_a_pct, double b, double spread_b_p
         return 2;
     int b_lower = b < a;
     return (b_lower == (lower_is_better != 0)) ? -1 : +1;
+}
+
+int uf_cmp_u64(const void *pa, const void *pb)
+{
+    const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
 }

@@ -23,6 +23,9 @@ double uf_quantile_sorted(const double *sorted, int n, double q);
 /* Median of n values (not modified); NaN when n <= 0. */
 double uf_median(const double *v, int n);
 
+/* qsort's comparison of two uint64_t (times in ns, ...), ascending. */
+int uf_cmp_u64(const void *pa, const void *pb);
+
 /* Compare two measurements of the same metric (lower is better when lower_is_better): returns
  * -1 (the second is better), +1 (worse), 0 (same), 2 (noisy). "Same" when the relative
  * difference is within threshold_pct; "noisy" when it is beyond the threshold but within the

@@ -497,12 +497,6 @@ int uf_api_never_waits(const char *name)
     return 0;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* The device's activities as three sorted views: (launch time, end) pairs by launch time with
  * the running maximum of the ends, and all starts and all ends ascending. */
 typedef struct device_views {
@@ -556,8 +550,8 @@ static int device_views_build(const uf_timeline *tl, const api_index *ix, device
         n++;
     }
     qsort(le, n, sizeof *le, cmp_launch_end);
-    qsort(v->starts, n, sizeof *v->starts, cmp_u64);
-    qsort(v->ends, n, sizeof *v->ends, cmp_u64);
+    qsort(v->starts, n, sizeof *v->starts, uf_cmp_u64);
+    qsort(v->ends, n, sizeof *v->ends, uf_cmp_u64);
     for (size_t i = 0; i < n; i++) {
         v->launch[i] = le[i].launch_ns;
         v->max_end[i] = i > 0 && v->max_end[i - 1] > le[i].end_ns ? v->max_end[i - 1] : le[i].end_ns;

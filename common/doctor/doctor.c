@@ -259,9 +259,15 @@ static int index_calls(uf_doctor_work *w)
     free(order);
     free(kind);
     free(work);
+    w->load_ns = malloc((m + 1) * sizeof *w->load_ns);
     w->threads = malloc((m + 1) * sizeof *w->threads);
-    if (w->threads == NULL)
+    if (w->threads == NULL || w->load_ns == NULL)
         return -1;
+    w->n_loads = 0;
+    for (size_t k = 0; k < m; k++)
+        if (w->calls[k].load)
+            w->load_ns[w->n_loads++] = w->calls[k].start_ns;
+    qsort(w->load_ns, w->n_loads, sizeof *w->load_ns, uf_cmp_u64);
     w->n_threads = 0;
     for (size_t k = 0; k < m; k++) {
         uf_doctor_thread *last = w->n_threads > 0 ? &w->threads[w->n_threads - 1] : NULL;
@@ -559,6 +565,7 @@ void uf_doctor_work_free(uf_doctor_work *w)
     free(w->calls);
     free(w->call_of_api);
     free(w->threads);
+    free(w->load_ns);
     free(w->host);
     free(w->step_of);
     free(w->first_launch);

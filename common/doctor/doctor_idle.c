@@ -132,6 +132,20 @@ static int loads_before_work(const uf_doctor_call *c, size_t n, size_t k)
     return 0;
 }
 
+/* Did any thread load device code from x to y? (w->load_ns: every load call's start, sorted) */
+static int loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y)
+{
+    size_t lo = 0, hi = w->n_loads;     /* the first load at or after x */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->load_ns[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->n_loads && w->load_ns[lo] <= y;
+}
+
 /* The part of a moment inside this call. */
 static int part_of_call(const uf_doctor_call *c)
 {
@@ -291,8 +305,12 @@ static int cmp_dev_act(const void *pa, const void *pb)
 /* Every gap of every device in the window [w->dev_begin, w->dev_end] into parts (a device's
  * idle before its first work is ended by that work; after its last, device-side); the number
  * of devices into *n_devices. With before (raw NULL): the same over the work launched from
- * w->steps_began_ns up to the window, before it (a device's idle after its last work there is
- * the window's). 0, or -1 out of memory. */
+ * w->steps_began_ns that starts before the window, or as it begins (its first work ends the
+ * last gap before it), where a gap in which a thread loaded device code, or did within the
+ * gap's own length after it, is compiling whole: the steps had stopped, and the compiler's
+ * tracing, code generation and builds are the host's work, of which only the last part ends
+ * in a load (torch.compile recompiling a GPT on the H200: 10.7 s of such work, then the loads,
+ * after a few of the compiled graph's launches). 0, or -1 out of memory. */
 static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts, double *raw,
                          int *n_devices)
 {
@@ -303,8 +321,7 @@ static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts,
     size_t n = 0;
     for (size_t i = 0; i < t->n_acts; i++) {
         const uf_activity *a = &t->acts[i];
-        if (before ? w->step_of[i] >= 0 || w->launch_ns[i] < w->steps_began_ns ||
-                         a->start_ns >= w->dev_begin
+        if (before ? w->launch_ns[i] < w->steps_began_ns || a->start_ns > w->dev_begin
                    : w->step_of[i] < 0)
             continue;
         v[n++] = (dev_act){a->device_id, a->start_ns, a->end_ns > a->start_ns ? a->end_ns
@@ -318,8 +335,11 @@ static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts,
         uint64_t busy_end = before ? w->steps_began_ns : w->dev_begin;
         (*n_devices)++;
         for (; i < n && v[i].device == dev; i++) {
-            if (v[i].start_ns > busy_end)
-                split_gap(w, busy_end, v[i].start_ns, v[i].act, parts, raw);
+            uint64_t g0 = busy_end, g1 = v[i].start_ns;
+            if (g1 > g0 && before && loads_between(w, g0, g1 + (g1 - g0)))
+                parts->ns[PART_COMPILE] += (double)(g1 - g0);
+            else if (g1 > g0)
+                split_gap(w, g0, g1, v[i].act, parts, raw);
             if (v[i].end_ns > busy_end)
                 busy_end = v[i].end_ns;
         }

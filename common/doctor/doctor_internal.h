@@ -84,6 +84,9 @@ typedef struct uf_doctor_work {
     size_t *call_of_api;        /* per API record: its outermost call in calls */
     uf_doctor_thread *threads;  /* each thread's calls in calls, by thread */
     size_t n_threads;
+    uint64_t *load_ns;          /* the start of every outermost call that loads device code,
+                                 * any thread's, by time */
+    size_t n_loads;
     const uf_host_sample **host; /* the host samples by thread, then time */
     size_t n_host;
     /* 2. steps */

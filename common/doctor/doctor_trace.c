@@ -14,6 +14,7 @@
 
 #include "errors.h"
 #include "fileutil.h"
+#include "stats.h"
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
@@ -730,12 +731,6 @@ static timed *all_times(const uf_dtrace *t, const record_lines *L, size_t *n)
     return v;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* The median start of the records (n > 0) into *m. 0, or -1 when out of memory. */
 static int median_start(const timed *v, size_t n, uint64_t *m)
 {
@@ -744,7 +739,7 @@ static int median_start(const timed *v, size_t n, uint64_t *m)
         return -1;
     for (size_t i = 0; i < n; i++)
         starts[i] = v[i].lo;
-    qsort(starts, n, sizeof *starts, cmp_u64);
+    qsort(starts, n, sizeof *starts, uf_cmp_u64);
     *m = starts[n / 2];
     free(starts);
     return 0;
