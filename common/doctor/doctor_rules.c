@@ -439,11 +439,12 @@ static void decode_gemv(uf_diagnosis *d, double step)
 /* kernel_compile: the steady window's idle while the host built or loaded code, or, where
  * steps like the steady ones had run before the window and the host compiled after them (a
  * recompilation the window leaves out as start-up), that idle's share of the run since those
- * steps (the window's included), when it is the larger: the share and the gain are then of
- * that span (uf_finding.span_ms). */
+ * steps (the window's included), when it is the larger and at least moderate: the share and
+ * the gain are then of that span (uf_finding.span_ms). */
 static void kernel_compile(uf_diagnosis *d)
 {
-    int run = d->recompile_ms > 0.0 && d->recompile_pct > d->compile_gap_pct;
+    int run = d->recompile_ms > 0.0 && d->recompile_pct > d->compile_gap_pct &&
+              d->recompile_pct >= uf_doctor_rules[UF_RULE_KERNEL_COMPILE].moderate_pct;
     char recompiled[160] = "";
     if (d->recompile_ms > 0.0)
         snprintf(recompiled, sizeof recompiled, "; %.1f ms of it after the run's first steps, "
