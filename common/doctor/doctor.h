@@ -197,8 +197,13 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * spacing (the rest: a collection or a page fault inside
                                         * a step, a pause missing where the batch was ready) */
 #define UF_DOCTOR_PAUSE_BREAKS 32      /* natural breaks tried, from the longest pause down */
+#define UF_DOCTOR_LOOSE_MIN_RECORDS 16 /* UF_DOCTOR_STEP_SLACK's loose chains only for steps
+                                        * of this many records or more: in a
+                                        * shorter one a record of another thread is a sixth of
+                                        * it or more, and its own thread's records repeat at
+                                        * one spacing (doctor_steps.c, detect_steps) */
 #define UF_DOCTOR_STEP_SLACK 4         /* a record once a step repeats within a quarter of its
-                                        * most frequent spacing (doctor_steps.c,
+                                        * median spacing (doctor_steps.c,
                                         * repeating_records): the kernels a step launches
                                         * change with its shapes (cuBLAS and the compilers pick
                                         * one per size: a torch.compile'd GPT fed 12 sequence

@@ -71,6 +71,15 @@ static double pause_before(const token *seq, size_t i)
     return i > 0 ? (double)(seq[i].t_ns - seq[i - 1].t_ns) : 0.0;
 }
 
+/* The mean host time before the records at positions at[0..n) (n > 0) of seq. */
+static double mean_pause(const token *seq, const size_t *at, size_t n)
+{
+    double pause = 0.0;
+    for (size_t j = 0; j < n; j++)
+        pause += pause_before(seq, at[j]);
+    return pause / (double)n;
+}
+
 /* ---- step candidates ------------------------------------------------------------------------- */
 
 /* Steps found in one sequence: their boundaries as positions in it. */
@@ -162,15 +171,21 @@ static size_t first_at_or_after(const size_t *pos, size_t lo, size_t m, size_t x
     return lo;
 }
 
+/* The spacings between consecutive positions pos[0..m) (ascending) into d[0..m-1), sorted. */
+static void sorted_spacings(const size_t *pos, size_t m, size_t *d)
+{
+    for (size_t j = 0; j + 1 < m; j++)
+        d[j] = pos[j + 1] - pos[j];
+    if (m >= 2)
+        qsort(d, m - 1, sizeof *d, cmp_size);
+}
+
 /* The most frequent of the spacings between consecutive positions pos[0..m) (ascending; ties:
  * the larger) and how often it occurs; d holds m - 1 scratch values. 0 when m < 2. */
 static size_t spacing_mode(const size_t *pos, size_t m, size_t *d, size_t *count)
 {
     size_t mode = 0, mode_n = 0;
-    for (size_t j = 0; j + 1 < m; j++)
-        d[j] = pos[j + 1] - pos[j];
-    if (m >= 2)
-        qsort(d, m - 1, sizeof *d, cmp_size);
+    sorted_spacings(pos, m, d);
     for (size_t j = 0; j + 1 < m;) {
         size_t e = j;
         while (e + 1 < m && d[e] == d[j])
@@ -189,9 +204,7 @@ static size_t spacing_mode(const size_t *pos, size_t m, size_t *d, size_t *count
  * holds m - 1 scratch values. */
 static size_t spacing_median(const size_t *pos, size_t m, size_t *d)
 {
-    for (size_t j = 0; j + 1 < m; j++)
-        d[j] = pos[j + 1] - pos[j];
-    qsort(d, m - 1, sizeof *d, cmp_size);
+    sorted_spacings(pos, m, d);
     return d[(m - 2) / 2];
 }
 
@@ -254,31 +267,24 @@ static int repeating_records(const token *seq, size_t n, candidate *best, size_t
             while (j1 + 1 < end && k[j1 + 1].seq - k[j1].seq == period)
                 j1++;
             if (j1 - j0 >= UF_DOCTOR_MIN_STEPS) {
-                double pause = 0.0;
-                for (size_t j = j0; j <= j1; j++) {
+                for (size_t j = j0; j <= j1; j++)
                     at[j - j0] = k[j].seq;
-                    pause += pause_before(seq, k[j].seq);
-                }
-                if (offer(best, at, j1 - j0 + 1, period, pause / (double)(j1 - j0 + 1), 0) != 0)
+                if (offer(best, at, j1 - j0 + 1, period, mean_pause(seq, at, j1 - j0 + 1), 0) != 0)
                     goto out;
             }
             j0 = j1;
         }
-        /* the chain at about the median spacing (UF_DOCTOR_STEP_SLACK of it), for steps of 16
-         * records or more: in a shorter one a record of another thread is a sixth of it or
-         * more, and its own thread's records repeat at one spacing (detect_steps) */
+        /* the chain at about the median spacing (UF_DOCTOR_STEP_SLACK of it), for steps of
+         * UF_DOCTOR_LOOSE_MIN_RECORDS or more */
         size_t m = end - i;
         for (size_t j = 0; j < m; j++)
             pos[j] = k[i + j].seq;
         size_t typical = m > UF_DOCTOR_MIN_STEPS ? spacing_median(pos, m, scratch) : 0;
-        if (typical >= 16) {
+        if (typical >= UF_DOCTOR_LOOSE_MIN_RECORDS) {
             size_t len = longest_chain(pos, m, typical, typical / UF_DOCTOR_STEP_SLACK, used,
                                        scratch, at);
             if (len >= UF_DOCTOR_MIN_STEPS + 1) {
-                double pause = 0.0;
-                for (size_t j = 0; j < len; j++)
-                    pause += pause_before(seq, at[j]);
-                if (offer(best, at, len, typical, pause / (double)len, 1) != 0)
+                if (offer(best, at, len, typical, mean_pause(seq, at, len), 1) != 0)
                     goto out;
                 if (at[len - 1] - at[0] > loose_covered) {
                     loose_covered = at[len - 1] - at[0];
@@ -323,10 +329,7 @@ static int offer_pauses(const token *seq, const size_t *pos, size_t m, candidate
     if (best_len < UF_DOCTOR_MIN_STEPS + 1 ||
         (double)best_len < UF_DOCTOR_PAUSE_REGULAR * (double)m)
         goto out;
-    double pause = 0.0;
-    for (size_t j = 0; j < best_len; j++)
-        pause += pause_before(seq, chain[j]);
-    rc = offer(best, chain, best_len, mode, pause / (double)best_len, 0);
+    rc = offer(best, chain, best_len, mode, mean_pause(seq, chain, best_len), 0);
 out:
     free(d);
     free(chain);
