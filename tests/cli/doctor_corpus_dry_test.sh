@@ -66,6 +66,16 @@ check "heldout.json is consistent" python3 -c "$manifest_check" "$src/examples/h
 check "heldout2.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout2/heldout2.json" 4
 check "heldout3.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout3/heldout3.json" 5
 check "heldout4.json is consistent" python3 -c "$manifest_check" "$src/examples/heldout4/heldout4.json" 6
+# the committed held-out tables re-derive from their committed rows (one round each)
+for set in heldout3 heldout4; do
+  committed="$src/results/nvidia-h200/doctor/$set"
+  rm -rf "$tmp/rederive" && mkdir -p "$tmp/rederive"
+  python3 "$corpus/table.py" "$committed/round1" --out "$tmp/rederive" > /dev/null 2>&1
+  check "$set's committed table re-derives from its rows" \
+    cmp -s "$tmp/rederive/corpus.md" "$committed/corpus.md"
+  check "$set's committed csv re-derives from its rows" \
+    cmp -s "$tmp/rederive/corpus.csv" "$committed/corpus.csv"
+done
 
 # 3. run.py with stand-ins. The stand-in python3 answers import checks ($STUB_MISSING fails),
 # the GPU count, truth_torch.py (a made-up truth) and programs (a timing line; the reference
