@@ -118,32 +118,21 @@ static int next_work_is_copy(const uf_doctor_call *c, size_t n, size_t k)
     return 0;
 }
 
-/* Does the thread load device code from c[k] on, before the next call that launches recorded
- * work (at most 256 calls)? Then its host work before c[k] built that code: a kernel compiled
- * for a shape it had not seen (cuDNN's runtime fusion, Triton, XLA, NVRTC), loaded next. */
-static int loads_before_work(const uf_doctor_call *c, size_t n, size_t k)
+/* The first of the thread's calls from c[k] on that launches recorded work or loads device code
+ * (n none). Where it loads, the thread's host work before c[k] built that code: a kernel
+ * compiled for a shape it had not seen (cuDNN's runtime fusion, Triton, XLA, NVRTC), or a whole
+ * recompilation (torch.compile meeting a new grad mode on the H200: 2.9 s of tracing and code
+ * generation between 262 calls that launch nothing, then the loads), loaded before the thread
+ * next launches work. *memo keeps the answer for the calls up to it: a gap's stretches are
+ * read in time order, so each call is looked at once (SIZE_MAX: none yet). */
+static size_t next_load_or_work(const uf_doctor_call *c, size_t n, size_t k, size_t *memo)
 {
-    for (size_t j = k; j < n && j < k + 256; j++) {
-        if (c[j].load)
-            return 1;
-        if (c[j].work != UF_WORK_NONE)
-            return 0;
-    }
-    return 0;
-}
-
-/* Did any thread load device code from x to y? (w->load_ns: every load call's start, sorted) */
-static int loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y)
-{
-    size_t lo = 0, hi = w->n_loads;     /* the first load at or after x */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w->load_ns[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < w->n_loads && w->load_ns[lo] <= y;
+    if (*memo != SIZE_MAX && *memo >= k)
+        return *memo;
+    size_t j = k;
+    while (j < n && !c[j].load && c[j].work == UF_WORK_NONE)
+        j++;
+    return *memo = j;
 }
 
 /* The part of a moment inside this call. */
@@ -206,6 +195,7 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
         else
             hi = mid;
     }
+    size_t memo = SIZE_MAX;
     for (size_t k = lo; a < b;) {
         if (k < n && c[k].start_ns <= a) {             /* inside call k */
             uint64_t to = c[k].end_ns < b ? c[k].end_ns : b;
@@ -226,7 +216,8 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
             raw[RAW_OUTSIDE] += (double)(to - a);
         if (parts != NULL && bounded && next - c[k - 1].end_ns <= dispatch_ns)
             parts->ns[PART_DISPATCH] += (double)(to - a);
-        else if (parts != NULL && k < n && loads_before_work(c, n, k))
+        else if (parts != NULL && k < n && next_load_or_work(c, n, k, &memo) < n &&
+                 c[memo].load)
             parts->ns[PART_COMPILE] += (double)(to - a);
         else
             add_own_work(w, thread, k < n && next_work_is_copy(c, n, k) ? PART_INPUT : PART_WORK,
@@ -336,7 +327,7 @@ static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts,
         (*n_devices)++;
         for (; i < n && v[i].device == dev; i++) {
             uint64_t g0 = busy_end, g1 = v[i].start_ns;
-            if (g1 > g0 && before && loads_between(w, g0, g1 + (g1 - g0)))
+            if (g1 > g0 && before && uf_doctor_loads_between(w, g0, g1 + (g1 - g0)))
                 parts->ns[PART_COMPILE] += (double)(g1 - g0);
             else if (g1 > g0)
                 split_gap(w, g0, g1, v[i].act, parts, raw);

@@ -95,7 +95,9 @@ typedef struct uf_doctor_work {
     uint64_t steps_began_ns;    /* where steps like the steady ones ran first, before a stretch
                                  * the window leaves out as start-up (a recompilation after the
                                  * warm-up's steps): the first of an earlier chain of at least
-                                 * UF_DOCTOR_MIN_STEPS of them; UINT64_MAX none */
+                                 * UF_DOCTOR_MIN_STEPS of them, or the second of the slow
+                                 * leading steps left out where as many of them loaded device
+                                 * code (trim_slow_steps); UINT64_MAX none */
     /* 3. window: the harness's timeline over the steps, and from one pass over the
      * activities, the steady window's device work */
     uf_timeline tl;
@@ -125,6 +127,8 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d);
  * (uf_doctor_thread.dispatch_ns; UF_DOCTOR_DISPATCH_NS for a thread without calls). */
 void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n,
                             uint64_t *dispatch_ns);
+/* Did any thread start a call that loads device code from x to y (inclusive)? (w->load_ns) */
+int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y);
 /* A thread's dispatch bound from its calls c[0..n) (by time): the longer of
  * UF_DOCTOR_DISPATCH_NS and UF_DOCTOR_DISPATCH_X x the median, over its calls that launch
  * device work, of its time outside CUDA calls since the last such call (its typical host time

@@ -68,7 +68,7 @@ const uf_doctor_rule uf_doctor_rules[UF_N_RULES] = {
     [UF_RULE_KERNEL_COMPILE] = {
         .id = "kernel_compile",
         .failure = "kernels compiled inside the steps: new shapes make a library or compiler build and load a kernel (cuDNN's runtime-compiled kernels, torch.compile's recompiles, XLA, the driver's JIT from PTX) while the GPU waits",
-        .share = "device idle while the submitting thread was inside a call that loads or links device code (cuModuleLoad*, cuLibraryLoad*, cuLink*), or worked outside CUDA and loaded device code before it next launched work; where steps like the steady ones ran before a stretch the window leaves out (a recompilation after the warm-up), the same idle over the run since those steps, when that share is the larger (% of run)",
+        .share = "device idle while the submitting thread was inside a call that loads or links device code (cuModuleLoad*, cuLibraryLoad*, cuLink*), or worked outside CUDA and loaded device code before it next launched work; where steps like the steady ones ran before a stretch the window leaves out (a recompilation after the warm-up; slow leading steps that kept loading code), the same idle over the run since those steps, when that share is the larger (% of run)",
         .moderate_pct = 3.0, .high_pct = 10.0, .gate = "", .gate_value = NAN, .gate_min_pct = NAN,
         .fix = "keep the shapes fixed: pad to a few lengths (bucketing), torch.compile(dynamic=True) or mark_dynamic, every shape run once before the loop; a JIT cache large enough to keep the kernels (CUDA_CACHE_MAXSIZE)",
         .gain = "no kernel were built or loaded inside the steps",

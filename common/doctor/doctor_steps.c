@@ -633,7 +633,13 @@ static int nvtx_steps(uf_doctor_work *w, char *source, size_t source_len)
 }
 
 /* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
- * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. */
+ * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. Where at
+ * least UF_DOCTOR_MIN_STEPS of the slow leading ones loaded device code after the run's first
+ * build (before the steps, or in the first step that loads), the steps kept compiling (a
+ * program that builds a kernel for each new shape in its first hundred steps, then runs its
+ * steady ones): w->steps_began_ns moves to the first step after that build, like an earlier
+ * chain (earlier_steps), so the idle those steps spent building code counts over the run
+ * since. The first build stays start-up: every program compiles once. */
 static int trim_slow_steps(uf_doctor_work *w, int *left_out)
 {
     int n = w->n_steps;
@@ -649,6 +655,19 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
     while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
         hi--;
     free(len);
+    /* the run's first build (before the steps, or in the first of them that loads) is
+     * start-up; the slow leading steps that load after it compile */
+    int first = uf_doctor_loads_between(w, 0, w->bounds[0] - 1) ? 0 : -1, compiling = 0;
+    for (int s = 0; s < lo; s++) {
+        if (!uf_doctor_loads_between(w, w->bounds[s], w->bounds[s + 1] - 1))
+            continue;
+        if (first < 0)
+            first = s + 1;
+        else
+            compiling++;
+    }
+    if (compiling >= UF_DOCTOR_MIN_STEPS && w->bounds[first] < w->steps_began_ns)
+        w->steps_began_ns = w->bounds[first];
     memmove(w->bounds, w->bounds + lo, (size_t)(hi - lo + 1) * sizeof *w->bounds);
     w->n_steps = hi - lo;
     *left_out = n - w->n_steps;

@@ -1363,6 +1363,79 @@ Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
     }
 }
 
+/* A build that makes many small calls on the way (torch.compile recompiling on the H200: 2.9 s
+ * of tracing and code generation between 262 calls that launch nothing, cudaGetDevice and
+ * cudaStreamIsCapturing, then the loads) is still the build: the look-ahead for the load runs
+ * to the thread's next launch, however many calls come first. */
+Test(doctor_idle, a_build_between_many_small_calls_is_still_a_build)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        s->host_ns = s->stream_free_ns[0] + 10 * US;
+        for (int k = 0; k < 300; k++) {
+            sim_host(s, 200 * US);
+            sim_api(s, "cudaGetDevice_v3020", s->host_ns + 1 * US);
+            s->host_ns += 1 * US;
+        }
+        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+        s->host_ns += 200 * US;
+        sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
+    }
+    uf_diagnosis d;
+    diagnose_sim(s, &d);
+    free(s);
+    cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+    double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
+    double built = (300 * 201.0 + 200.0) / step_us * 100.0;
+    cr_expect(d.idle_compile_pct > built * (n - 1.5) / n && d.idle_compile_pct < built * 1.001,
+              "%g of %g", d.idle_compile_pct, built);
+    cr_expect_lt(d.idle_work_pct, 1.0, "%g", d.idle_work_pct);
+    cr_expect_eq(d.order[0], UF_RULE_KERNEL_COMPILE, "%s", uf_doctor_rules[d.order[0]].id);
+}
+
+/* Steps that compile a kernel for each new shape (a CuPy RawKernel with the length baked in,
+ * the first hundred steps of a hundred lengths, on the H200: 99 builds of ~190 ms against
+ * steady steps of 25 ms) are steps, not start-up: the slow leading ones the window leaves out
+ * loaded code in 20 steps after the first, so kernel_compile reads their builds over the run
+ * since the second step. Where only the first two steps compile (a warm-up that builds once,
+ * then once more), it stays start-up and no finding. */
+Test(doctor_idle, steps_that_build_a_kernel_each_are_not_start_up)
+{
+    for (int many = 0; many <= 1; many++) {
+        sim *s = sim_new();
+        int compiling = many ? 21 : 2;
+        for (int i = 0; i < compiling + 40; i++) {
+            if (i < compiling) {
+                sim_host(s, 3 * MS);
+                sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+                s->host_ns += 200 * US;
+            }
+            train_kernels(s);
+            s->host_ns = s->stream_free_ns[0];
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_KERNEL_COMPILE];
+        /* the first step, whose launches follow no pause, is not in the chain */
+        cr_expect_geq(d.steps_left_out, compiling - 1, "%d", d.steps_left_out);
+        if (!many) {
+            cr_expect_eq(d.recompile_ms, 0.0, "%g", d.recompile_ms);
+            cr_expect_eq(f->verdict, UF_VERDICT_NONE, "%s", f->evidence);
+            continue;
+        }
+        double built = 20 * 3.2;    /* the builds after the first step's, ms */
+        cr_expect(d.recompile_ms > built - 1.0 && d.recompile_ms < built + 0.5, "%g of %g",
+                  d.recompile_ms, built);
+        double since = 20 * (3.2 + 1.5) + 40 * 1.5;
+        cr_expect(d.since_steps_ms > since - 2.0 && d.since_steps_ms < since + 2.0, "%g of %g",
+                  d.since_steps_ms, since);
+        cr_expect_eq(d.order[0], UF_RULE_KERNEL_COMPILE, "%s", uf_doctor_rules[d.order[0]].id);
+        cr_expect_float_eq(f->share_pct, d.recompile_pct, 1e-9);
+    }
+}
+
 /* A recompilation after the warm-up's steps (torch.compile's guard on a new length, a JIT's new
  * shape): the host builds for 500 ms, loads the code and runs a few benchmark kernels of its
  * own; the steps then run on. The window leaves the build out as start-up, so
