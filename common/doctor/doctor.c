@@ -306,9 +306,9 @@ uint64_t uf_doctor_dispatch_ns(const uf_doctor_call *c, size_t n)
     return bound > (double)UF_DOCTOR_DISPATCH_NS ? (uint64_t)bound : UF_DOCTOR_DISPATCH_NS;
 }
 
-int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y)
+uint64_t uf_doctor_first_load(const uf_doctor_work *w, uint64_t x)
 {
-    size_t lo = 0, hi = w->n_loads;     /* the first load at or after x */
+    size_t lo = 0, hi = w->n_loads;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (w->load_ns[mid] < x)
@@ -316,7 +316,13 @@ int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y)
         else
             hi = mid;
     }
-    return lo < w->n_loads && w->load_ns[lo] <= y;
+    return lo < w->n_loads ? w->load_ns[lo] : UINT64_MAX;
+}
+
+int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y)
+{
+    uint64_t load = uf_doctor_first_load(w, x);
+    return load != UINT64_MAX && load <= y;
 }
 
 void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n,

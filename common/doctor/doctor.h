@@ -173,6 +173,14 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
                                         * program's own work is one long stretch among short
                                         * ones; a framework's ops vary a few times (an optimizer
                                         * step, an autograd node) around their median */
+#define UF_DOCTOR_BUILD_AHEAD_RECORDS 64 /* a gap's own work is a build where device code is
+                                        * loaded after it with at most this many of the
+                                        * device's records between, ... */
+#define UF_DOCTOR_BUILD_AHEAD_BUSY 0.01 /* ... together busy less than this x the gap: a
+                                        * compiler touches the device in passing (torch.compile
+                                        * recompiling on the H200: 1.8-2.8 s of tracing, then two
+                                        * 1 us fills read back, then 2.9-3.5 s more before its
+                                        * loads); a step's work keeps it busy far more */
 #define UF_DOCTOR_TENSOR_PIPES_IDLE 10.0 /* elementwise_chain with counters: tensor active
                                         * below this while busy, the tensor pipes are idle (an
                                         * attention or GEMM kernel keeps them well above) */

@@ -22,7 +22,8 @@
  *      most its dispatch bound (uf_doctor_dispatch_ns: 100 us, or 4x its typical time before
  *      a launch where that is longer: a framework's per-launch cost), else the host's own work:
  *      compiling where the thread loads device code before it next launches work (a kernel
- *      built for a new shape, by cuDNN, Triton, XLA or NVRTC, then loaded), else input where
+ *      built for a new shape, by cuDNN, Triton, XLA or NVRTC, then loaded), or where a build
+ *      follows the gap with the device all but idle until its load (build_follows), else input where
  *      the first device work the thread launches after it is a copy to the device (a loader's
  *      augmentation, collate and pinning, or its wait for a worker, end in the batch's copy).
  * Each nanosecond of a gap is in one part, so the parts add up to the idle time. Where the
@@ -167,7 +168,8 @@ enum { RAW_IN_CALL, RAW_IN_WAIT, RAW_OUTSIDE, N_RAW };
  * and its raw state into raw (either may be NULL); launch: the call that launched the work
  * that ends the gap. */
 static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, uint64_t b,
-                          const uf_api_call *launch, idle_parts *parts, double *raw)
+                          const uf_api_call *launch, int building, idle_parts *parts,
+                          double *raw)
 {
     uint64_t l0 = launch->start_ns;
     if (a >= b)
@@ -216,8 +218,8 @@ static void split_by_host(const uf_doctor_work *w, uint32_t thread, uint64_t a, 
             raw[RAW_OUTSIDE] += (double)(to - a);
         if (parts != NULL && bounded && next - c[k - 1].end_ns <= dispatch_ns)
             parts->ns[PART_DISPATCH] += (double)(to - a);
-        else if (parts != NULL && k < n && next_load_or_work(c, n, k, &memo) < n &&
-                 c[memo].load)
+        else if (parts != NULL && k < n &&
+                 (building || (next_load_or_work(c, n, k, &memo) < n && c[memo].load)))
             parts->ns[PART_COMPILE] += (double)(to - a);
         else
             add_own_work(w, thread, k < n && next_work_is_copy(c, n, k) ? PART_INPUT : PART_WORK,
@@ -251,7 +253,7 @@ static const uf_drain *drain_into(const uf_doctor_work *w, uint32_t thread, uint
 /* One gap [g0, g1) that activity `act` ends, by the rules of the file's comment; the
  * thread's raw state over all of a host-wait gap into raw. */
 static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t act,
-                      idle_parts *parts, double *raw)
+                      int building, idle_parts *parts, double *raw)
 {
     size_t api = w->act_api[act];
     const uf_api_call *call = api != SIZE_MAX ? &w->t->apis[api] : NULL;
@@ -261,7 +263,7 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
     }
     const uf_drain *d = drain_into(w, call->thread_id, g0, g1);
     if (d == NULL) {
-        split_by_host(w, call->thread_id, g0, g1, call, parts, raw);
+        split_by_host(w, call->thread_id, g0, g1, call, building, parts, raw);
         return;
     }
     /* the lead the sync threw away: how long the host had waited in it while the device still
@@ -269,8 +271,8 @@ static void split_gap(const uf_doctor_work *w, uint64_t g0, uint64_t g1, size_t 
     uint64_t wait = g0 - d->start_ns, len = g1 - g0;
     uint64_t sync = wait < len ? wait : len;
     parts->ns[w->calls[w->call_of_api[d->api]].alloc ? PART_ALLOC : PART_SYNC] += (double)sync;
-    split_by_host(w, call->thread_id, g1 - (len - sync), g1, call, parts, NULL);
-    split_by_host(w, call->thread_id, g0, g1, call, NULL, raw);
+    split_by_host(w, call->thread_id, g1 - (len - sync), g1, call, building, parts, NULL);
+    split_by_host(w, call->thread_id, g0, g1, call, 0, NULL, raw);
 }
 
 /* ---- the gaps of each device ----------------------------------------------------------------- */
@@ -293,6 +295,34 @@ static int cmp_dev_act(const void *pa, const void *pb)
     return (a->launch_ns > b->launch_ns) - (a->launch_ns < b->launch_ns);
 }
 
+/* Is the gap [g0, g1) that v[i] ends (v: one device's activities from i on, by start, n in
+ * all) a build's, though its work is not the code's? A thread loads device code after the gap,
+ * and until that load the device ran at most UF_DOCTOR_BUILD_AHEAD_RECORDS records, no batch
+ * copied to it, together busy less than UF_DOCTOR_BUILD_AHEAD_BUSY x the gap: a compiler
+ * that touched the device in passing (a value filled and read back between its tracing and its
+ * code generation), not steps that ran. Loads inside the gap are the caller's rule. */
+static int build_follows(const uf_doctor_work *w, const dev_act *v, size_t n, size_t i,
+                         uint64_t g0, uint64_t g1)
+{
+    uint64_t load = uf_doctor_first_load(w, g0);
+    if (load == UINT64_MAX || load < g1)
+        return 0;
+    double budget = UF_DOCTOR_BUILD_AHEAD_BUSY * (double)(g1 - g0), busy = 0.0;
+    for (size_t j = i, k = 0; j < n && v[j].device == v[i].device; j++, k++) {
+        if (v[j].start_ns >= load)
+            return 1;
+        const uf_activity *a = &w->t->acts[v[j].act];
+        if (k >= UF_DOCTOR_BUILD_AHEAD_RECORDS ||
+            (uf_copy_direction(a) == UF_COPY_HTOD &&
+             (a->bytes == 0 || a->bytes >= UF_DOCTOR_BATCH_MIN_BYTES)))
+            return 0;
+        busy += (double)((v[j].end_ns < load ? v[j].end_ns : load) - v[j].start_ns);
+        if (busy >= budget)
+            return 0;
+    }
+    return 0;       /* the window ended first */
+}
+
 /* Every gap of every device in the window [w->dev_begin, w->dev_end] into parts (a device's
  * idle before its first work is ended by that work; after its last, device-side); the number
  * of devices into *n_devices. With before (raw NULL): the same over the work launched from
@@ -301,7 +331,8 @@ static int cmp_dev_act(const void *pa, const void *pb)
  * gap's own length after it, is compiling whole: the steps had stopped, and the compiler's
  * tracing, code generation and builds are the host's work, of which only the last part ends
  * in a load (torch.compile recompiling a GPT on the H200: 10.7 s of such work, then the loads,
- * after a few of the compiled graph's launches). 0, or -1 out of memory. */
+ * after a few of the compiled graph's launches). In the window, the host's own work in a gap
+ * that a build follows (build_follows) is compiling. 0, or -1 out of memory. */
 static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts, double *raw,
                          int *n_devices)
 {
@@ -330,7 +361,8 @@ static int split_devices(const uf_doctor_work *w, int before, idle_parts *parts,
             if (g1 > g0 && before && uf_doctor_loads_between(w, g0, g1 + (g1 - g0)))
                 parts->ns[PART_COMPILE] += (double)(g1 - g0);
             else if (g1 > g0)
-                split_gap(w, g0, g1, v[i].act, parts, raw);
+                split_gap(w, g0, g1, v[i].act, !before && build_follows(w, v, n, i, g0, g1),
+                          parts, raw);
             if (v[i].end_ns > busy_end)
                 busy_end = v[i].end_ns;
         }

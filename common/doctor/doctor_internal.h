@@ -127,7 +127,10 @@ int uf_doctor_pass_idle(const uf_doctor_work *w, uf_diagnosis *d);
  * (uf_doctor_thread.dispatch_ns; UF_DOCTOR_DISPATCH_NS for a thread without calls). */
 void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *first, size_t *n,
                             uint64_t *dispatch_ns);
-/* Did any thread start a call that loads device code from x to y (inclusive)? (w->load_ns) */
+/* The start of the first call of any thread that loads device code at or after x
+ * (w->load_ns); UINT64_MAX none. */
+uint64_t uf_doctor_first_load(const uf_doctor_work *w, uint64_t x);
+/* Did any thread start a call that loads device code from x to y (inclusive)? */
 int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y);
 /* A thread's dispatch bound from its calls c[0..n) (by time): the longer of
  * UF_DOCTOR_DISPATCH_NS and UF_DOCTOR_DISPATCH_X x the median, over its calls that launch

@@ -1394,6 +1394,52 @@ Test(doctor_idle, a_build_between_many_small_calls_is_still_a_build)
     cr_expect_eq(d.order[0], UF_RULE_KERNEL_COMPILE, "%s", uf_doctor_rules[d.order[0]].id);
 }
 
+/* A compiler that touches the device in passing: 20 ms of tracing, a value filled and read
+ * back (torch.compile's recompile on the H200: two 1 us fills and 8-byte copies between 1.8-2.8 s
+ * of tracing and 2.9-3.5 s of code generation), 20 ms more, then the load. The first stretch
+ * is the build too (mid 0). Not where a batch is copied in between (mid 1: that stretch
+ * prepared input), nor where steps ran between (mid 2: the device was busy: host work). */
+Test(doctor_idle, a_build_that_reads_a_value_back_is_one_build)
+{
+    for (int mid = 0; mid <= 2; mid++) {
+        sim *s = sim_new();
+        for (int i = 0; i < STEPS; i++) {
+            train_kernels(s);
+            s->host_ns = s->stream_free_ns[0] + 10 * US;
+            sim_host(s, 20 * MS);
+            if (mid == 0) {
+                sim_kernel(s, 0, "fill_value", 1 * US, 1, 0);
+                sim_copy(s, 0, UF_COPY_DTOH, 0, 2 * US, 1);
+                s->acts[s->n_acts - 1].bytes = 8;
+            } else if (mid == 1) {
+                sim_copy(s, 0, UF_COPY_HTOD, 0, 20 * US, 0);
+            } else {
+                train_kernels(s);
+                s->host_ns = s->stream_free_ns[0] + 10 * US;
+            }
+            sim_host(s, 20 * MS);
+            sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+            s->host_ns += 200 * US;
+            sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
+        double first = 20000.0 / step_us * 100.0, second = 20200.0 / step_us * 100.0;
+        double built = mid == 0 ? first + second : second;
+        cr_expect(d.idle_compile_pct > built * (n - 1.5) / n && d.idle_compile_pct < built * 1.01,
+                  "mid %d: %g of %g", mid, d.idle_compile_pct, built);
+        double own = mid == 1 ? d.idle_input_pct : d.idle_work_pct;
+        if (mid == 0)
+            cr_expect_lt(d.idle_work_pct + d.idle_input_pct, 1.0, "%g", d.idle_work_pct);
+        else
+            cr_expect(own > first * (n - 1.5) / n && own < first * 1.01, "mid %d: %g of %g",
+                      mid, own, first);
+    }
+}
+
 /* Steps that compile a kernel for each new shape (a CuPy RawKernel with the length baked in,
  * the first hundred steps of a hundred lengths, on the H200: 99 builds of ~190 ms against
  * steady steps of 25 ms) are steps, not start-up: the slow leading ones the window leaves out
