@@ -149,6 +149,12 @@ static int call_may_wait(const uf_api_call *a)
     return a->name != NULL && driver_may_wait(a->name);
 }
 
+int uf_doctor_is_batch_copy(const uf_activity *a)
+{
+    return uf_copy_direction(a) == UF_COPY_HTOD &&
+           (a->bytes == 0 || a->bytes >= UF_DOCTOR_BATCH_MIN_BYTES);
+}
+
 /* The kind of each API record by its name (uf_call_kind), then by what it did: the call of a
  * host-to-device copy record of at least UF_DOCTOR_BATCH_MIN_BYTES (or of unknown size)
  * copies input, a smaller one launches like a kernel; a call that launched a recorded activity
@@ -170,8 +176,7 @@ static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
         if (j == SIZE_MAX)
             continue;
         const uf_activity *a = &t->acts[i];
-        if (uf_copy_direction(a) == UF_COPY_HTOD &&
-            (a->bytes == 0 || a->bytes >= UF_DOCTOR_BATCH_MIN_BYTES)) {
+        if (uf_doctor_is_batch_copy(a)) {
             kind[j] = UF_CALL_H2D;
             work[j] = UF_WORK_H2D;
         } else {

@@ -312,9 +312,7 @@ static int build_follows(const uf_doctor_work *w, const dev_act *v, size_t n, si
         if (v[j].start_ns >= load)
             return 1;
         const uf_activity *a = &w->t->acts[v[j].act];
-        if (k >= UF_DOCTOR_BUILD_AHEAD_RECORDS ||
-            (uf_copy_direction(a) == UF_COPY_HTOD &&
-             (a->bytes == 0 || a->bytes >= UF_DOCTOR_BATCH_MIN_BYTES)))
+        if (k >= UF_DOCTOR_BUILD_AHEAD_RECORDS || uf_doctor_is_batch_copy(a))
             return 0;
         busy += (double)((v[j].end_ns < load ? v[j].end_ns : load) - v[j].start_ns);
         if (busy >= budget)

@@ -95,9 +95,10 @@ typedef struct uf_doctor_work {
     uint64_t steps_began_ns;    /* where steps like the steady ones ran first, before a stretch
                                  * the window leaves out as start-up (a recompilation after the
                                  * warm-up's steps): the first of an earlier chain of at least
-                                 * UF_DOCTOR_MIN_STEPS of them, or the second of the slow
-                                 * leading steps left out where as many of them loaded device
-                                 * code (trim_slow_steps); UINT64_MAX none */
+                                 * UF_DOCTOR_MIN_STEPS of them, or the first step after the
+                                 * run's first build where as many slow leading steps left
+                                 * out loaded device code after it (trim_slow_steps);
+                                 * UINT64_MAX none */
     /* 3. window: the harness's timeline over the steps, and from one pass over the
      * activities, the steady window's device work */
     uf_timeline tl;
@@ -132,6 +133,10 @@ void uf_doctor_thread_calls(const uf_doctor_work *w, uint32_t thread, size_t *fi
 uint64_t uf_doctor_first_load(const uf_doctor_work *w, uint64_t x);
 /* Did any thread start a call that loads device code from x to y (inclusive)? */
 int uf_doctor_loads_between(const uf_doctor_work *w, uint64_t x, uint64_t y);
+/* Is this activity a batch copied to the device: host to device, at least
+ * UF_DOCTOR_BATCH_MIN_BYTES or of unknown size (a smaller one is a value, launched like a
+ * kernel)? */
+int uf_doctor_is_batch_copy(const uf_activity *a);
 /* A thread's dispatch bound from its calls c[0..n) (by time): the longer of
  * UF_DOCTOR_DISPATCH_NS and UF_DOCTOR_DISPATCH_X x the median, over its calls that launch
  * device work, of its time outside CUDA calls since the last such call (its typical host time
