@@ -121,3 +121,16 @@ int uf_cmp_u64(const void *pa, const void *pb)
     const uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
     return (a > b) - (a < b);
 }
+
+size_t uf_lower_bound_u64(const uint64_t *sorted, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -2,6 +2,9 @@
 #ifndef UF_STATS_H
 #define UF_STATS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,6 +28,9 @@ double uf_median(const double *v, int n);
 
 /* qsort's comparison of two uint64_t (times in ns, ...), ascending. */
 int uf_cmp_u64(const void *pa, const void *pb);
+
+/* The index of the first of n ascending values that is >= x (n where none is). */
+size_t uf_lower_bound_u64(const uint64_t *sorted, size_t n, uint64_t x);
 
 /* Compare two measurements of the same metric (lower is better when lower_is_better): returns
  * -1 (the second is better), +1 (worse), 0 (same), 2 (noisy). "Same" when the relative

@@ -313,14 +313,7 @@ uint64_t uf_doctor_dispatch_ns(const uf_doctor_call *c, size_t n)
 
 uint64_t uf_doctor_first_load(const uf_doctor_work *w, uint64_t x)
 {
-    size_t lo = 0, hi = w->n_loads;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w->load_ns[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = uf_lower_bound_u64(w->load_ns, w->n_loads, x);
     return lo < w->n_loads ? w->load_ns[lo] : UINT64_MAX;
 }
 

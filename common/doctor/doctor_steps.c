@@ -632,20 +632,34 @@ static int nvtx_steps(uf_doctor_work *w, char *source, size_t source_len)
     return rc;
 }
 
+/* How many of the ascending launch times `at` (n of them) fall in [lo, hi). */
+static size_t launched_between(const uint64_t *at, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t a = uf_lower_bound_u64(at, n, lo), b = uf_lower_bound_u64(at, n, hi);
+    return b > a ? b - a : 0;
+}
+
 /* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
  * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. Where at
  * least UF_DOCTOR_MIN_STEPS of the slow leading ones loaded device code after the run's first
- * build (before the steps, or in the first step that loads), the steps kept compiling (a
- * program that builds a kernel for each new shape in its first hundred steps, then runs its
- * steady ones): w->steps_began_ns moves to the first step after that build, like an earlier
- * chain (earlier_steps), so the idle those steps spent building code counts over the run
- * since. The first build stays start-up: every program compiles once. */
+ * build (before the steps, or in the first step that loads) while doing the steps' work (as
+ * many device records as the median kept step, within UF_DOCTOR_STEP_WORK_SLACK), the steps
+ * kept compiling (a program that builds a kernel for each new shape in its first hundred
+ * steps, then runs its steady ones): w->steps_began_ns moves to the first step after that
+ * build, like an earlier chain (earlier_steps), so the idle those steps spent building code
+ * counts over the run since. The first build stays start-up: every program compiles once; and
+ * so does a slow leading "step" of other work (the pieces of a start-up that compiles one
+ * function after another, between which the steps' first record happens to recur). */
 static int trim_slow_steps(uf_doctor_work *w, int *left_out)
 {
-    int n = w->n_steps;
-    double *len = malloc((size_t)n * sizeof *len);
-    if (len == NULL)
-        return -1;
+    int n = w->n_steps, rc = -1;
+    size_t n_acts = w->t->n_acts;
+    double *len = malloc((size_t)n * sizeof *len), *work = malloc((size_t)n * sizeof *work);
+    uint64_t *at = malloc((n_acts + 1) * sizeof *at);
+    if (len == NULL || work == NULL || at == NULL)
+        goto out;
+    memcpy(at, w->launch_ns, n_acts * sizeof *at);
+    qsort(at, n_acts, sizeof *at, uf_cmp_u64);
     for (int s = 0; s < n; s++)
         len[s] = (double)(w->bounds[s + 1] - w->bounds[s]);
     double med = uf_median(len, n);
@@ -654,16 +668,20 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
         lo++;
     while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
         hi--;
-    free(len);
+    for (int s = lo; s < hi; s++)
+        work[s - lo] = (double)launched_between(at, n_acts, w->bounds[s], w->bounds[s + 1]);
+    double work_med = uf_median(work, hi - lo);
     /* the run's first build (before the steps, or in the first of them that loads) is
-     * start-up; the slow leading steps that load after it compile */
+     * start-up; the slow leading steps that do the steps' work and load after it compile */
     int first = uf_doctor_loads_between(w, 0, w->bounds[0] - 1) ? 0 : -1, compiling = 0;
     for (int s = 0; s < lo; s++) {
         if (!uf_doctor_loads_between(w, w->bounds[s], w->bounds[s + 1] - 1))
             continue;
+        double k = (double)launched_between(at, n_acts, w->bounds[s], w->bounds[s + 1]);
         if (first < 0)
             first = s + 1;
-        else
+        else if (k >= work_med / UF_DOCTOR_STEP_WORK_SLACK &&
+                 k <= work_med * UF_DOCTOR_STEP_WORK_SLACK)
             compiling++;
     }
     if (compiling >= UF_DOCTOR_MIN_STEPS && w->bounds[first] < w->steps_began_ns)
@@ -671,7 +689,12 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
     memmove(w->bounds, w->bounds + lo, (size_t)(hi - lo + 1) * sizeof *w->bounds);
     w->n_steps = hi - lo;
     *left_out = n - w->n_steps;
-    return 0;
+    rc = 0;
+out:
+    free(len);
+    free(work);
+    free(at);
+    return rc;
 }
 
 /* The calling thread of t->apis[api] (0 unknown, or no such call). */
@@ -783,10 +806,12 @@ static int better_found(const steps_found *a, const token *sa, const steps_found
     return (double)found_span_ns(b, sb) > 1.25 * (double)found_span_ns(a, sa);
 }
 
-/* Where steps like c's ran first, before c: the first of the longest chain of at least
+/* Where steps like c's ran again, before c: the second of the longest chain of at least
  * UF_DOCTOR_MIN_STEPS + 1 occurrences of c's first record at about c's period, all before it
  * (longest_chain): the warm-up's steps, before a stretch that left the chain (a recompile for
- * a new shape after them). UINT64_MAX none; 0 out of memory. */
+ * a new shape after them). Not the first: the chain's first step runs the steps' kernels for
+ * the first time, and what it loads (a lazily loaded library's kernels, at first use) is
+ * start-up. UINT64_MAX none; 0 out of memory. */
 static uint64_t earlier_steps(const token *seq, const candidate *c)
 {
     uint64_t key = seq[c->at[0]].key, began = UINT64_MAX;
@@ -809,7 +834,7 @@ static uint64_t earlier_steps(const token *seq, const candidate *c)
     size_t len = longest_chain(pos, m, c->period, c->period / UF_DOCTOR_STEP_SLACK, used,
                                scratch, chain);
     if (len >= UF_DOCTOR_MIN_STEPS + 1)
-        began = seq[chain[0]].t_ns;
+        began = seq[chain[1]].t_ns;
 out:
     free(pos);
     free(scratch);
