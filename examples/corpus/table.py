@@ -37,7 +37,7 @@ import re
 import subprocess
 import sys
 
-from truth_analysis import busy_on_plain_step
+from truth_analysis import busy_on_plain_step, causes_on_step, top_cause
 
 TIMING_RE = re.compile(r"^steps (\d+) step_ms ([0-9.]+) wall_s ([0-9.]+)\s*$", re.M)
 SPLIT_TOLERANCE_PTS = 10.0
@@ -114,7 +114,25 @@ def truth_split(truth):
     return {"launch": s.get("launch_call", 0.0) + s.get("other_cuda", 0.0) +
             s.get("alloc_call", 0.0),
             "sync": s.get("sync_call", 0.0) + s.get("free_call", 0.0),
-            "host": s.get("dispatch", 0.0) + s.get("host", 0.0)}
+            "host": s.get("dispatch", 0.0) + s.get("host", 0.0) + s.get("input", 0.0)}
+
+
+def truth_on_plain_step(truth, plain_ms):
+    """The truth's cause and share on the plain run's step: a profiler truth's causes with the
+    profiler's own host cost taken out (causes_on_step: its kernels keep their time a step,
+    its idle shrinks to the plain run's); a timing truth, made of plain step times, as it is.
+    (None, None) where a figure is missing."""
+    causes = truth.get("cause_pct")
+    if "error" in truth or not isinstance(causes, dict) or not causes:
+        return None, None
+    if truth.get("instrument") != "torch.profiler":
+        return truth.get("cause"), truth.get("share_pct")
+    figs = [truth.get(k) for k in ("busy_pct", "idle_pct", "step_ms")] + [plain_ms]
+    if not all(isinstance(x, (int, float)) for x in figs) or plain_ms <= 0:
+        return None, None
+    _, on_plain = causes_on_step(causes, truth["busy_pct"], truth["idle_pct"],
+                                 truth["step_ms"], plain_ms)
+    return top_cause(on_plain)
 
 
 def agrees(truth_cause, view):
@@ -203,6 +221,9 @@ def read_rows(outdir, round_no):
              "plain_ms": step_ms_in(os.path.join(d, "plain.log")),
              "doctor_ms": step_ms_in(os.path.join(d, "doctor.txt"))}
         r["cost_x"] = r["doctor_ms"] / r["plain_ms"] if r["plain_ms"] and r["doctor_ms"] else None
+        r["plain_cause"], r["plain_share"] = truth_on_plain_step(truth, r["plain_ms"])
+        r["plain_truth"] = None if r["plain_cause"] is None else \
+            f'{r["plain_cause"]} {fmt(r["plain_share"])}'.strip()
         r["live"] = load_json(os.path.join(d, "doctor.json"))
         rows.append(r)
     return rows, run
@@ -253,6 +274,8 @@ def apply_doctor(r, doc):
               "top_share": view["top_share"], "doctor_split": view["split"],
               "split_source": ",".join(view["split_source"]),
               "doctor_high": ",".join(view["high"]), "processes": view["processes"]})
+    if r.get("plain_cause"):
+        r["agree_plain"] = agrees(r["plain_cause"], view)
     if r["truth_cause"]:
         r["agree"] = agrees(r["truth_cause"], view)
         verdict, share = view["by_rule"].get(r["truth_cause"], (None, None))
@@ -300,6 +323,7 @@ COLUMNS = [
     ("top_share", "doctor share %"), ("live_top", "live run's top finding"),
     ("on_cause", "doctor on the truth's cause %"),
     ("agree", "agree"),
+    ("plain_truth", "truth on the plain step %"), ("agree_plain", "agree on the plain step"),
     ("truth_split", "idle split truth L/S/H %"), ("doctor_split", "doctor L/S/H %"),
     ("split_gap", "split gap pts"), ("split_gap_idle", "gap, as shares of the idle pts"),
     ("split_gap_plain", "gap on the plain step pts"),
@@ -314,7 +338,7 @@ def cell(r, key):
         return "n/a (timing truth)"
     if key in ("truth_split", "doctor_split"):
         return fmt_split(v or {})
-    if key == "agree":
+    if key in ("agree", "agree_plain"):
         return "" if v is None else ("yes" if v else "**no**")
     if key == "cost_x":
         return fmt(v, 2)
@@ -338,6 +362,8 @@ def summary(rows):
     agreed = [r for r in judged if r["agree"]]
     healthy_high = [r["program"] for r in judged
                     if r["truth_cause"] == "healthy" and r.get("doctor_high")]
+    judged_plain = [r for r in ran if r.get("agree_plain") is not None]
+    agreed_plain = [r for r in judged_plain if r["agree_plain"]]
     gaps = [r for r in ran if r.get("split_gap") is not None]
     within = [r for r in gaps if r["split_gap"] <= SPLIT_TOLERANCE_PTS]
     plain = [r for r in gaps if r.get("split_gap_plain") is not None]
@@ -345,6 +371,11 @@ def summary(rows):
     lines = [f"- agree: {len(agreed)} of {len(judged)} programs judged"
              + (f" (disagree: {', '.join(r['program'] for r in judged if not r['agree'])})"
                 if len(agreed) < len(judged) else ""),
+             f"- agree with the truth on the plain run's step (a profiler truth's causes with "
+             f"the profiler's host cost taken out; not judged): {len(agreed_plain)} of "
+             f"{len(judged_plain)}"
+             + (f" (disagree: {', '.join(r['program'] for r in judged_plain if not r['agree_plain'])})"
+                if len(agreed_plain) < len(judged_plain) else ""),
              f"- healthy programs with a high finding: {', '.join(healthy_high) or 'none'}",
              f"- host-wait split within {SPLIT_TOLERANCE_PTS:.0f} points: {len(within)} of "
              f"{len(gaps)} compared (profiler truths)",

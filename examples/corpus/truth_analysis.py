@@ -24,8 +24,9 @@ Over the window (all figures in % of the window, which is N steps):
   a call that gives memory back (cudaFree, which waits for the device, cuMemFree, unmapping,
   unpinning) `free_call`; inside one that asks for memory (cudaMalloc, cudaHostAlloc,
   cuMemCreate, pinning) `alloc_call`; inside another CUDA call `other_cuda`; inside a PyTorch op that submits device
-  work but outside its CUDA calls (the framework's dispatch) `dispatch`; anywhere else (Python,
-  CPU-only ops, a data loader) `host`;
+  work but outside its CUDA calls (the framework's dispatch) `dispatch`; inside a DataLoader's
+  next() (the profiler's own `enumerate(DataLoader)#...__next__` annotation) `input`; anywhere
+  else (Python, CPU-only ops) `host`;
 - causes (share of the window at stake):
   host_sync: idle that began while a sync/blocking call was in flight (the device ran out of
     work while the host waited for it), as much of it as the host had waited in that call
@@ -33,7 +34,8 @@ Over the window (all figures in % of the window, which is N steps):
     idle; alloc_churn: the same lead where the call that drained the device was a free, plus
     alloc_call and free_call time inside other idle; launch_bound: the rest of the idle where the host was launching or
     dispatching device work (launch_call + dispatch + other_cuda); host_bound: the rest where
-    the host was outside any op (host); elementwise_chain: kernels of memory-bound ops in runs of
+    the host was outside any op (host); starved_input: the rest where it waited in a
+    DataLoader's next() (input); elementwise_chain: kernels of memory-bound ops in runs of
     >= 3 consecutive such kernels; simt_gemm: GEMM kernels with no tensor-core path (fp32
     without TF32, fp64) or at shapes not 16-byte aligned; decode_gemv: GEMM kernels whose output
     has a side of <= 16 (one or a few tokens); the cause is the largest of these if it reaches
@@ -78,9 +80,13 @@ NAME_FALLBACK = [
 GEMM_CLASSES = ("gemm_tc", "gemm_simt", "gemm_misaligned", "gemm_decode")
 KERNEL_CLASSES = GEMM_CLASSES + ("memory_bound", "attention", "other", "memcpy", "memset")
 SPLIT_KEYS = ("launch_call", "dispatch", "other_cuda", "sync_call", "host", "alloc_call",
-              "free_call")
-CAUSES = ("launch_bound", "host_bound", "host_sync", "alloc_churn", "elementwise_chain",
-          "simt_gemm", "decode_gemv")
+              "free_call", "input")
+CAUSES = ("launch_bound", "host_bound", "host_sync", "alloc_churn", "starved_input",
+          "elementwise_chain", "simt_gemm", "decode_gemv")
+# The profiler's own annotation of a DataLoader handing out a batch (torch.utils.data records
+# "enumerate(DataLoader)#<its iterator>.__next__" around each next()): the host's time in it
+# is the wait for input (a worker's batch, or the main process's own loading).
+LOADER_NEXT_RE = re.compile(r"^enumerate\(DataLoader\)#.*__next__$")
 
 
 class TruthError(Exception):
@@ -156,9 +162,10 @@ def _cat(e):
 
 
 def split_events(trace):
-    """The complete events of a Chrome trace, by kind: device work, CUDA calls, ops, markers."""
+    """The complete events of a Chrome trace, by kind: device work, CUDA calls, ops, markers,
+    the DataLoader's batches handed out (LOADER_NEXT_RE)."""
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    device, calls, ops, markers = [], [], [], []
+    device, calls, ops, markers, loader = [], [], [], [], []
     for e in events:
         if e.get("ph") != "X" or "ts" not in e:
             continue
@@ -176,7 +183,9 @@ def split_events(trace):
             ops.append(rec)
         elif cat == "user_annotation" and rec["name"] == MARKER:
             markers.append(rec)
-    return device, calls, ops, markers
+        elif cat == "user_annotation" and LOADER_NEXT_RE.match(rec["name"]):
+            loader.append(rec)
+    return device, calls, ops, markers, loader
 
 
 def _corr(rec):
@@ -355,7 +364,7 @@ def window_from(markers, line):
 
 def analyze(trace, timing_line, tf32=False, top_n=12):
     """The truth figures of one run (a dict, see the module's doc)."""
-    device, calls, ops, markers = split_events(trace)
+    device, calls, ops, markers, loader = split_events(trace)
     start, end, steps, step_ms = window_from(markers, timing_line)
     win_us = end - start
     if win_us <= 0:
@@ -429,6 +438,8 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         per_tid[c["otid"]]["cuda"].append((c["ts"], c["end"]))
     for i in gpu_top:
         per_tid[ops[i]["tid"]]["gpu_op"].append((ops[i]["ts"], ops[i]["end"]))
+    for e in loader:
+        per_tid[e["tid"]]["loader"].append((e["ts"], e["end"]))
     cov = {}
 
     def covered(tid, kind):
@@ -436,6 +447,9 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         if key not in cov:
             if kind == "op_or_cuda":
                 cov[key] = Covered(per_tid[tid]["gpu_op"] + per_tid[tid]["cuda"])
+            elif kind == "op_cuda_or_loader":
+                cov[key] = Covered(per_tid[tid]["gpu_op"] + per_tid[tid]["cuda"] +
+                                   per_tid[tid]["loader"])
             else:
                 cov[key] = Covered(per_tid[tid][kind])
         return cov[key]
@@ -474,8 +488,10 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         alloc, free = alloc * scale, free * scale
         op_or_cuda = covered(tid, "op_or_cuda").within(a, b)
         dispatch = max(0.0, op_or_cuda - cuda)
-        host = max(0.0, length - op_or_cuda)
-        for k, v in zip(SPLIT_KEYS, (launch, dispatch, other, sync, host, alloc, free)):
+        # outside ops and CUDA calls: inside the DataLoader's next() the host waited for input
+        inp = max(0.0, covered(tid, "op_cuda_or_loader").within(a, b) - op_or_cuda)
+        host = max(0.0, length - op_or_cuda - inp)
+        for k, v in zip(SPLIT_KEYS, (launch, dispatch, other, sync, host, alloc, free, inp)):
             split[k] += v
         # A device that ran out of work while the host waited in a sync: the host had been
         # waiting `wait` us while the device still worked, a lead the sync threw away; without
@@ -496,6 +512,7 @@ def analyze(trace, timing_line, tf32=False, top_n=12):
         cause_us["alloc_churn"] += (alloc + free) * rest
         cause_us["launch_bound"] += (launch + dispatch + other) * rest
         cause_us["host_bound"] += host * rest
+        cause_us["starved_input"] += inp * rest
     causes = {k: 100.0 * v / win_us for k, v in cause_us.items()}
     causes["elementwise_chain"] = share(lambda d: id(d) in chain_ids)
     causes["simt_gemm"] = share(lambda d: d["class"] in ("gemm_simt", "gemm_misaligned"))
@@ -543,7 +560,7 @@ def finite(x):
 
 # ---- a timing truth whose reference run was profiled -------------------------------------------
 
-IDLE_CAUSES = ("launch_bound", "host_bound", "host_sync")
+IDLE_CAUSES = ("launch_bound", "host_bound", "host_sync", "alloc_churn", "starved_input")
 
 
 def busy_on_plain_step(busy_pct, step_ms, plain_ms):
@@ -551,6 +568,30 @@ def busy_on_plain_step(busy_pct, step_ms, plain_ms):
     instrument slows the host, not the kernels, so the busy time a step is the plain run's too
     (capped at 100 %)."""
     return min(100.0, max(0.0, busy_pct * step_ms / plain_ms))
+
+
+def causes_on_step(cause_pct, busy_pct, idle_pct, prof_ms, step_ms):
+    """A profile's causes on an unprofiled run's step (step_ms; the profiled step prof_ms): the
+    profiler slows the host, not the kernels, so the run's busy share is the profiled busy
+    time a step over its own step (busy_on_plain_step); its idle (the rest) goes to the idle
+    causes (IDLE_CAUSES) in the profile's proportions, and the kernel causes
+    (elementwise_chain, simt_gemm, decode_gemv) keep their time a step (at most the whole
+    step: the two runs' steps differ by their noise too). Returns (busy_pct, causes), in % of
+    step_ms."""
+    busy = busy_on_plain_step(busy_pct, prof_ms, step_ms)
+    causes = {}
+    for c, pct in cause_pct.items():
+        if c in IDLE_CAUSES:
+            causes[c] = (100.0 - busy) * pct / idle_pct if idle_pct > 0 else 0.0
+        else:
+            causes[c] = min(100.0, pct * prof_ms / step_ms)
+    return busy, causes
+
+
+def top_cause(causes):
+    """The largest cause and its share, "healthy" where it is below CAUSE_MIN_PCT."""
+    top = max(causes, key=lambda c: causes[c])
+    return (top if causes[top] >= CAUSE_MIN_PCT else "healthy"), causes[top]
 
 
 def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
@@ -562,8 +603,8 @@ def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
     The profiler slows the host, so its idle shares overstate the reference's: its kernels
     are not slowed, so the reference's true busy share is the profiled busy time a step over
     the reference's plain step (ref_ms); its idle (the rest) goes to the idle causes
-    (launch_bound, host_bound, host_sync) in the profile's proportions, and the kernel causes
-    (elementwise_chain, simt_gemm, decode_gemv) keep their time a step. All shares in % of
+    (IDLE_CAUSES) in the profile's proportions, and the kernel causes (elementwise_chain,
+    simt_gemm, decode_gemv) keep their time a step (causes_on_step). All shares in % of
     the plain step; returns the truth's fields (cause, share_pct, cause_pct, busy_pct,
     ref_busy_pct, ref_cause_pct), or raises TruthError on a profile without its figures."""
     need = ("step_ms", "busy_pct", "idle_pct", "cause_pct")
@@ -572,17 +613,10 @@ def with_profiled_reference(cause, plain_ms, ref_ms, ref_truth):
     if not (finite(plain_ms) and finite(ref_ms) and plain_ms > 0 and ref_ms > 0):
         raise TruthError("no plain or reference step time")
     frac = ref_ms / plain_ms
-    prof_ms, prof_idle = ref_truth["step_ms"], ref_truth["idle_pct"]
-    ref_busy = busy_on_plain_step(ref_truth["busy_pct"], prof_ms, ref_ms)
-    ref_causes = {}
-    for c, pct in ref_truth["cause_pct"].items():
-        if c in IDLE_CAUSES:
-            ref_causes[c] = (100.0 - ref_busy) * pct / prof_idle if prof_idle > 0 else 0.0
-        else:
-            ref_causes[c] = pct * prof_ms / ref_ms
+    ref_busy, ref_causes = causes_on_step(ref_truth["cause_pct"], ref_truth["busy_pct"],
+                                          ref_truth["idle_pct"], ref_truth["step_ms"], ref_ms)
     causes = {c: frac * v for c, v in ref_causes.items()}
     causes[cause] = causes.get(cause, 0.0) + 100.0 * (1.0 - frac)
-    top = max(causes, key=lambda c: causes[c])
-    return {"cause": top if causes[top] >= CAUSE_MIN_PCT else "healthy",
-            "share_pct": causes[top], "cause_pct": causes, "busy_pct": frac * ref_busy,
+    top, share = top_cause(causes)
+    return {"cause": top, "share_pct": share, "cause_pct": causes, "busy_pct": frac * ref_busy,
             "ref_busy_pct": ref_busy, "ref_cause_pct": ref_causes}

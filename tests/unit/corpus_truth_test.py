@@ -217,6 +217,31 @@ class IdleSplitTest(unittest.TestCase):
         self.assertGreater(r["cause_pct"]["host_bound"], 85.0)
         self.assertAlmostEqual(r["drained_gaps_per_step"], 1.0)
 
+    def test_the_wait_in_a_dataloaders_next_is_starved_input(self):
+        """A step that waits 60 us for its batch in the DataLoader's next() (the profiler's
+        own annotation), then copies it and computes 20 us; 10 us of Python besides: the
+        wait is starved_input, the Python host_bound."""
+        t = Trace()
+        for i in range(10):
+            s = 1000 + 100 * i
+            t.add("user_annotation",
+                  "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", s, 60)
+            t.op("aten::copy_", s + 70, 6, [[64]], ["float"])
+            t.launch(s + 71, 3, "elementwise_kernel", s + 75, 20)
+        t.marker(2000)
+        r = ta.analyze(t.trace(), line(10, 0.1))
+        self.assertEqual(r["cause"], "starved_input")
+        self.assertAlmostEqual(r["split_pct"]["input"], 60.0, delta=1.0)
+        self.assertAlmostEqual(r["cause_pct"]["starved_input"], 60.0, delta=1.0)
+        self.assertGreater(r["cause_pct"]["host_bound"], 5.0)
+        self.assertLess(r["cause_pct"]["host_bound"], 20.0)
+        # another annotation is not the loader's
+        t.ev = [e for e in t.ev if "DataLoader" not in e["name"]]
+        t.add("user_annotation", "my_step", 500, 1500)
+        r = ta.analyze(t.trace(), line(10, 0.1))
+        self.assertEqual(r["cause"], "host_bound")
+        self.assertEqual(r["split_pct"]["input"], 0.0)
+
     def test_gaps_before_work_already_queued_are_the_devices_own(self):
         """A replayed graph: its nodes' gaps come while the host waits in the loop's final
         synchronize; the work was queued long before: no host wait, no sync cost."""
@@ -323,6 +348,30 @@ class KernelClassTest(unittest.TestCase):
         r = ta.analyze(t.trace(), line(1, 1.0))
         self.assertAlmostEqual(r["kernel_class_pct"]["memory_bound"], 10.0)
         self.assertAlmostEqual(r["classified_by_name_us"], 100.0)
+
+
+class CausesOnStep(unittest.TestCase):
+    """A profile's causes on the unprofiled run's step (causes_on_step)."""
+
+    def test_the_profilers_host_cost_leaves_the_kernels_on_top(self):
+        # profiled: an 8 ms step, half busy, idle 30 host / 20 launch, chains 18 %; the plain
+        # run takes 5.6 ms: its busy is the same 4 ms (71.4 %), its idle 1.6 ms in 30:20
+        busy, c = ta.causes_on_step({"host_bound": 30.0, "launch_bound": 20.0,
+                                     "elementwise_chain": 18.0, "alloc_churn": 0.0},
+                                    50.0, 50.0, 8.0, 5.6)
+        self.assertAlmostEqual(busy, 400.0 / 5.6)
+        self.assertAlmostEqual(c["host_bound"], (100.0 - busy) * 30.0 / 50.0)
+        self.assertAlmostEqual(c["launch_bound"], (100.0 - busy) * 20.0 / 50.0)
+        self.assertAlmostEqual(c["elementwise_chain"], 18.0 * 8.0 / 5.6)
+        self.assertEqual(ta.top_cause(c), ("elementwise_chain", c["elementwise_chain"]))
+        self.assertEqual(ta.top_cause({"host_bound": 30.0, "launch_bound": 20.0})[0],
+                         "host_bound")
+
+    def test_no_idle_and_small_causes(self):
+        busy, c = ta.causes_on_step({"host_bound": 0.0, "simt_gemm": 5.0}, 100.0, 0.0, 2.0, 2.0)
+        self.assertAlmostEqual(busy, 100.0)
+        self.assertEqual(c["host_bound"], 0.0)
+        self.assertEqual(ta.top_cause(c)[0], "healthy")
 
 
 class ProfiledReference(unittest.TestCase):
