@@ -118,13 +118,7 @@ int uf_h_counters_pass(run *r, int variant, uf_row *row)
     int started[UF_MAX_RANKS] = {0}, gpm[UF_MAX_RANKS] = {0};
     char reason[UF_REASON_LEN] = "";
     const char *name = r->s->variants[variant].name;
-    int n = (int)ceil(COUNTERS_MIN_MS / fmax(row->step_ms, 1e-3));
-    if (n < r->repeat)
-        n = r->repeat;
-    if (n > COUNTERS_MAX_STEPS)
-        n = COUNTERS_MAX_STEPS;
-    if (process_mode(r))    /* every rank's step count, whatever its own step time */
-        n = r->repeat;
+    int n = steps_spanning(r, row->step_ms, COUNTERS_MIN_MS, COUNTERS_MAX_STEPS);
 
     uint64_t t0 = 0, t1 = 0;
     uf_h_open_rank_instruments(r);   /* a no-op after a timing pass */

@@ -34,6 +34,9 @@ enum {
     TIMING_MAX_STEPS = 200000,
     COUNTERS_MIN_MS = 320,         /* PM sampling window; GPM needs ~310 ms (uf_gpm_watch) */
     COUNTERS_MAX_STEPS = 200000,
+    TRACE_MIN_MS = 100,            /* the trace pass's window: a host hiccup of ~0.1 ms in it is
+                                    * 0.1 %, not 1 % of 20 steps of 0.5 ms (issue #29) */
+    TRACE_MAX_STEPS = 20000,
     PM_INTERVAL_US = 1000,
     NVML_PERIOD_MS = 20,
     DEFAULT_REPEAT = 20,
@@ -164,6 +167,18 @@ static inline int gpu_required(void)
 static inline int process_mode(const run *r)
 {
     return r->launch.mode == UF_LAUNCH_PROCESSES;
+}
+
+/* The steps of an instrumented pass: enough of them, at the timing pass's median step_ms, to
+ * span min_ms, at least --repeat, at most max_steps; --repeat in a multi-process run. */
+static inline int steps_spanning(const run *r, double step_ms, double min_ms, int max_steps)
+{
+    int n = (int)ceil(min_ms / fmax(step_ms, 1e-3));
+    if (n < r->repeat)
+        n = r->repeat;
+    if (n > max_steps)
+        n = max_steps;
+    return process_mode(r) ? r->repeat : n;
 }
 
 /* GPUs whose per-device figures (trace, counters, NVML) the passes record: ctx->n_gpus (the

@@ -69,13 +69,13 @@ static void trace_metrics_of_rank(const run *r, uf_row *row, int k, uf_timeline 
     }
 }
 
-/* Pass 2: CUPTI Activity over warm-up + measured steps; timeline metrics of the window, on
- * every GPU. */
+/* Pass 2: CUPTI Activity over warm-up + measured steps (enough to span TRACE_MIN_MS at the
+ * timing pass's step, at least --repeat); timeline metrics of the window, on every GPU. */
 int uf_h_trace_pass(run *r, int variant, uf_row *row)
 {
     int rc = UF_OK;
     const char *name = r->s->variants[variant].name;
-    int n = r->repeat;
+    int n = steps_spanning(r, row->step_ms, TRACE_MIN_MS, TRACE_MAX_STEPS);
     uint64_t *step_begin = malloc((size_t)n * sizeof *step_begin);
     uf_marks marks = {0};   /* mark 0: before the traced steps; mark 1: after them */
     uint64_t begin_ns = 0, end_ns = 0, enqueued_ns = 0;

@@ -136,11 +136,15 @@ static void store_record(const CUpti_Activity *r)
 
 /* ---- CUPTI buffer callbacks ------------------------------------------------------------ */
 
+/* A zeroed buffer (calloc: 16-byte aligned, CUPTI needs 8; its pages are the kernel's zero
+ * pages until written, so nothing is touched here): CUPTI is told the buffers come zeroed
+ * (trace_register), else it zeroes each itself on the thread whose call asked for it, in
+ * the critical path (cupti_activity.h, CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER), and
+ * a thread's first call in a trace pass stalls for 8 MiB of stores (issue #29: a pipeline's
+ * eight workers, each with its own buffer, in one 20-step pass). */
 static void CUPTIAPI on_buffer_request(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    void *p = NULL;
-    if (posix_memalign(&p, 8, TRACE_HOST_BUFFER_BYTES) != 0)
-        p = NULL; /* CUPTI then drops records and counts them */
+    void *p = calloc(1, TRACE_HOST_BUFFER_BYTES); /* NULL: CUPTI drops records, counts them */
     *buffer = p;
     *size = p ? TRACE_HOST_BUFFER_BYTES : 0;
     *max_records = 0; /* as many as fit */
@@ -176,6 +180,12 @@ static int trace_register(char *reason, size_t reason_len)
     UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
                      CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE,
                                                       &value_bytes, &device_buffer_bytes),
+                     reason, reason_len, out);
+    uint8_t zeroed = 1;         /* on_buffer_request's buffers come zeroed */
+    size_t zeroed_bytes = sizeof zeroed;
+    UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
+                     CUPTI(cuptiActivitySetAttribute)(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                                      &zeroed_bytes, &zeroed),
                      reason, reason_len, out);
     UF_CUPTI_OR_GOTO(rc, CUPTI_WHAT,
                      CUPTI(cuptiActivityRegisterCallbacks)(on_buffer_request, on_buffer_complete),
