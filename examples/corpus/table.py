@@ -8,7 +8,8 @@ Reads each OUTDIR/NAME/{row.json, truth.json, doctor.json, plain.log, doctor.txt
 folders) and writes DIR/corpus.md (Markdown, with a summary) and DIR/corpus.csv (DIR: --out,
 else the one OUTDIR), and prints the Markdown. Several OUTDIRs are rounds of the corpus, in
 order: a program's row is its latest round that ran it (ok), else its latest round; the
-`round` column says which (its number and the commit run.py recorded). --replay BUILD_DIR:
+`round` column says which (its number: N of a folder named roundN, else its place among the
+OUTDIRs; and the commit run.py recorded). --replay BUILD_DIR:
 the doctor's columns come from its analysis of each row's recorded traces replayed now
 (`BUILD_DIR/tools/underfed doctor --from NAME/doctor`, its JSON and text kept in
 DIR/replay/), the live round's top finding beside them; without it, from the live run's JSON.
@@ -452,7 +453,8 @@ def main():
     order = {q["name"]: i for i, q in enumerate(manifest.get("programs", []))}
     rounds = []
     for i, d in enumerate(a.outdirs, 1):
-        rows, run = read_rows(d, i)
+        named = re.fullmatch(r"round(\d+)", os.path.basename(os.path.normpath(d)))
+        rows, run = read_rows(d, int(named.group(1)) if named else i)
         rounds.append(rows)
         for n in run.get("names", []):
             order.setdefault(n, len(order))
