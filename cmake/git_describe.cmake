@@ -1,5 +1,18 @@
 # Write OUT defining `const char uf_git_describe[]`; rewrite it only when the text changes.
 # Usage: cmake -DSRC=dir -DOUT=file.c [-DDESCRIBE=text] -P git_describe.cmake
+# DESCRIBE, else SRC/.gitrev's commit, else `git describe --always --dirty --tags`.
+# A copied tree says what it was made of in SRC/.gitrev (its commit, one line): a copy's .git
+# may be an older one's (a device's copy keeps the first .git it was given), and the results
+# files name the commit their build reports. examples/corpus/run.py reads the same file. Write
+# it only into a copy (never commit it); a checkout's own .git is the truth.
+if(NOT DESCRIBE AND EXISTS "${SRC}/.gitrev")
+  file(STRINGS "${SRC}/.gitrev" rev LIMIT_COUNT 1)
+  string(STRIP "${rev}" rev)
+  string(LENGTH "${rev}" len)
+  if(rev MATCHES "^[0-9a-f]+$" AND len GREATER_EQUAL 7)
+    string(SUBSTRING "${rev}" 0 7 DESCRIBE)
+  endif()
+endif()
 if(NOT DESCRIBE)
   execute_process(COMMAND git describe --always --dirty --tags
                   WORKING_DIRECTORY "${SRC}" OUTPUT_VARIABLE DESCRIBE RESULT_VARIABLE res
