@@ -122,12 +122,14 @@ int uf_cmp_u64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-size_t uf_lower_bound_u64(const uint64_t *sorted, size_t n, uint64_t x)
+size_t uf_lower_bound(const void *sorted, size_t n, size_t size, const void *key,
+                      int (*cmp)(const void *, const void *))
 {
+    const unsigned char *base = sorted;
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (sorted[mid] < x)
+        if (cmp(base + mid * size, key) < 0)
             lo = mid + 1;
         else
             hi = mid;

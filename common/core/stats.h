@@ -29,8 +29,10 @@ double uf_median(const double *v, int n);
 /* qsort's comparison of two uint64_t (times in ns, ...), ascending. */
 int uf_cmp_u64(const void *pa, const void *pb);
 
-/* The index of the first of n ascending values that is >= x (n where none is). */
-size_t uf_lower_bound_u64(const uint64_t *sorted, size_t n, uint64_t x);
+/* The index of the first of n elements (each `size` bytes, ascending by cmp, qsort's kind of
+ * comparison) that is not less than *key; n where none is. */
+size_t uf_lower_bound(const void *sorted, size_t n, size_t size, const void *key,
+                      int (*cmp)(const void *, const void *));
 
 /* Compare two measurements of the same metric (lower is better when lower_is_better): returns
  * -1 (the second is better), +1 (worse), 0 (same), 2 (noisy). "Same" when the relative

@@ -313,7 +313,7 @@ uint64_t uf_doctor_dispatch_ns(const uf_doctor_call *c, size_t n)
 
 uint64_t uf_doctor_first_load(const uf_doctor_work *w, uint64_t x)
 {
-    size_t lo = uf_lower_bound_u64(w->load_ns, w->n_loads, x);
+    size_t lo = uf_lower_bound(w->load_ns, w->n_loads, sizeof *w->load_ns, &x, uf_cmp_u64);
     return lo < w->n_loads ? w->load_ns[lo] : UINT64_MAX;
 }
 

@@ -160,15 +160,7 @@ static int offer(candidate *best, const size_t *at, size_t n, size_t period, dou
 /* The first of pos[lo..m) (ascending) at or after x, or m. */
 static size_t first_at_or_after(const size_t *pos, size_t lo, size_t m, size_t x)
 {
-    size_t hi = m;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pos[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return lo + uf_lower_bound(pos + lo, m - lo, sizeof *pos, &x, cmp_size);
 }
 
 /* The spacings between consecutive positions pos[0..m) (ascending) into d[0..m-1), sorted. */
@@ -635,7 +627,8 @@ static int nvtx_steps(uf_doctor_work *w, char *source, size_t source_len)
 /* How many of the ascending launch times `at` (n of them) fall in [lo, hi). */
 static size_t launched_between(const uint64_t *at, size_t n, uint64_t lo, uint64_t hi)
 {
-    size_t a = uf_lower_bound_u64(at, n, lo), b = uf_lower_bound_u64(at, n, hi);
+    size_t a = uf_lower_bound(at, n, sizeof *at, &lo, uf_cmp_u64);
+    size_t b = uf_lower_bound(at, n, sizeof *at, &hi, uf_cmp_u64);
     return b > a ? b - a : 0;
 }
 

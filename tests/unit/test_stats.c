@@ -119,14 +119,19 @@ Test(stats, compare_edge_values)
     cr_assert_eq(uf_compare_values(10.0, NAN, 5.0, NAN, 5.0, 1), -1);
 }
 
-Test(stats, lower_bound_u64)
+static size_t lb(const uint64_t *v, size_t n, uint64_t x)
+{
+    return uf_lower_bound(v, n, sizeof *v, &x, uf_cmp_u64);
+}
+
+Test(stats, lower_bound)
 {
     const uint64_t v[] = {2, 4, 4, 9};
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 0), 0);
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 2), 0);
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 3), 1);
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 4), 1);
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 5), 3);
-    cr_assert_eq(uf_lower_bound_u64(v, 4, 10), 4);
-    cr_assert_eq(uf_lower_bound_u64(v, 0, 1), 0);
+    cr_assert_eq(lb(v, 4, 0), 0);
+    cr_assert_eq(lb(v, 4, 2), 0);
+    cr_assert_eq(lb(v, 4, 3), 1);
+    cr_assert_eq(lb(v, 4, 4), 1);
+    cr_assert_eq(lb(v, 4, 5), 3);
+    cr_assert_eq(lb(v, 4, 10), 4);
+    cr_assert_eq(lb(v, 0, 1), 0);
 }
