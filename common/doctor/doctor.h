@@ -151,7 +151,8 @@ extern const uf_doctor_rule uf_doctor_rules[UF_N_RULES];
 #define UF_DOCTOR_MIN_STEPS 3          /* fewer steps: no steady state, the whole run is analysed */
 #define UF_DOCTOR_SLOW_STEP 1.5        /* a leading/trailing step this × the median is warm-up/tail */
 #define UF_DOCTOR_STEP_WORK_SLACK 1.25 /* a slow leading step does the steps' work: as many device
-                                        * records as the median kept step, within this factor */
+                                        * records as the median kept step, within this factor, */
+#define UF_DOCTOR_STEP_WORK_SHARED 0.5 /* ... at least this share of them of the kept steps' kinds */
 #define UF_DOCTOR_CHAIN_MIN 3          /* consecutive elementwise kernels that make a chain */
 #define UF_DOCTOR_BATCH_MIN_BYTES 4096ull /* a host-to-device copy smaller than this is a
                                  * value, not a batch: a framework's scalars and constants (JAX

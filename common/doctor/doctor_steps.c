@@ -624,35 +624,69 @@ static int nvtx_steps(uf_doctor_work *w, char *source, size_t source_len)
     return rc;
 }
 
-/* How many of the ascending launch times `at` (n of them) fall in [lo, hi). */
-static size_t launched_between(const uint64_t *at, size_t n, uint64_t lo, uint64_t hi)
+/* A device record by its launch: when, and what (activity_key). */
+typedef struct launched {
+    uint64_t t_ns, key;
+} launched;
+
+static int cmp_launched(const void *pa, const void *pb)
 {
-    size_t a = uf_lower_bound(at, n, sizeof *at, &lo, uf_cmp_u64);
-    size_t b = uf_lower_bound(at, n, sizeof *at, &hi, uf_cmp_u64);
+    return uf_cmp_u64(&((const launched *)pa)->t_ns, &((const launched *)pb)->t_ns);
+}
+
+/* The records of r (n, by launch) launched in [lo, hi): [*first, *first + return). */
+static size_t launched_between(const launched *r, size_t n, uint64_t lo, uint64_t hi,
+                               size_t *first)
+{
+    launched x = {lo, 0}, y = {hi, 0};
+    size_t a = uf_lower_bound(r, n, sizeof *r, &x, cmp_launched);
+    size_t b = uf_lower_bound(r, n, sizeof *r, &y, cmp_launched);
+    *first = a;
     return b > a ? b - a : 0;
+}
+
+/* Does a slow leading step of `count` records from r[first] do the kept steps' work: about as
+ * many records as their median (within UF_DOCTOR_STEP_WORK_SLACK), and at least
+ * UF_DOCTOR_STEP_WORK_SHARED of them of kinds the kept steps run (kept_keys, sorted: the same
+ * kernel by name, a copy in the same direction, as activity_key tells them)? */
+static int does_the_steps_work(const launched *r, size_t first, size_t count, double work_med,
+                               const uint64_t *kept_keys, size_t n_kept)
+{
+    double k = (double)count;
+    if (k < work_med / UF_DOCTOR_STEP_WORK_SLACK || k > work_med * UF_DOCTOR_STEP_WORK_SLACK)
+        return 0;
+    size_t shared = 0;
+    for (size_t i = first; i < first + count; i++) {
+        size_t j = uf_lower_bound(kept_keys, n_kept, sizeof *kept_keys, &r[i].key, uf_cmp_u64);
+        shared += j < n_kept && kept_keys[j] == r[i].key;
+    }
+    return (double)shared >= UF_DOCTOR_STEP_WORK_SHARED * k;
 }
 
 /* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
  * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. Where at
  * least UF_DOCTOR_MIN_STEPS of the slow leading ones loaded device code after the run's first
- * build (before the steps, or in the first step that loads) while doing the steps' work (as
- * many device records as the median kept step, within UF_DOCTOR_STEP_WORK_SLACK), the steps
- * kept compiling (a program that builds a kernel for each new shape in its first hundred
- * steps, then runs its steady ones): w->steps_began_ns moves to the first step after that
- * build, like an earlier chain (earlier_steps), so the idle those steps spent building code
- * counts over the run since. The first build stays start-up: every program compiles once; and
- * so does a slow leading "step" of other work (the pieces of a start-up that compiles one
- * function after another, between which the steps' first record happens to recur). */
+ * build (before the steps, or in the first step that loads) while doing the steps' work
+ * (does_the_steps_work), the steps kept compiling (a program that builds a kernel for each new
+ * shape in its first hundred steps, then runs its steady ones): w->steps_began_ns moves to
+ * the first step after that build, like an earlier chain (earlier_steps), so the idle those
+ * steps spent building code counts over the run since. The first build stays start-up: every
+ * program compiles once; and so does a slow leading "step" of other work (the pieces of a
+ * start-up that compiles one function after another, between which the steps' first record
+ * happens to recur). */
 static int trim_slow_steps(uf_doctor_work *w, int *left_out)
 {
     int n = w->n_steps, rc = -1;
-    size_t n_acts = w->t->n_acts;
+    const uf_dtrace *t = w->t;
+    size_t n_acts = t->n_acts, n_kept = 0, first_rec = 0;
     double *len = malloc((size_t)n * sizeof *len), *work = malloc((size_t)n * sizeof *work);
-    uint64_t *at = malloc((n_acts + 1) * sizeof *at);
-    if (len == NULL || work == NULL || at == NULL)
+    launched *r = malloc((n_acts + 1) * sizeof *r);
+    uint64_t *kept = malloc((n_acts + 1) * sizeof *kept);
+    if (len == NULL || work == NULL || r == NULL || kept == NULL)
         goto out;
-    memcpy(at, w->launch_ns, n_acts * sizeof *at);
-    qsort(at, n_acts, sizeof *at, uf_cmp_u64);
+    for (size_t i = 0; i < n_acts; i++)
+        r[i] = (launched){w->launch_ns[i], activity_key(&t->acts[i])};
+    qsort(r, n_acts, sizeof *r, cmp_launched);
     for (int s = 0; s < n; s++)
         len[s] = (double)(w->bounds[s + 1] - w->bounds[s]);
     double med = uf_median(len, n);
@@ -662,19 +696,31 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
     while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
         hi--;
     for (int s = lo; s < hi; s++)
-        work[s - lo] = (double)launched_between(at, n_acts, w->bounds[s], w->bounds[s + 1]);
+        work[s - lo] = (double)launched_between(r, n_acts, w->bounds[s], w->bounds[s + 1],
+                                                &first_rec);
     double work_med = uf_median(work, hi - lo);
+    size_t n_in = launched_between(r, n_acts, w->bounds[lo], w->bounds[hi], &first_rec);
+    for (size_t i = 0; i < n_in; i++)
+        kept[i] = r[first_rec + i].key;
+    qsort(kept, n_in, sizeof *kept, uf_cmp_u64);
+    /* each kind once, those launched in at least half as many records as kept steps (not
+     * the odd record in the window: the last piece of a start-up may open it) */
+    for (size_t i = 0, j; i < n_in; i = j) {
+        for (j = i; j < n_in && kept[j] == kept[i]; j++)
+            ;
+        if (2 * (j - i) >= (size_t)(hi - lo))
+            kept[n_kept++] = kept[i];
+    }
     /* the run's first build (before the steps, or in the first of them that loads) is
      * start-up; the slow leading steps that do the steps' work and load after it compile */
     int first = uf_doctor_loads_between(w, 0, w->bounds[0] - 1) ? 0 : -1, compiling = 0;
     for (int s = 0; s < lo; s++) {
         if (!uf_doctor_loads_between(w, w->bounds[s], w->bounds[s + 1] - 1))
             continue;
-        double k = (double)launched_between(at, n_acts, w->bounds[s], w->bounds[s + 1]);
+        size_t count = launched_between(r, n_acts, w->bounds[s], w->bounds[s + 1], &first_rec);
         if (first < 0)
             first = s + 1;
-        else if (k >= work_med / UF_DOCTOR_STEP_WORK_SLACK &&
-                 k <= work_med * UF_DOCTOR_STEP_WORK_SLACK)
+        else if (does_the_steps_work(r, first_rec, count, work_med, kept, n_kept))
             compiling++;
     }
     if (compiling >= UF_DOCTOR_MIN_STEPS && w->bounds[first] < w->steps_began_ns)
@@ -686,7 +732,8 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
 out:
     free(len);
     free(work);
-    free(at);
+    free(r);
+    free(kept);
     return rc;
 }
 

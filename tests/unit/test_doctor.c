@@ -1465,13 +1465,13 @@ Test(doctor_idle, steps_that_build_a_kernel_each_are_not_start_up)
  * 16 and 3,244 records against its steps' 30) has the steps' first record recur between its
  * builds, at about the steps' period (30 records of 40: within the steps' slack), so the slow
  * leading "steps" load code; they do not do the steps' work, and the builds stay start-up
- * (other 1: no finding). Where each of them runs a step's work (other 0: a program that builds
- * a kernel for each new shape), they are steps that compile. */
-static void step_of_kernels(sim *s, int n)
+ * (other 1: no finding). Where each of them runs a step's work (other 0: a program that
+ * builds a kernel for each new shape), they are steps that compile. */
+static void step_of_kernels(sim *s, int n, const char *small)
 {
     sim_kernel(s, 0, "sm90_xmma_gemm_fwd", 400 * US, SM_COUNT, 0);
     for (int k = 1; k < n; k++)
-        sim_kernel(s, 0, "sm90_xmma_gemm_small", 20 * US, SM_COUNT, 0);
+        sim_kernel(s, 0, small, 20 * US, SM_COUNT, 0);
 }
 
 Test(doctor_idle, start_up_that_builds_one_function_after_another_is_not_steps)
@@ -1485,11 +1485,11 @@ Test(doctor_idle, start_up_that_builds_one_function_after_another_is_not_steps)
             sim_host(s, 20 * MS);
             sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
             s->host_ns += 200 * US;
-            step_of_kernels(s, other ? 30 : 40);
+            step_of_kernels(s, other ? 30 : 40, "sm90_xmma_gemm_small");
             s->host_ns = s->stream_free_ns[0];
         }
         for (int i = 0; i < 40; i++) {
-            step_of_kernels(s, 40);
+            step_of_kernels(s, 40, "sm90_xmma_gemm_small");
             s->host_ns = s->stream_free_ns[0];
         }
         uf_diagnosis d;
@@ -1505,6 +1505,43 @@ Test(doctor_idle, start_up_that_builds_one_function_after_another_is_not_steps)
             cr_expect_eq(d.order[0], UF_RULE_KERNEL_COMPILE, "%s",
                          uf_doctor_rules[d.order[0]].id);
         }
+    }
+}
+
+/* Pieces of as many records as a step but of other kernels are not steps either: a jitted step
+ * of one kernel, dispatched behind an event, after other functions of one kernel each were
+ * compiled (jax_tiny_jit on the H200 read kernel_compile high 28.0 % of the run at 4be6275:
+ * its pieces ran input_concatenate_fusion and loop_multiply_fusion, its steps loop_add_fusion).
+ * Where the pieces run the step's kernel (same 1), they are steps that compile. */
+Test(doctor_idle, start_up_pieces_of_other_kernels_are_not_steps)
+{
+    for (int same = 0; same <= 1; same++) {
+        sim *s = sim_new();
+        sim_host(s, 10 * MS);
+        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+        s->host_ns += 200 * US;
+        for (int piece = 0; piece < 4; piece++) {
+            sim_host(s, 20 * MS);
+            sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+            s->host_ns += 200 * US;
+            sim_event(s);
+            sim_kernel(s, 0, same ? "loop_add_fusion" : "input_concatenate_fusion", 5 * US,
+                       SM_COUNT, 0);
+        }
+        for (int i = 0; i < 300; i++) {
+            sim_event(s);
+            sim_kernel(s, 0, "loop_add_fusion", 5 * US, SM_COUNT, 0);
+            sim_host(s, 20 * US);
+        }
+        uf_diagnosis d;
+        diagnose_sim(s, &d);
+        free(s);
+        const uf_finding *f = &d.findings[UF_RULE_KERNEL_COMPILE];
+        cr_expect_geq(d.steps_left_out, 3, "same %d: %d", same, d.steps_left_out);
+        if (same)
+            cr_expect_gt(d.recompile_ms, 3 * 20.0 - 1.0, "%g", d.recompile_ms);
+        else
+            cr_expect_eq(f->verdict, UF_VERDICT_NONE, "%s", f->evidence);
     }
 }
 
