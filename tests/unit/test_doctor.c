@@ -127,6 +127,20 @@ static void sim_copy(sim *s, int stream, uf_copy_kind kind, int pageable, uint64
 }
 
 /* cudaEventRecord: a host call that launches nothing the trace sees. */
+/* A code load of 200 us (cuModuleLoadData), the build's last call. */
+static void sim_load(sim *s)
+{
+    sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
+    s->host_ns += 200 * US;
+}
+
+/* A build: the host's own work for host_ns, then the load. */
+static void sim_build(sim *s, uint64_t host_ns)
+{
+    sim_host(s, host_ns);
+    sim_load(s);
+}
+
 static void sim_event(sim *s)
 {
     sim_api(s, "cudaEventRecord_v3020", s->host_ns + 2 * US);
@@ -1348,8 +1362,7 @@ Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
                 sim_host(s, 200 * US);
             }
             if (load) {
-                sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-                s->host_ns += 200 * US;
+                sim_load(s);
             }
             sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
         }
@@ -1396,8 +1409,7 @@ Test(doctor_idle, a_build_that_reads_a_value_back_is_one_build)
                 s->host_ns = s->stream_free_ns[0] + 10 * US;
             }
             sim_host(s, 20 * MS);
-            sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-            s->host_ns += 200 * US;
+            sim_load(s);
             sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
         }
         uf_diagnosis d;
@@ -1432,8 +1444,7 @@ Test(doctor_idle, steps_that_build_a_kernel_each_are_not_start_up)
         for (int i = 0; i < compiling + 40; i++) {
             if (i < compiling) {
                 sim_host(s, 3 * MS);
-                sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-                s->host_ns += 200 * US;
+                sim_load(s);
             }
             train_kernels(s);
             s->host_ns = s->stream_free_ns[0];
@@ -1478,13 +1489,9 @@ Test(doctor_idle, start_up_that_builds_one_function_after_another_is_not_steps)
 {
     for (int other = 0; other <= 1; other++) {
         sim *s = sim_new();
-        sim_host(s, 10 * MS);
-        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-        s->host_ns += 200 * US;
+        sim_build(s, 10 * MS);
         for (int piece = 0; piece < 5; piece++) {
-            sim_host(s, 20 * MS);
-            sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-            s->host_ns += 200 * US;
+            sim_build(s, 20 * MS);
             step_of_kernels(s, other ? 30 : 40, "sm90_xmma_gemm_small");
             s->host_ns = s->stream_free_ns[0];
         }
@@ -1517,13 +1524,9 @@ Test(doctor_idle, start_up_pieces_of_other_kernels_are_not_steps)
 {
     for (int same = 0; same <= 1; same++) {
         sim *s = sim_new();
-        sim_host(s, 10 * MS);
-        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-        s->host_ns += 200 * US;
+        sim_build(s, 10 * MS);
         for (int piece = 0; piece < 4; piece++) {
-            sim_host(s, 20 * MS);
-            sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-            s->host_ns += 200 * US;
+            sim_build(s, 20 * MS);
             sim_event(s);
             sim_kernel(s, 0, same ? "loop_add_fusion" : "input_concatenate_fusion", 5 * US,
                        SM_COUNT, 0);
@@ -1601,8 +1604,7 @@ Test(doctor_idle, a_recompile_after_the_first_steps)
             sim_kernel(s, 0, "sm90_xmma_gemm_compiled_prologue", 20 * US, SM_COUNT, 0);
             sim_host(s, 100 * US);
         }
-        sim_api(s, "cuModuleLoadData", s->host_ns + 200 * US);
-        s->host_ns += 200 * US;
+        sim_load(s);
         for (int k = 0; k < 7; k++)
             sim_kernel(s, 0, "triton_benchmark", 5 * US, SM_COUNT, 0);
         for (int i = 0; i < 40; i++) {
