@@ -198,6 +198,13 @@ static void train_kernels(sim *s)
     sim_kernel(s, 0, "multi_tensor_apply_adam", 300 * US, SM_COUNT, 0);
 }
 
+/* A training step that the host waits out: it goes on 10 us after the device's last work. */
+static void train_step_drained(sim *s)
+{
+    train_kernels(s);
+    s->host_ns = s->stream_free_ns[0] + 10 * US;
+}
+
 static void case_launch_storm(sim *s)
 {
     for (int i = 0; i < STEPS; i++)
@@ -1068,6 +1075,14 @@ static double idle_parts_sum(const uf_diagnosis *d)
            d->idle_device_pct;
 }
 
+/* Diagnose the simulated trace and free it; the idle split's parts add up to the idle time. */
+static void diagnose_idle_split(sim *s, uf_diagnosis *d)
+{
+    diagnose_sim(s, d);
+    free(s);
+    cr_expect_float_eq(idle_parts_sum(d), 100.0 - d->tl.busy_pct, 1e-6);
+}
+
 /* A DataLoader that augments in the main process (num_workers=0): the thread computes its
  * batch (it runs: host samples), copies it, and the short step follows; or, with workers too
  * slow, it sleeps until a worker hands it over. Both are starved input, told apart by the
@@ -1236,9 +1251,7 @@ Test(doctor_idle, sync_precedence_as_long_as_the_wait)
             sim_host(s, 300 * US);
         }
         uf_diagnosis d;
-        diagnose_sim(s, &d);
-        free(s);
-        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        diagnose_idle_split(s, &d);
         if (!loader) {
             cr_expect_eq(d.order[0], UF_RULE_HOST_SYNC, "%s", uf_doctor_rules[d.order[0]].id);
             cr_expect_float_eq(d.idle_sync_pct, 100.0 - d.tl.busy_pct, 1e-6, "all the idle");
@@ -1260,8 +1273,7 @@ Test(doctor_idle, other_calls_and_device_side_waits)
 {
     sim *s = sim_new();
     for (int i = 0; i < STEPS; i++) {
-        train_kernels(s);
-        s->host_ns = s->stream_free_ns[0] + 10 * US;
+        train_step_drained(s);
         sim_api(s, "cudaFuncGetAttributes_v3020", s->host_ns + 1 * MS);
         s->host_ns += 1 * MS;
         sim_kernel(s, 0, "after_malloc", 100 * US, SM_COUNT, 0);
@@ -1272,9 +1284,7 @@ Test(doctor_idle, other_calls_and_device_side_waits)
         s->stream_free_ns[0] = s->acts[s->n_acts - 1].end_ns;
     }
     uf_diagnosis d;
-    diagnose_sim(s, &d);
-    free(s);
-    cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+    diagnose_idle_split(s, &d);
     /* per step 1 ms in cudaMalloc and 400 us waiting on the device; the window holds all or
      * all but one of its steps' gaps */
     double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
@@ -1294,16 +1304,13 @@ Test(doctor_idle, a_malloc_in_the_gap_is_the_allocators)
 {
     sim *s = sim_new();
     for (int i = 0; i < STEPS; i++) {
-        train_kernels(s);
-        s->host_ns = s->stream_free_ns[0] + 10 * US;
+        train_step_drained(s);
         sim_api(s, "cudaMalloc_v3020", s->host_ns + 1 * MS);
         s->host_ns += 1 * MS;
         sim_kernel(s, 0, "after_malloc", 100 * US, SM_COUNT, 0);
     }
     uf_diagnosis d;
-    diagnose_sim(s, &d);
-    free(s);
-    cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+    diagnose_idle_split(s, &d);
     double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
     double alloc = 1000.0 / step_us * 100.0;
     cr_expect(d.idle_alloc_pct > alloc * (n - 1.5) / n && d.idle_alloc_pct < alloc * 1.001,
@@ -1329,9 +1336,7 @@ Test(doctor_idle, a_copy_of_a_few_bytes_is_not_a_batch)
             train_kernels(s);
         }
         uf_diagnosis d;
-        diagnose_sim(s, &d);
-        free(s);
-        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        diagnose_idle_split(s, &d);
         if (big) {
             cr_expect_gt(d.idle_input_pct, 10.0, "%g", d.idle_input_pct);
             cr_expect_eq(d.order[0], UF_RULE_STARVED_INPUT, "%s", uf_doctor_rules[d.order[0]].id);
@@ -1353,8 +1358,7 @@ Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
     for (int load = 0; load <= 2; load++) {
         sim *s = sim_new();
         for (int i = 0; i < STEPS; i++) {
-            train_kernels(s);
-            s->host_ns = s->stream_free_ns[0] + 10 * US;
+            train_step_drained(s);
             sim_host(s, 2 * MS);
             for (int k = 0; k < (load == 2 ? 300 : 0); k++) {
                 sim_api(s, "cudaGetDevice_v3020", s->host_ns + 1 * US);
@@ -1367,9 +1371,7 @@ Test(doctor_idle, work_that_ends_in_a_code_load_builds_a_kernel)
             sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
         }
         uf_diagnosis d;
-        diagnose_sim(s, &d);
-        free(s);
-        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        diagnose_idle_split(s, &d);
         double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
         double built = (load ? 2200.0 : 2000.0) + (load == 2 ? 300 * 201.0 : 0.0);
         built = built / step_us * 100.0;
@@ -1395,8 +1397,7 @@ Test(doctor_idle, a_build_that_reads_a_value_back_is_one_build)
     for (int mid = 0; mid <= 2; mid++) {
         sim *s = sim_new();
         for (int i = 0; i < STEPS; i++) {
-            train_kernels(s);
-            s->host_ns = s->stream_free_ns[0] + 10 * US;
+            train_step_drained(s);
             sim_host(s, 20 * MS);
             if (mid == 0) {
                 sim_kernel(s, 0, "fill_value", 1 * US, 1, 0);
@@ -1405,17 +1406,14 @@ Test(doctor_idle, a_build_that_reads_a_value_back_is_one_build)
             } else if (mid == 1) {
                 sim_copy(s, 0, UF_COPY_HTOD, 0, 20 * US, 0);
             } else {
-                train_kernels(s);
-                s->host_ns = s->stream_free_ns[0] + 10 * US;
+                train_step_drained(s);
             }
             sim_host(s, 20 * MS);
             sim_load(s);
             sim_kernel(s, 0, "after_the_build", 100 * US, SM_COUNT, 0);
         }
         uf_diagnosis d;
-        diagnose_sim(s, &d);
-        free(s);
-        cr_expect_float_eq(idle_parts_sum(&d), 100.0 - d.tl.busy_pct, 1e-6);
+        diagnose_idle_split(s, &d);
         double step_us = d.tl.window_ms * 1e3 / d.n_steps, n = d.n_steps;
         double first = 20000.0 / step_us * 100.0, second = 20200.0 / step_us * 100.0;
         double built = mid == 0 ? first + second : second;
