@@ -663,43 +663,30 @@ static int does_the_steps_work(const launched *r, size_t first, size_t count, do
     return (double)shared >= UF_DOCTOR_STEP_WORK_SHARED * k;
 }
 
-/* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
- * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. Where at
- * least UF_DOCTOR_MIN_STEPS of the slow leading ones loaded device code after the run's first
- * build (before the steps, or in the first step that loads) while doing the steps' work
- * (does_the_steps_work), the steps kept compiling (a program that builds a kernel for each new
- * shape in its first hundred steps, then runs its steady ones): w->steps_began_ns moves to
- * the first step after that build, like an earlier chain (earlier_steps), so the idle those
- * steps spent building code counts over the run since. The first build stays start-up: every
- * program compiles once; and so does a slow leading "step" of other work (the pieces of a
- * start-up that compiles one function after another, between which the steps' first record
- * happens to recur). */
-static int trim_slow_steps(uf_doctor_work *w, int *left_out)
+/* trim_slow_steps' reading of the slow leading steps [0, lo) before the kept ones [lo, hi):
+ * where at least UF_DOCTOR_MIN_STEPS of them did the steps' work and loaded code after the
+ * run's first build, w->steps_began_ns moves to the first step after that build. 0, or -1 out
+ * of memory. */
+static int slow_steps_compiled(uf_doctor_work *w, int lo, int hi)
 {
-    int n = w->n_steps, rc = -1;
     const uf_dtrace *t = w->t;
     size_t n_acts = t->n_acts, n_kept = 0, first_rec = 0;
-    double *len = malloc((size_t)n * sizeof *len), *work = malloc((size_t)n * sizeof *work);
+    int rc = -1;
+    double *work = malloc((size_t)(hi - lo) * sizeof *work);
     launched *r = malloc((n_acts + 1) * sizeof *r);
-    uint64_t *kept = malloc((n_acts + 1) * sizeof *kept);
-    if (len == NULL || work == NULL || r == NULL || kept == NULL)
+    uint64_t *kept = NULL;
+    if (work == NULL || r == NULL)
         goto out;
     for (size_t i = 0; i < n_acts; i++)
         r[i] = (launched){w->launch_ns[i], activity_key(&t->acts[i])};
     qsort(r, n_acts, sizeof *r, cmp_launched);
-    for (int s = 0; s < n; s++)
-        len[s] = (double)(w->bounds[s + 1] - w->bounds[s]);
-    double med = uf_median(len, n);
-    int lo = 0, hi = n;     /* kept: [lo, hi) */
-    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[lo] > UF_DOCTOR_SLOW_STEP * med)
-        lo++;
-    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
-        hi--;
     for (int s = lo; s < hi; s++)
         work[s - lo] = (double)launched_between(r, n_acts, w->bounds[s], w->bounds[s + 1],
                                                 &first_rec);
     double work_med = uf_median(work, hi - lo);
     size_t n_in = launched_between(r, n_acts, w->bounds[lo], w->bounds[hi], &first_rec);
+    if ((kept = malloc((n_in + 1) * sizeof *kept)) == NULL)
+        goto out;
     for (size_t i = 0; i < n_in; i++)
         kept[i] = r[first_rec + i].key;
     qsort(kept, n_in, sizeof *kept, uf_cmp_u64);
@@ -725,16 +712,47 @@ static int trim_slow_steps(uf_doctor_work *w, int *left_out)
     }
     if (compiling >= UF_DOCTOR_MIN_STEPS && w->bounds[first] < w->steps_began_ns)
         w->steps_began_ns = w->bounds[first];
-    memmove(w->bounds, w->bounds + lo, (size_t)(hi - lo + 1) * sizeof *w->bounds);
-    w->n_steps = hi - lo;
-    *left_out = n - w->n_steps;
     rc = 0;
 out:
-    free(len);
     free(work);
     free(r);
     free(kept);
     return rc;
+}
+
+/* Leave out leading and trailing steps slower than UF_DOCTOR_SLOW_STEP x the median (warm-up,
+ * a compiling first step, a slow last one), keeping at least UF_DOCTOR_MIN_STEPS. Where at
+ * least UF_DOCTOR_MIN_STEPS of the slow leading ones loaded device code after the run's first
+ * build (before the steps, or in the first step that loads) while doing the steps' work
+ * (does_the_steps_work; slow_steps_compiled), the steps kept compiling (a program that builds a kernel for each new
+ * shape in its first hundred steps, then runs its steady ones): w->steps_began_ns moves to
+ * the first step after that build, like an earlier chain (earlier_steps), so the idle those
+ * steps spent building code counts over the run since. The first build stays start-up: every
+ * program compiles once; and so does a slow leading "step" of other work (the pieces of a
+ * start-up that compiles one function after another, between which the steps' first record
+ * happens to recur). */
+static int trim_slow_steps(uf_doctor_work *w, int *left_out)
+{
+    int n = w->n_steps;
+    double *len = malloc((size_t)n * sizeof *len);
+    if (len == NULL)
+        return -1;
+    for (int s = 0; s < n; s++)
+        len[s] = (double)(w->bounds[s + 1] - w->bounds[s]);
+    double med = uf_median(len, n);
+    int lo = 0, hi = n;     /* kept: [lo, hi) */
+    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[lo] > UF_DOCTOR_SLOW_STEP * med)
+        lo++;
+    while (hi - lo > UF_DOCTOR_MIN_STEPS && len[hi - 1] > UF_DOCTOR_SLOW_STEP * med)
+        hi--;
+    free(len);
+    /* fewer slow leading steps than could compile after a first build: nothing to read */
+    if (lo >= UF_DOCTOR_MIN_STEPS && slow_steps_compiled(w, lo, hi) != 0)
+        return -1;
+    memmove(w->bounds, w->bounds + lo, (size_t)(hi - lo + 1) * sizeof *w->bounds);
+    w->n_steps = hi - lo;
+    *left_out = n - w->n_steps;
+    return 0;
 }
 
 /* The calling thread of t->apis[api] (0 unknown, or no such call). */

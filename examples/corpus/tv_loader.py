@@ -73,13 +73,14 @@ def main():
                         persistent_workers=args.workers > 0)
 
     stop = threading.Event()
-    loading = threading.Thread(target=lambda: keep_loading(), daemon=True)
 
     def keep_loading():
         while not stop.is_set():
             for _ in loader:
                 if stop.is_set():
                     return
+
+    loading = threading.Thread(target=keep_loading, daemon=True)
 
     def batches():
         if args.cached_batch:
