@@ -162,7 +162,9 @@ def on_plain_step(split, busy_pct, step_ms, plain_ms):
     by its own cost (the profiler in every op, the recorder in every call), so its run idles
     more than the plain one; the kernels are not slowed, so its busy time a step is the plain
     run's too, and the plain run's idle is 100 - busy ms / plain step ms. The buckets keep
-    their shares of the instrument's idle, scaled to that idle. None where a figure is
+    their shares of the instrument's idle, scaled to that idle. step_ms is the program's own
+    step under the instrument (its timing line), like plain_ms: the ratio is between like
+    steps, never a detected step that spans several of the program's. None where a figure is
     missing or the instrument's run has no idle."""
     figs = (busy_pct, step_ms, plain_ms)
     if not split or not all(isinstance(x, (int, float)) for x in figs) or plain_ms <= 0 or \
@@ -287,9 +289,15 @@ def apply_doctor(r, doc):
     if r["truth_split"] is not None:
         r["split_gap"] = split_gap(r["truth_split"], view["split"])
         r["split_gap_idle"] = split_gap(r["truth_split"], view["split"], of_idle=True)
+        # like for like: each instrument's busy share over the program's own step under that
+        # instrument (its timing line), against the program's own plain step. The truth's
+        # step_ms is its timing line under the profiler; the doctor's JSON step_ms is the step
+        # it detected, which can span several of the program's steps (gpt2_generate_b1: 36.8
+        # ms, about 4 of its 9.5 ms steps), so the doctor's side takes doctor_ms, the
+        # program's own step under the doctor (doctor.txt's timing line).
         tp = on_plain_step(r["truth_split"], r["truth_busy"], r.get("truth_step_ms"),
                            r["plain_ms"])
-        dp = on_plain_step(view["split"], view["busy_pct"], view["step_ms"], r["plain_ms"])
+        dp = on_plain_step(view["split"], view["busy_pct"], r["doctor_ms"], r["plain_ms"])
         r["split_gap_plain"] = split_gap(tp, dp) if tp and dp else None
 
 
