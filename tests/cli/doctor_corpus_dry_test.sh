@@ -6,8 +6,9 @@
 #  3. run.py end to end with stand-ins for python3, nvidia-smi and underfed: a GPU-less machine
 #     is exit 77; a missing library or too few GPUs skips that row with the reason; a program
 #     that fails is recorded failed with its reason; the rows' files are where table.py reads;
-#  4. table.py on a made-up OUTDIR: agreement (top finding names the cause; a healthy program
-#     with a high finding disagrees), the split gap, failed/skipped rows with their reasons,
+#  4. table.py on a made-up OUTDIR: agreement, judged with the truth on the plain step (top
+#     finding names the cause; a healthy program with a high finding disagrees), the split gap
+#     on the plain step, the profiled step's figures beside them (not judged), failed/skipped rows with their reasons,
 #     --check's exit status, the doctor's JSON read through its one adapter.
 #   tests/cli/doctor_corpus_dry_test.sh SOURCE_DIR
 set -uo pipefail
@@ -131,7 +132,7 @@ cat > "$stub/build/tools/underfed" << 'SH'
 [ "$1" = doctor ] || exit 2
 if [ "$2" = --from ]; then      # doctor --from DIR --json J: a replay reads the traces anew
   ls "$3"/underfed-trace.*.txt > /dev/null 2>&1 || exit 2
-  echo '{"processes": [{"pid": 12, "window_ms": 900.0, "steps": 10, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 58.0}], "idle_split": {"launch": 20.0, "sync": 1.0, "host": 45.0}}]}' > "$5"
+  echo '{"processes": [{"pid": 12, "window_ms": 900.0, "steps": 10, "busy_pct": 33.0, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 58.0}], "idle_split": {"launch": 20.0, "sync": 1.0, "host": 45.0}}]}' > "$5"
   exit 0
 fi
 out=$3 json=$5
@@ -248,16 +249,20 @@ check "table files written" test -s "$tmp/out/corpus.md" -a -s "$tmp/out/corpus.
 # line, 2 ms), not of the step it detected (its JSON's 2.5 ms, which may span several of the
 # program's steps): 33 % of the plain 2 ms too, its split as it is (25/0/40): 7.7 points apart,
 # in L; its truth on the plain step: launch_bound 62 x 0.786 = 48.7 (the idle causes shrink
-# with the idle; a timing truth, as it is: starved_input 50.0)
+# with the idle; a timing truth, as it is: starved_input 50.0). Judged: those on the plain
+# step; beside them, not judged, the profiled step's (launch_bound 62.0, the splits as
+# recorded: 7.0 apart, and 7.0 as shares of each one's idle)
 check "eager_storm agrees, split within 10, and on the plain step 7.7 apart" \
-  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 60.0 | high 60.0 | yes | launch_bound 48.7 | yes | 22/1/47 | 25/0/40 | 7.0 | 7.0 | 7.7 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
-check "the rescaled split's count, not judged" \
-  grep -q "^- the same, each instrument's split rescaled to the plain run's step: 1 of 1 (not judged)$" "$tmp/table.md"
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound 48.7 | launch_bound high | 60.0 | high 60.0 | yes | 17/1/37 | 25/0/40 | 7.7 | launch_bound | 62.0 | yes | 22/1/47 | 25/0/40 | 7.0 | 7.0 | 2.000 | 2.000 | 1.00 | ok |$" "$tmp/table.md"
+check "the split's count, judged on the plain step" \
+  grep -q "^- host-wait split within 10 points on the plain step (each instrument's split rescaled to it), profiler truths: 1 of 1 compared$" "$tmp/table.md"
+check "the profiled step's counts beside it, not judged" \
+  grep -q "^- on the profiled step (not judged): agree 1 of 2 (disagree: tv_loader_w0); host-wait split within 10 points 1 of 1 compared$" "$tmp/table.md"
 check "tv_loader_w0 (starved_input) against launch_bound: disagrees; no split (timing)" \
-  grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 45.0 | starved_input | 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | starved_input 50.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |  |" "$tmp/table.md"
+  grep -q "^| tv_loader_w0 | 1[^|]* | torchvision | starved_input | timing | 45.0 | starved_input 50.0 | launch_bound high | 60.0 | moderate 9.0 | \*\*no\*\* | n/a (timing truth) |  |  | starved_input | 50.0 | \*\*no\*\* | n/a (timing truth) | 25/0/40 |" "$tmp/table.md"
 check "failed and skipped rows carry their reasons" \
   grep -q "^- skipped: .*lightning_bar (python3 cannot import lightning" "$tmp/table.md"
-check "summary counts" grep -q "^- agree: 1 of 2 programs judged (disagree: tv_loader_w0)" "$tmp/table.md"
+check "summary counts" grep -q "^- agree with the truth on the program's plain step (a profiler truth with the profiler's host cost taken out): 1 of 2 programs judged (disagree: tv_loader_w0)$" "$tmp/table.md"
 "$real_python" "$corpus/table.py" "$tmp/out" --check > /dev/null
 check "--check fails on a disagreement" test $? -eq 1
 check "csv has a row per program" test "$(wc -l < "$tmp/out/corpus.csv")" -eq 6
@@ -273,16 +278,18 @@ mk() {  # mk DIR NAME CAUSE TRUTH_JSON DOCTOR_JSON
   echo "steps 5 step_ms 1.500 wall_s 1.0" > "$1/$2/doctor.txt"
 }
 t2=$tmp/t2
-mk "$t2" healthy_one healthy '{"cause": "healthy", "share_pct": 3.0, "busy_pct": 99.0}' \
+mk "$t2" healthy_one healthy '{"cause": "healthy", "share_pct": 3.0, "busy_pct": 99.0, "cause_pct": {"launch_bound": 3.0}}' \
   '{"processes": [{"window_ms": 10, "findings": [{"rule": "low_sm_fill", "verdict": "high", "share_pct": 31.0}]}]}'
 mk "$t2" split_new host_bound \
-  '{"cause": "host_bound", "share_pct": 70.0, "split_pct": {"launch_call": 5.0, "sync_call": 0.0, "host": 70.0}}' \
-  '{"processes": [{"window_ms": 10, "launch_gap_pct": 75.0, "idle_split": {"launch": 4.0, "sync": 0.0, "host": 55.0}, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 69.0}]}]}'
+  '{"instrument": "torch.profiler", "cause": "host_bound", "share_pct": 70.0, "busy_pct": 25.0, "idle_pct": 75.0, "step_ms": 1.5, "cause_pct": {"host_bound": 70.0, "launch_bound": 5.0}, "split_pct": {"launch_call": 5.0, "sync_call": 0.0, "host": 70.0}}' \
+  '{"processes": [{"window_ms": 10, "busy_pct": 40.0, "launch_gap_pct": 75.0, "idle_split": {"launch": 4.0, "sync": 0.0, "host": 55.0}, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 69.0}]}]}'
 "$real_python" "$corpus/table.py" "$t2" > "$tmp/t2.md"
 check "healthy with a high finding disagrees" grep -q "^| healthy_one |.* low_sm_fill high | 31.0 |  | \*\*no\*\* |" "$tmp/t2.md"
-# (as shares of each one's idle, 5/0/70 and 4/0/55 split alike: 0.1)
+# (as shares of each one's idle, 5/0/70 and 4/0/55 split alike: 0.1). On the plain 1 ms step
+# (both runs 1.5 ms): the truth's 25 % busy is 37.5 %, its idle x 62.5/75 (4.2/0/58.3, and
+# host_bound 58.3); the doctor's 40 % is 60 %, its idle x 40/60 (2.7/0/36.7): 21.7 apart
 check "the newer split object is read; a gap over 10 is marked" \
-  grep -q "^| split_new |.* host_bound high | 69.0 | high 69.0 | yes |  |  | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 0.1 |  | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
+  grep -q "^| split_new |.* host_bound 58.3 | host_bound high | 69.0 | high 69.0 | yes | 4/0/58 | 3/0/37 | 21.7 \*\*>10\*\* | host_bound | 70.0 | yes | 5/0/70 | 4/0/55 | 15.0 \*\*>10\*\* | 0.1 | 1.000 | 1.500 | 1.50 | ok |$" "$tmp/t2.md"
 check "healthy programs with a high finding named" grep -q "^- healthy programs with a high finding: healthy_one$" "$tmp/t2.md"
 # rounds: a later round's ok row replaces an earlier one; a later failure does not replace an
 # earlier ok row; --replay judges the recorded traces replayed now, the live top beside it
@@ -298,7 +305,7 @@ check "rounds: the later ok row is taken" grep -q "^| torch_chain | 2 | torch | 
 check "rounds: a later failure keeps the earlier ok row" grep -q "^| eager_storm | 1[^|]* | torch |.* ok |$" "$tmp/merged.md"
 "$real_python" "$corpus/table.py" "$tmp/out" --replay "$stub/build" --out "$tmp/replayed" > "$tmp/replayed.md"
 check "replay: the doctor's columns from the replayed traces, the live top beside" \
-  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | host_bound high | 58.0 | launch_bound high | no such rule | \*\*no\*\* | launch_bound 48.7 | \*\*no\*\* | 22/1/47 | 20/1/45 | 2.0 |" "$tmp/replayed.md"
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound 48.7 | host_bound high | 58.0 | launch_bound high | no such rule | \*\*no\*\* | 17/1/37 | 20/1/45 | 8.1 | launch_bound | 62.0 | \*\*no\*\* | 22/1/47 | 20/1/45 | 2.0 |" "$tmp/replayed.md"
 check "replay: its JSON and text kept" test -s "$tmp/replayed/replay/eager_storm.json" -a -f "$tmp/replayed/replay/eager_storm.txt"
 "$real_python" "$corpus/table.py" "$tmp/out" --replay "$stub/nobuild" 2> /dev/null > /dev/null
 check "replay without a build: exit 2" test $? -eq 2
@@ -309,7 +316,7 @@ mkdir -p "$tmp/earlier" && sed 's/"host_bound"/"launch_bound"/' "$tmp/replayed/r
 "$real_python" "$corpus/table.py" "$tmp/out-notraces" --replay "$stub/build" --replayed "$tmp/earlier" \
   --out "$tmp/replayed2" > "$tmp/replayed2.md"
 check "replayed: a row without traces takes the earlier replay, its note says where" \
-  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound | 62.0 | launch_bound high | 58.0 | .*ok (no traces kept: the replay in $tmp/earlier/eager_storm.json) |$" "$tmp/replayed2.md"
+  grep -q "^| eager_storm | 1[^|]* | torch | launch_bound | profiler | 30.0 | launch_bound 48.7 | launch_bound high | 58.0 | .*ok (no traces kept: the replay in $tmp/earlier/eager_storm.json) |$" "$tmp/replayed2.md"
 "$real_python" "$corpus/table.py" "$tmp/out-notraces" --replay "$stub/build" --out "$tmp/replayed3" > "$tmp/replayed3.md"
 check "without --replayed such a row fails with the reason" \
   grep -q "^| eager_storm |.*failed: doctor --from: no recorded traces to replay |$" "$tmp/replayed3.md"
@@ -320,8 +327,10 @@ mkdir -p "$tmp/empty"
 "$real_python" "$corpus/table.py" "$tmp/empty" 2> /dev/null
 check "no rows: exit 2" test $? -eq 2
 t3=$tmp/t3
-mk "$t3" fine host_bound '{"cause": "host_bound", "share_pct": 70.0, "split_pct": {"launch_call": 5.0, "sync_call": 0.0, "host": 70.0}}' \
-  '{"processes": [{"window_ms": 10, "idle_split": {"launch": 4.0, "sync": 0.0, "host": 66.0}, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 69.0}]}]}'
+# (on the plain step: the truth 4.2/0/58.3, host_bound 58.3; the doctor's 30 % of 1.5 ms is
+# 45 % of the plain 1 ms, its idle x 55/70: 3.1/0/51.9, 6.4 apart)
+mk "$t3" fine host_bound '{"instrument": "torch.profiler", "cause": "host_bound", "share_pct": 70.0, "busy_pct": 25.0, "idle_pct": 75.0, "step_ms": 1.5, "cause_pct": {"host_bound": 70.0, "launch_bound": 5.0}, "split_pct": {"launch_call": 5.0, "sync_call": 0.0, "host": 70.0}}' \
+  '{"processes": [{"window_ms": 10, "busy_pct": 30.0, "idle_split": {"launch": 4.0, "sync": 0.0, "host": 66.0}, "findings": [{"rule": "host_bound", "verdict": "high", "share_pct": 69.0}]}]}'
 "$real_python" "$corpus/table.py" "$t3" --check > /dev/null
 check "--check passes when all agree and splits are within 10" test $? -eq 0
 
