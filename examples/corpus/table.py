@@ -18,8 +18,8 @@ written earlier (a committed table's replay/), its note naming the file; without
 row fails ("no recorded traces to replay").
 
 The judged truth is the program as it runs without any instrument: on its plain step (the
-step plain.log timed). torch.profiler lengthens the host's side of a step by its own cost a
-op (the Lightning rows: 7.74 and 7.42 ms profiled against 5.67 and 4.63 plain), not the
+step plain.log timed). torch.profiler lengthens the host's side of a step by its own cost in
+every op (the Lightning rows: 7.74 and 7.42 ms profiled against 5.67 and 4.63 plain), not the
 kernels, so a profiler truth is taken onto the plain step (truth_on_plain_step: its kernel
 causes keep their time a step, its idle shrinks to the plain run's in its own proportions);
 a timing truth is made of plain steps already and is taken as it is. A row agrees when the
@@ -35,7 +35,8 @@ every split compared is within 10 points (skipped rows do not count against it);
 Beside them, reported and not judged ("on the profiled step"): the truth as the profiler
 recorded it on its own, longer step (a timing truth: the same as judged), the agreement with
 it, the two splits as each run recorded them and their gap, and that gap as shares of each
-run's own host-wait idle. Exit 2 when no OUTDIR holds a row, or a replay cannot start."""
+run's own host-wait idle ("truth busy %" is as the truth's instrument read it). Exit 2 when
+no OUTDIR holds a row, or a replay cannot start."""
 import argparse
 import csv
 import io
