@@ -5,5 +5,5 @@ gpu = 'NVIDIA H200'
 vnames = 'sync workers pretokenized'
 n = 3
 data = 'data/starved_input_workers.dat'
-st_busy = '1 24.0527 5 99.8044 1 99.8067'
-st_tokens = '1 7.75382e+06 5 2.24748e+07 1 2.23786e+07'
+st_busy = '1 39.5439 5 99.8201 1 99.8165'
+st_tokens = '1 8.80011e+06 5 2.28634e+07 1 2.27231e+07'

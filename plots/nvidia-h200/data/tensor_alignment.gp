@@ -2,7 +2,7 @@
 source = 'tensor_alignment.csv'
 out = 'tensor_alignment'
 gpu = 'NVIDIA H200'
-gemm = 780.7899722
+gemm = 799.9659721
 dims = 'data/tensor_alignment_dim.dat'
 nsweep = 2
 ndim = 34
