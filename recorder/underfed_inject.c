@@ -10,6 +10,13 @@
  * it received fewer kernels than the program launched (counted by an API callback, which a
  * later client's buffer registration does not take away).
  *
+ * UNDERFED_DOCTOR_LAUNCH_CALLBACKS=0 (kept on with the counters, which stop from an exit
+ * handler the first launch's callback registers) enables no callback on the launches: none
+ * are counted, so whether every kernel was recorded goes unchecked (the note says so). It is
+ * there to measure what the launch callbacks cost each launch (ci/gpu-checks/recorder.sh):
+ * under the recorder gpt2_generate_b1's launch calls took 9.7 us each against the profiler's
+ * 6.6 (2026-12-03, issue #31's host-wait split).
+ *
  * UNDERFED_DOCTOR_MAX_RECORDS (default 5M) bounds the records kept in memory; beyond it they
  * are counted and left out, and the note and the record_cap line say so (diagnose a short run:
  * a few hundred steps). Host samples have a cap of their own, the same number.
@@ -120,6 +127,7 @@ typedef struct recorder {
     char note[UF_DOCTOR_NOTE_LEN];
     atomic_ulong launches_rt, launches_drv, graph_launches;
     int counters;               /* --counters: PM sampling and NVML asked for */
+    int launch_callbacks;       /* the launches' callbacks (count them); see the top */
     atomic_int counters_exit_set;   /* their exit handler registered (at the first launch) */
     CUpti_SubscriberHandle subscriber;
 } recorder;
@@ -450,10 +458,15 @@ static void subscribe(int light, int counters)
                    CUPTI_SUCCESS) {
         inj_counters_off("off: CUPTI refused the context callbacks");
     }
-    for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
-        rec.runtime_launch[runtime_launches[i]] = 1;
-    for (size_t i = 0; i < sizeof driver_launches / sizeof driver_launches[0]; i++)
-        rec.driver_launch[driver_launches[i]] = 1;
+    if (rec.launch_callbacks) {
+        for (size_t i = 0; i < sizeof runtime_launches / sizeof runtime_launches[0]; i++)
+            rec.runtime_launch[runtime_launches[i]] = 1;
+        for (size_t i = 0; i < sizeof driver_launches / sizeof driver_launches[0]; i++)
+            rec.driver_launch[driver_launches[i]] = 1;
+    } else {
+        add_note("launches not counted (UNDERFED_DOCTOR_LAUNCH_CALLBACKS=0): whether every "
+                 "kernel was recorded is not checked");
+    }
     enable_thread_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
                             rec.runtime_launch);
     enable_thread_callbacks(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
@@ -690,6 +703,8 @@ int InitializeInjection(void)
     rec.pid = getpid();
     uf_copy_str(rec.out_dir, sizeof rec.out_dir, out != NULL && out[0] ? out : ".");
     rec.counters = with_counters && !is_light;
+    const char *launch_cb = getenv("UNDERFED_DOCTOR_LAUNCH_CALLBACKS");
+    rec.launch_callbacks = rec.counters || launch_cb == NULL || strcmp(launch_cb, "0") != 0;
     env_u64("UNDERFED_DOCTOR_API_MIN_NS", UF_TRACE_API_MIN_NS, &rec.api_min_ns);
     uint64_t host_us;
     const char *host_env = getenv("UNDERFED_DOCTOR_HOST_US");

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The recorder on one H200: trace format 4 (API calls with their threads, the host sampler,
 # the span) recorded from real programs. Expected wall time: build ~2 min (underfed,
-# libunderfed_inject.so, host_sync), then ~100 s of runs (12 traced, 1 plain).
+# libunderfed_inject.so, host_sync), then ~130 s of runs (14 traced, 6 not: 3 plain, 3 under torch.profiler).
 #   bash ci/gpu-checks/recorder.sh OUTDIR   (from the repository root)
 # Runs, each under `underfed doctor` (its own --out folder):
 #   a) ci/gpu-checks/recorder_eager.py: 300 tiny elementwise ops a step, 150 steps (launch-bound eager);
-#      six runs interleaved, UNDERFED_DOCTOR_HOST_US=0 / 1000 (the sampler off / on: its
-#      cost), one with UNDERFED_DOCTOR_API_MIN_NS=0 (every call kept: what the filter saves),
+#      15 runs interleaved: UNDERFED_DOCTOR_HOST_US=0 / 1000 (the sampler off / on: its
+#      cost), 1000 with UNDERFED_DOCTOR_LAUNCH_CALLBACKS=0 (what the launch callbacks cost),
+#      plain (no doctor), and under torch.profiler (--profile: what the corpus's truth
+#      instrument costs a launch, beside the recorder), three each; one with UNDERFED_DOCTOR_API_MIN_NS=0 (every call kept: what the filter saves),
 #      one with it at 1e12 (only the kinds always kept, about format 3's selection: does the
 #      diagnosis move with the calls kept?), one plain (no doctor) for reference
 #   b) ci/gpu-checks/recorder_loader.py: DataLoader num_workers=2 pin_memory, .item() each step
@@ -61,12 +63,15 @@ if [ $have_torch = 1 ]; then
   for r in 1 2 3; do
     doctor "a_host0_$r" 90 UNDERFED_DOCTOR_HOST_US=0 -- python3 "$src/ci/gpu-checks/recorder_eager.py"
     doctor "a_host1000_$r" 90 UNDERFED_DOCTOR_HOST_US=1000 -- python3 "$src/ci/gpu-checks/recorder_eager.py"
+    doctor "a_nolaunchcb_$r" 90 UNDERFED_DOCTOR_HOST_US=1000 UNDERFED_DOCTOR_LAUNCH_CALLBACKS=0 -- \
+      python3 "$src/ci/gpu-checks/recorder_eager.py"
+    log "a_plain_$r"; timeout -k 10 90 python3 "$src/ci/gpu-checks/recorder_eager.py" > "$out/a_plain_$r.log" 2>&1
+    log "a_profiler_$r"
+    timeout -k 10 90 python3 "$src/ci/gpu-checks/recorder_eager.py" --profile > "$out/a_profiler_$r.log" 2>&1
   done
   doctor a_allcalls 90 UNDERFED_DOCTOR_API_MIN_NS=0 -- python3 "$src/ci/gpu-checks/recorder_eager.py"
   # only the kinds always kept (about format 3's selection): does the diagnosis move?
   doctor a_keptonly 90 UNDERFED_DOCTOR_API_MIN_NS=1000000000000 -- python3 "$src/ci/gpu-checks/recorder_eager.py"
-  log "a_plain"
-  timeout -k 10 90 python3 "$src/ci/gpu-checks/recorder_eager.py" > "$out/a_plain.log" 2>&1
   doctor b_loader 120 UNDERFED_DOCTOR_HOST_US=1000 -- python3 "$src/ci/gpu-checks/recorder_loader.py"
 fi
 doctor c_host_sync 120 UNDERFED_DOCTOR_HOST_US=1000 -- "$build/scenarios/host_sync" --quick \
@@ -86,14 +91,16 @@ tid_of() { grep -o 'main_tid=[0-9]*' "$out/$1.log" 2>/dev/null | head -1 | cut -
     grep -F '[underfed doctor] pid' "$out/$tag.log" | head -4
     grep -A3 '^pid ' "$out/$tag.log" | head -8
   done
-  echo "-- sampler cost (recorder_eager.py, 300 ops/step, 150 steps; interleaved runs)"
-  for mode in host0 host1000; do
+  echo "-- cost per op (recorder_eager.py, 300 ops/step, 150 steps; interleaved runs): plain, under"
+  echo "   the recorder without its sampler (host0), with it (host1000), with it but no launch"
+  echo "   callbacks (nolaunchcb), and under torch.profiler (profiler, no recorder)"
+  for mode in plain host0 host1000 nolaunchcb profiler; do
     ms=$(for r in 1 2 3; do grep -oE 'eager: [0-9.]+' "$out/a_${mode}_$r.log" 2>/dev/null | cut -d' ' -f2; done | tr '\n' ' ')
     cpu=$(for r in 1 2 3; do grep -oE 'cpu_s=[0-9.]+ wall_s=[0-9.]+' "$out/a_${mode}_$r.log" 2>/dev/null; done | tr '\n' ' ')
     med=$(echo "$ms" | tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
-    echo "$mode: ms/step $ms(median ${med:-?}); $cpu"
+    per_op=$(awk -v m="${med:-}" 'BEGIN { if (m != "") printf "%.2f", m * 1000 / 300; else print "?" }')
+    echo "$mode: ms/step $ms(median ${med:-?}, ${per_op} us an op); $cpu"
   done
-  echo "plain: $(grep -oE 'eager: [0-9.]+ ms/step.*' "$out/a_plain.log" 2>/dev/null)"
   echo "-- the sampler's own CPU time (its cost in CPU, whatever the step-time noise)"
   grep -h 'host sampler used' "$out"/a_host1000_*.log "$out"/b_loader.log "$out"/c_host_sync.log 2>/dev/null
 } | tee "$out/summary.txt"
