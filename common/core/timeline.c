@@ -497,6 +497,16 @@ int uf_api_never_waits(const char *name)
     return 0;
 }
 
+int uf_api_is_query(const char *name)
+{
+    static const char *const queries[] = {"cudaEventQuery", "cudaStreamQuery", "cuEventQuery",
+                                          "cuStreamQuery"};
+    for (size_t i = 0; name != NULL && i < sizeof queries / sizeof queries[0]; i++)
+        if (strncmp(name, queries[i], strlen(queries[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* The device's activities as three sorted views: (launch time, end) pairs by launch time with
  * the running maximum of the ends, and all starts and all ends ascending. */
 typedef struct device_views {
@@ -647,9 +657,13 @@ static int host_call_metrics(const uf_timeline *tl, const api_index *ix, const c
     uint64_t w0, w1;
     host_call_window(tl, &w0, &w1);
     size_t by_kind[5] = {0};
-    for (size_t i = 0; tl->syncs != NULL && i < tl->n_syncs; i++)
-        if (tl->syncs[i].start_ns >= w0 && tl->syncs[i].start_ns < w1 && tl->syncs[i].kind <= 4)
-            by_kind[tl->syncs[i].kind]++;
+    for (size_t i = 0; tl->syncs != NULL && i < tl->n_syncs; i++) {
+        const uf_sync_record *s = &tl->syncs[i];
+        const api_key *k = api_find(ix, s->correlation_id);
+        if (s->start_ns >= w0 && s->start_ns < w1 && s->kind <= 4 &&
+            (k == NULL || !uf_api_is_query(tl->apis[k->index].name)))
+            by_kind[s->kind]++;
+    }
     out->event_syncs_per_step = (double)by_kind[UF_SYNC_EVENT] / steps;
     out->stream_syncs_per_step = (double)by_kind[UF_SYNC_STREAM] / steps;
     out->context_syncs_per_step = (double)by_kind[UF_SYNC_CONTEXT] / steps;

@@ -204,6 +204,13 @@ int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
  * to run dry while one is in flight (in a launch-bound loop it often does). */
 int uf_api_never_waits(const char *name);
 
+/* Is this call a query (cudaEventQuery, cudaStreamQuery, cuEventQuery, cuStreamQuery)? It
+ * returns at once, done or not; yet CUPTI gives each cudaEventQuery a SYNCHRONIZATION record
+ * of the event kind (the H200, 2026-12-03: host_sync's deferred traced 1.97 event syncs a step
+ * for 0.96 cudaEventSynchronize and 0.99 cudaEventQuery calls a step, its pageable_copy 0.99 for
+ * its one query a step and no cudaEventSynchronize). Such a record is no sync. */
+int uf_api_is_query(const char *name);
+
 /* One drain (uf_timeline_metrics.drains_per_step): a runtime call of the step window that was
  * in flight when the device ran out of the work queued before it. */
 typedef struct uf_drain {

@@ -186,8 +186,8 @@ static void call_kinds(const uf_doctor_work *w, uint8_t *kind, uint8_t *work)
     }
     for (size_t i = 0; i < t->n_syncs; i++) {
         size_t j = w->sync_api[i];
-        if (j == SIZE_MAX || kind[j] == UF_CALL_H2D)
-            continue;
+        if (j == SIZE_MAX || kind[j] == UF_CALL_H2D || uf_api_is_query(t->apis[j].name))
+            continue;   /* a query's record: it returned at once (uf_api_is_query) */
         if (t->syncs[i].kind == UF_SYNC_STREAM_WAIT)
             kind[j] = kind[j] == UF_CALL_OTHER ? UF_CALL_LAUNCH : kind[j];
         else

@@ -838,6 +838,26 @@ Test(host_calls, event_wait_on_old_work_is_no_drain)
     cr_assert(isnan(m.sync_gap_us));
 }
 
+/* deferred's look before its wait: cudaEventQuery returns at once, done or not, though CUPTI
+ * gives it an event SYNCHRONIZATION record; the cudaEventSynchronize after it is the one sync. */
+Test(host_calls, an_event_query_is_no_sync)
+{
+    const uint64_t step_begin[] = {5 * US};
+    const uf_activity acts[] = {act_us(100, 300, 1, UF_ACT_KERNEL)};
+    const uf_api_call apis[] = {call(10, 12, 1, "cudaLaunchKernel_v7000"),
+                                call(20, 21, 2, "cudaEventQuery_v3020"),
+                                call(22, 200, 3, "cudaEventSynchronize_v3020")};
+    uf_sync_record syncs[] = {sync_rec(20, 21, UF_SYNC_EVENT), sync_rec(22, 200, UF_SYNC_EVENT)};
+    syncs[0].correlation_id = 2;
+    syncs[1].correlation_id = 3;
+    uf_timeline tl = host_tl(acts, 1, apis, 3, syncs, 2, step_begin, 1, 400);
+    uf_timeline_metrics m;
+    cr_assert_eq(uf_timeline_analyze(&tl, &m), 0);
+    cr_assert_float_eq(m.event_syncs_per_step, 1.0, EPS, "the synchronize, not the query");
+    cr_assert_float_eq(m.syncs_per_step, 1.0, EPS);
+    cr_assert(uf_api_is_query("cuStreamQuery") && !uf_api_is_query("cudaEventSynchronize_v3020"));
+}
+
 /* A copy to pageable memory whose call returns after the previous kernel ended and the copy
  * ran: a pageable copy and a drain. The same into pinned memory returns at once: neither. */
 Test(host_calls, pageable_copy_drains_pinned_does_not)
