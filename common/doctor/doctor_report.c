@@ -239,8 +239,8 @@ void uf_doctor_print(FILE *f, const uf_diagnosis *d)
     fprintf(f, "  left out: start-up (initialization, compilation, warm-up) %.1f ms, tail %.1f ms;"
                " steady window %.1f ms\n", d->startup_ms, d->tail_ms, d->tl.window_ms);
     fprintf(f, "  per step: busy %.1f %%, %.1f kernels of %s us, launch-to-start %s us, %.2f "
-               "syncs (%.2f drained the device, returning at %s %% of the step), %.1f pageable "
-               "copies\n", d->tl.busy_pct, d->tl.kernels_per_step,
+               "syncs, %.2f calls that drained the device (syncs, frees, blocking copies; returning at "
+               "%s %% of the step), %.1f pageable copies\n", d->tl.busy_pct, d->tl.kernels_per_step,
             uf_doctor_num(d->tl.kernel_us_mean, 1).s, uf_doctor_num(d->tl.launch_us, 1).s,
             d->tl.syncs_per_step, d->tl.drains_per_step, uf_doctor_num(d->sync_pos_pct, 0).s,
             d->tl.pageable_copies_per_step);

@@ -492,8 +492,9 @@ void uf_doctor_apply_rules(uf_diagnosis *d)
                 uf_doctor_num(m->kernel_us_mean, 1).s, uf_doctor_num(m->launch_us, 1).s,
                 m->busy_pct);
     set_finding(d, UF_RULE_HOST_SYNC, d->sync_gap_pct, 1,
-                "%.1f %% of the step idle after syncs; %.2f syncs/step, %.2f drained the device "
-                "(%s us idle after each, returning at %s %% of the step)", d->sync_gap_pct,
+                "%.1f %% of the step idle after syncs; %.2f syncs/step, %.2f calls/step that drained "
+                "the device (syncs, frees, blocking copies: %s us idle after each, returning at "
+                "%s %% of the step)", d->sync_gap_pct,
                 m->syncs_per_step, m->drains_per_step, uf_doctor_num(m->sync_gap_us, 1).s,
                 uf_doctor_num(d->sync_pos_pct, 0).s);
     /* the exposed copies' share of the same time as the idle parts: the devices' (doctor.h) */
