@@ -159,6 +159,17 @@ static void sim_sync(sim *s, int stream)
     s->host_ns = a->end_ns;
 }
 
+/* cudaEventQuery: returns at once, done or not; CUPTI still writes an event SYNCHRONIZATION
+ * record for it (uf_api_is_query). */
+static void sim_query(sim *s)
+{
+    uf_api_call *a = sim_api(s, "cudaEventQuery_v3020", s->host_ns + 2 * US);
+    s->syncs[s->n_syncs++] = (uf_sync_record){.start_ns = a->start_ns, .end_ns = a->end_ns,
+                                               .correlation_id = a->correlation_id,
+                                               .kind = UF_SYNC_EVENT};
+    s->host_ns = a->end_ns;
+}
+
 /* cudaStreamWaitEvent(stream, event): the stream waits on the device; the call returns at
  * once. */
 static void sim_stream_wait(sim *s, int stream)
@@ -1230,6 +1241,28 @@ Test(doctor_idle, graph_launches_longer_than_their_replay)
                        d.idle_graph_launch_pct, d.idle_launch_pct);
     cr_expect(strstr(d.findings[UF_RULE_LAUNCH_BOUND].evidence,
                      "in graph launches, not counted") != NULL);
+}
+
+/* A host that polls an event between its own work (a progress check, an allocator's look at
+ * its events) waits for nothing: each query returns at once, so neither a sync nor a call that
+ * waits, though CUPTI gives each a synchronization record; the idle is the host's own work. */
+Test(doctor_idle, an_event_query_is_no_sync)
+{
+    sim *s = sim_new();
+    for (int i = 0; i < STEPS; i++) {
+        train_kernels(s);
+        for (int q = 0; q < 20; q++) {
+            sim_query(s);
+            sim_host(s, 100 * US);
+        }
+    }
+    uf_diagnosis d;
+    diagnose_idle_split(s, &d);
+    cr_expect_float_eq(d.tl.syncs_per_step, 0.0, 1e-9, "%g", d.tl.syncs_per_step);
+    cr_expect_lt(d.host_in_wait_pct, 0.5, "%g", d.host_in_wait_pct);
+    cr_expect_lt(d.idle_sync_pct, 0.5, "%g", d.idle_sync_pct);
+    cr_expect_gt(d.host_outside_pct, 0.9 * (100.0 - d.tl.busy_pct), "%g of %g", d.host_outside_pct,
+                 100.0 - d.tl.busy_pct);
 }
 
 /* The idle after a drain is the sync's: the .item() loop's Python after its sync stays
