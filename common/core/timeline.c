@@ -484,27 +484,29 @@ static int comm_sm_share(const counted_act *c, size_t n, int sm_count, double *p
 
 /* ---- host calls in the step window ------------------------------------------------------ */
 
+int uf_api_name_has_prefix(const char *name, const char *const *prefixes)
+{
+    for (int i = 0; name != NULL && prefixes[i] != NULL; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
 int uf_api_never_waits(const char *name)
 {
     /* launches, error queries, and the two event calls that queue work without waiting for
      * it (cudaStreamWaitEvent makes a stream wait, not the host) */
     static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaGetLastError",
                                            "cudaPeekAtLastError", "cudaEventRecord",
-                                           "cudaStreamWaitEvent"};
-    for (size_t i = 0; name != NULL && i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
-    return 0;
+                                           "cudaStreamWaitEvent", NULL};
+    return uf_api_name_has_prefix(name, prefixes);
 }
 
 int uf_api_is_query(const char *name)
 {
     static const char *const queries[] = {"cudaEventQuery", "cudaStreamQuery", "cuEventQuery",
-                                          "cuStreamQuery"};
-    for (size_t i = 0; name != NULL && i < sizeof queries / sizeof queries[0]; i++)
-        if (strncmp(name, queries[i], strlen(queries[i])) == 0)
-            return 1;
-    return 0;
+                                          "cuStreamQuery", NULL};
+    return uf_api_name_has_prefix(name, queries);
 }
 
 /* The device's activities as three sorted views: (launch time, end) pairs by launch time with

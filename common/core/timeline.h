@@ -199,6 +199,9 @@ typedef struct uf_timeline_metrics {
  * NaN). */
 int uf_timeline_analyze(const uf_timeline *tl, uf_timeline_metrics *out);
 
+/* Does an API call's name start with one of the prefixes (a NULL-ended list)? 0 for NULL. */
+int uf_api_name_has_prefix(const char *name, const char *const *prefixes);
+
 /* Does this runtime API call never wait for the device (a launch, an error query, an event
  * record, a stream's wait on an event)? Such calls are not drains even when the device happens
  * to run dry while one is in flight (in a launch-bound loop it often does). */

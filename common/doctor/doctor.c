@@ -14,14 +14,6 @@
 
 /* ---- the calls the recorder keeps ------------------------------------------------------------ */
 
-int uf_doctor_name_has_prefix(const char *name, const char *const *prefixes)
-{
-    for (int i = 0; name != NULL && prefixes[i] != NULL; i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
-    return 0;
-}
-
 int uf_doctor_is_event_record(const char *api_name)
 {
     return api_name != NULL && strncmp(api_name, "cudaEventRecord", 15) == 0;
@@ -104,14 +96,14 @@ static int driver_may_wait(const char *name)
                                         "cuEventSynchronize", "cuMemFree", NULL};
     if (strncmp(name, "cuMemcpy", 8) == 0 || strncmp(name, "cuMemset", 8) == 0)
         return strstr(name, "Async") == NULL;
-    return uf_doctor_name_has_prefix(name, waits);
+    return uf_api_name_has_prefix(name, waits);
 }
 
 int uf_doctor_is_load_call(const char *api_name)
 {
     static const char *const loads[] = {"cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad",
                                         "cuLinkAdd", "cuLinkComplete", "cuLinkCreate", NULL};
-    return uf_doctor_name_has_prefix(api_name, loads);
+    return uf_api_name_has_prefix(api_name, loads);
 }
 
 /* Driver calls that queue work or a dependency and return (uf_api_never_waits lists the
@@ -120,7 +112,7 @@ static int driver_queues(const char *name)
 {
     static const char *const queues[] = {"cuLaunch", "cuGraphLaunch", "cuEventRecord",
                                          "cuStreamWaitEvent", NULL};
-    return uf_doctor_name_has_prefix(name, queues);
+    return uf_api_name_has_prefix(name, queues);
 }
 
 int uf_doctor_is_graph_launch(const char *api_name)
@@ -136,7 +128,7 @@ int uf_doctor_is_alloc_call(const char *api_name)
         "cudaMemPoolTrimTo", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
         "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",
         "cuMemSetAccess", "cuMemAddressReserve", "cuMemAddressFree", "cuMemPoolTrimTo", NULL};
-    return uf_doctor_name_has_prefix(api_name, allocs);
+    return uf_api_name_has_prefix(api_name, allocs);
 }
 
 /* A call that may have waited while the device ran dry: a runtime call other than those that

@@ -467,8 +467,6 @@ int uf_doctor_is_decode_matmul(const char *name);
 /* A GEMM kernel name whose operand alignment is 1 or 2 elements (align1, aligna2, ...): rows
  * not 16-byte aligned, the slow path of an odd leading dimension. */
 int uf_doctor_is_misaligned(const char *name);
-/* Does an API call's name start with one of the prefixes (a NULL-ended list)? 0 for NULL. */
-int uf_doctor_name_has_prefix(const char *name, const char *const *prefixes);
 /* cudaEventRecord* calls (runtime API names): kept by the recorder, used to find steps. */
 int uf_doctor_is_event_record(const char *api_name);
 /* Runtime calls that may wait for the device (cudaFree, cudaDeviceSynchronize,

@@ -1325,7 +1325,7 @@ int uf_trace_api_always_kept(const char *name)
         "cuCtxDestroy", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset", NULL};
     if (name == NULL)
         return 0;
-    return uf_doctor_name_has_prefix(name, prefixes) || strstr(name, "Synchronize") != NULL ||
+    return uf_api_name_has_prefix(name, prefixes) || strstr(name, "Synchronize") != NULL ||
            uf_doctor_is_event_record(name) || uf_doctor_may_drain(name);
 }
 
@@ -1334,7 +1334,7 @@ int uf_trace_api_submits(const char *name)
     static const char *const prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
                                            "cudaMemset", "cuLaunch", "cuGraphLaunch",
                                            "cuMemcpy", "cuMemsetD", NULL};
-    return uf_doctor_name_has_prefix(name, prefixes);
+    return uf_api_name_has_prefix(name, prefixes);
 }
 
 int uf_trace_api_kept(int always_kept, uint64_t start_ns, uint64_t end_ns, uint64_t min_ns)
