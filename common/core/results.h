@@ -17,7 +17,7 @@ extern "C" {
 
 #define UF_NAME_LEN 64
 #define UF_REASON_LEN 256
-#define UF_MAX_AXES 4
+#define UF_MAX_AXES 6           /* axes of a scenario, and of a file the reader accepts */
 #define UF_MAX_EXTRA 12
 #define UF_MAX_META 128
 #define UF_META_VALUE_LEN 512

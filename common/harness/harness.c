@@ -171,6 +171,11 @@ static void axis_rules(const uf_scenario *s, uf_axis_rule *rules)
 static int check_declared_axes(const uf_scenario *s, const uf_axis_rule *rules)
 {
     char err[UF_REASON_LEN];
+    if (s->n_axes > UF_MAX_AXES) {
+        fprintf(stderr, "%s: the scenario declares %d axes, at most %d (UF_MAX_AXES)\n", s->name,
+                s->n_axes, UF_MAX_AXES);
+        return 1;
+    }
     for (int a = 0; a < s->n_axes && a < UF_MAX_AXES; a++) {
         const uf_axis_desc *ax = &s->axes[a];
         int bad = uf_axis_check(&rules[a], ax->default_value, err, sizeof err);

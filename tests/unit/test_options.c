@@ -256,8 +256,13 @@ Test(options, sweep_errors)
     expect_error(ARGC(e), e, "elems");
     const char *f[] = {"prog", "--sweep", "elems=4,5x"};
     expect_error(ARGC(f), f, "5x");
-    const char *g[] = {"prog", "--sweep=a=1", "--sweep=b=1", "--sweep=c=1", "--sweep=d=1",
-                       "--sweep=e=1"};
+    /* one axis more than UF_MAX_AXES */
+    static char names[UF_MAX_AXES + 1][16];
+    const char *g[UF_MAX_AXES + 2] = {"prog"};
+    for (int i = 0; i <= UF_MAX_AXES; i++) {
+        snprintf(names[i], sizeof names[i], "--sweep=%c=1", 'a' + i);
+        g[i + 1] = names[i];
+    }
     expect_error(ARGC(g), g, "axes");
 }
 
