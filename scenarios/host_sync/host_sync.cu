@@ -243,6 +243,14 @@ static const uf_variant_desc hs_variants[HS_N_VARIANTS] = {
 /* Busy points a fixed variant may lose to the host's work at HS_AT against HS_BARE: none is
  * expected (measured on the H200: 0.1 and 0.9), 2 leaves room for run-to-run noise. */
 #define HS_BUSY_LOSS_PTS 2.0
+/* Drains a broken variant makes per step, at least. Each step's wait is a drain when the call
+ * is in flight as the device runs out of work; in a step whose host is late the device has
+ * already run out when the call starts, and the step's idle is the host's, not the sync's
+ * (timeline.h). On the H200 (ac3d474, 61 quick runs) 4 runs had one such step of ~170 (0.994):
+ * for 3 ms the host's launch calls took 3x their median while its trivial calls did not. The
+ * mechanism is one drain a step, a fixed variant's is none (<= 0.1): 0.9 tells them apart and
+ * leaves a late step in ten. */
+#define HS_DRAINS_MIN 0.9
 
 /* Each broken variant's sync, as the trace sees it: a call that drained the device, the
  * record or copy that says which kind, and the idle time it leaves. */
@@ -252,10 +260,11 @@ static void hs_expect_broken(const uf_report *rep, uf_expectations *ex)
         if (hs_variants[v].role != UF_BROKEN)
             continue;
         const char *broken = hs_variants[v].name;
-        uf_expect_metric(ex, rep, broken, HS_AT, "drains_per_step", UF_GE, 1.0,
+        uf_expect_metric(ex, rep, broken, HS_AT, "drains_per_step", UF_GE, HS_DRAINS_MIN,
                          "the variant waits for the device once a step: an API call (stream or "
                          "device synchronize, cudaFree, a copy to pageable memory) that returns "
-                         "only after the device ran out of queued work");
+                         "only after the device ran out of queued work (a step whose host was "
+                         "late finds the device already idle: HS_DRAINS_MIN)");
         uf_expect_metric(ex, rep, broken, HS_AT, "idle_host_pct", UF_GE, 20.0,
                          "after the sync the queue is empty: the GPU waits through the host's "
                          "own work (30 % of its step: 23 % of the longer step) and the next "
