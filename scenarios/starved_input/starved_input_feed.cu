@@ -50,4 +50,5 @@ void text_source(const si_state *st, const si_corpus *corpus, int n_batches, si_
     src->n_batches = n_batches;
     src->rows = st->shape.rows;
     src->seq_len = st->shape.seq_len;
+    src->batch_passes = st->batch_passes;
 }

@@ -17,7 +17,8 @@ int feed_open(si_state *st, si_feed *f, int variant, const si_source *src, char 
  * zeroed (a zeroed feed closes as a no-op). */
 void feed_close(si_state *st, si_feed *f);
 
-/* The source of `corpus`'s first n_batches batches, tokenized by st's tokenizer. */
+/* The source of `corpus`'s first n_batches batches, tokenized by st's tokenizer with st's
+ * calibrated passes per batch. */
 void text_source(const si_state *st, const si_corpus *corpus, int n_batches, si_source *src);
 
 #endif

@@ -9,6 +9,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include "stats.h"
+#include "timing.h"
 #include "underfed.h"
 #include "uf_cublas.h"
 #include "tokenizer.h"
@@ -16,13 +18,25 @@
 #include "starved_input_source.h"
 #include "starved_input_state.h"
 #include "starved_input_feed.h"
+#include "starved_input_kernels.h"
 #include "starved_input_setup.h"
 
 enum {
     SI_VOCAB_WORDS = 4096,      /* words of the generated language */
     SI_TRAIN_WORDS = 1500,      /* the most frequent words the merge table is trained on */
     SI_MERGES = 2000,           /* BPE merges trained (fewer if the training words run out) */
+    /* The calibration's ceiling on passes a document: it bounds every batch's time on a host
+     * whose CPU is far faster than its GPU (the H200's host needs ~1.7 at tok_cost 1); where
+     * it is reached, the multiple of the step is below the story's, and the extras say so. */
+    SI_MAX_PASSES_PER_DOC = 256,
 };
+
+/* Calibration of the GPU step: back-to-back steps for at least SI_CAL_WARMUP_MS (the clock
+ * settles under the load, as host_sync's calibration found it must), then the median of
+ * SI_CAL_STEPS more, each between two events. */
+#define SI_CAL_WARMUP_MS 100.0
+#define SI_CAL_BATCH 4              /* warm-up steps between looks at the clock */
+#define SI_CAL_STEPS 10
 
 static size_t device_bytes_needed(const si_shape *sh, int vocab_size)
 {
@@ -39,8 +53,9 @@ static int build_host(uf_ctx *ctx, si_state *st)
     const si_shape *sh = &st->shape;
     size_t d = (size_t)sh->hidden, f = (size_t)sh->ffn;
     uint64_t rng = ctx->seed ^ 0x243F6A8885A308D3ULL;
+    /* encode_row's passes are not used: a batch's passes are calibrated (calibrate) */
     if (vocab_build(&st->vocab, ctx->seed, SI_VOCAB_WORDS) != UF_OK ||
-        tokenizer_train(&st->tok, &st->vocab, SI_TRAIN_WORDS, SI_MERGES, st->tok_cost) != UF_OK ||
+        tokenizer_train(&st->tok, &st->vocab, SI_TRAIN_WORDS, SI_MERGES, 1) != UF_OK ||
         corpus_build(&st->corpus, &st->vocab, ctx->seed, sh->corpus_batches * sh->rows) != UF_OK)
         return uf_fail(ctx, UF_ERR, "out of host memory building the corpus and the tokenizer");
     size_t n_emb = (size_t)st->tok.vocab_size * d;
@@ -88,6 +103,115 @@ out:
     return rc;
 }
 
+/* ---- calibration (#29) ---------------------------------------------------------------- */
+
+/* One thread's CPU time (that of cpu_ms_per_batch) to tokenize the corpus's batches in order,
+ * as the steps cycle over them: once at one pass a document, then again at two (each batch's
+ * text then as far from the core as in the steps: last read a corpus ago), after one batch
+ * untimed (caches, the core's clock). st->first_pass_ms is the mean of the first sweep per
+ * batch, st->next_pass_ms what the second pass added. ids ends holding the corpus's last
+ * batch. */
+static int time_passes(uf_ctx *ctx, si_state *st, int32_t *ids)
+{
+    int rc = UF_OK;
+    char err[UF_REASON_LEN] = "";
+    si_source src;
+    si_scratch scratch;
+    double sweep_ms[2] = {0, 0};
+    text_source(st, &st->corpus, st->shape.corpus_batches, &src);
+    if (scratch_alloc(&scratch) != UF_OK)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the tokenizer's calibration");
+    src.batch_passes = st->shape.rows;
+    UF_STATUS_OR_GOTO(rc, produce_batch(&src, 0, ids, &scratch, err, sizeof err), out_free);
+    for (int sweep = 0; sweep < 2; sweep++) {
+        uint64_t t0_ns = uf_thread_cpu_ns();
+        src.batch_passes = (sweep + 1) * st->shape.rows;
+        for (int b = 0; b < src.n_batches; b++)
+            UF_STATUS_OR_GOTO(rc, produce_batch(&src, b, ids, &scratch, err, sizeof err),
+                              out_free);
+        sweep_ms[sweep] = (double)(uf_thread_cpu_ns() - t0_ns) / 1e6 / src.n_batches;
+    }
+    st->first_pass_ms = sweep_ms[0];
+    st->next_pass_ms = sweep_ms[1] - sweep_ms[0];
+out_free:
+    scratch_free(&scratch);
+    if (rc != UF_OK)
+        uf_fail(ctx, rc, "tokenizing for the calibration failed: %s", err);
+    return rc;
+}
+
+/* st->gpu_step_ms: the step (enqueue_step) on the batch in ids with nothing in its way, timed
+ * with events: the median of SI_CAL_STEPS back-to-back steps after SI_CAL_WARMUP_MS of them
+ * (batches of SI_CAL_BATCH, each waited for: the host clock then says how long the GPU has
+ * been at it). */
+static int time_gpu_step(uf_ctx *ctx, si_state *st, const int32_t *ids)
+{
+    int rc = UF_OK;
+    uf_marks marks = {NULL, 0};
+    double ms[SI_CAL_STEPS];
+    uint64_t warm_from_ns;
+    /* on the step's stream (a pageable copy, staged before the call returns), so the steps
+     * below are ordered after it */
+    UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_ids[0], ids, st->batch_bytes,
+                                        cudaMemcpyHostToDevice, ctx->stream), out);
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, SI_CAL_STEPS + 1), out);
+    warm_from_ns = uf_mono_ns();
+    do {
+        for (int i = 0; i < SI_CAL_BATCH; i++)
+            UF_STATUS_OR_GOTO(rc, enqueue_step(st, ctx->stream, st->d_ids[0], NULL), out_free);
+        UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, ctx->stream, "the calibration's warm-up"),
+                          out_free);
+    } while ((double)(uf_mono_ns() - warm_from_ns) < SI_CAL_WARMUP_MS * 1e6);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, ctx->stream), out_free);
+    for (int i = 0; i < SI_CAL_STEPS; i++) {
+        UF_STATUS_OR_GOTO(rc, enqueue_step(st, ctx->stream, st->d_ids[0], NULL), out_free);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, ctx->stream), out_free);
+    }
+    UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, SI_CAL_STEPS),
+                                        "the calibration steps"), out_free);
+    for (int i = 0; i < SI_CAL_STEPS; i++) {
+        float step_ms = 0;
+        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out_free);
+        ms[i] = step_ms;
+    }
+    st->gpu_step_ms = uf_median(ms, SI_CAL_STEPS);
+out_free:
+    uf_marks_free(&marks);
+out:
+    if (rc != UF_OK && !ctx->reason[0])
+        uf_fail(ctx, rc, "timing the GPU step for the calibration failed (reported above)");
+    return rc;
+}
+
+/* The tokenizing work per batch: the passes that take one thread tok_cost x tok_step_multiple
+ * GPU steps (calibrate_batch_passes, on this host's first_pass_ms, next_pass_ms and
+ * gpu_step_ms). Every variant's batches come with these passes (text_source: sync's, the
+ * workers', the offline pretokenizing and verify's), so all do the same work. Each setup
+ * calibrates anew (the timing pass's and the trace pass's points alike): describe reports the
+ * timing pass's figures. */
+static int calibrate(uf_ctx *ctx, si_state *st, double tok_step_multiple)
+{
+    int rc = UF_OK, passes;
+    int32_t *ids = (int32_t *)malloc(st->batch_bytes);
+    if (!ids)
+        return uf_fail(ctx, UF_ERR, "out of host memory for the calibration's batch");
+    UF_STATUS_OR_GOTO(rc, time_passes(ctx, st, ids), out_free);
+    UF_STATUS_OR_GOTO(rc, time_gpu_step(ctx, st, ids), out_free);
+    passes = calibrate_batch_passes(st->tok_cost * tok_step_multiple, st->gpu_step_ms,
+                                    st->first_pass_ms, st->next_pass_ms, st->shape.rows,
+                                    SI_MAX_PASSES_PER_DOC);
+    if (passes < 0) {
+        rc = uf_fail(ctx, UF_ERR, "the calibration measured no usable times: a batch's first "
+                     "tokenizer pass %g ms, a further pass %g ms, the GPU step %g ms",
+                     st->first_pass_ms, st->next_pass_ms, st->gpu_step_ms);
+        goto out_free;
+    }
+    st->batch_passes = passes;
+out_free:
+    free(ids);
+    return rc;
+}
+
 void si_teardown(uf_ctx *ctx)
 {
     si_state *st = (si_state *)ctx->state;
@@ -123,8 +247,10 @@ void si_teardown(uf_ctx *ctx)
     ctx->state = NULL;
 }
 
-/* The shape is the story's (full or --quick), and so is feed_step (verify feeds its own steps). */
-int si_setup_shape(uf_ctx *ctx, const si_shape *shape, si_feed_step_fn feed_step)
+/* The shape is the story's (full or --quick), and so are feed_step (verify feeds its own steps)
+ * and the multiple of the GPU step that one thread tokenizes a batch in. */
+int si_setup_shape(uf_ctx *ctx, const si_shape *shape, si_feed_step_fn feed_step,
+                   double tok_step_multiple)
 {
     int rc = UF_OK;
     /* whole numbers in range: the harness checked them against si_axes */
@@ -148,6 +274,7 @@ int si_setup_shape(uf_ctx *ctx, const si_shape *shape, si_feed_step_fn feed_step
                                         "starved_input's weights and activations"), out_teardown);
     UF_STATUS_OR_GOTO(rc, build_host(ctx, st), out_teardown);
     UF_STATUS_OR_GOTO(rc, build_device(ctx, st), out_teardown);
+    UF_STATUS_OR_GOTO(rc, calibrate(ctx, st, tok_step_multiple), out_teardown);
     return UF_OK;
 out_teardown:
     si_teardown(ctx);

@@ -19,8 +19,9 @@ int produce_batch(const si_source *src, int64_t batch, int32_t *out, si_scratch 
     for (int r = 0; r < src->rows; r++) {
         int64_t doc = b * src->rows + r;
         const char *text = src->corpus->text + src->corpus->off[doc];
-        int rc = encode_row(src->tok, text, (int)src->corpus->len[doc], src->seq_len,
-                            out + (size_t)r * src->seq_len, s, err, errlen);
+        int rc = encode_row_passes(src->tok, row_passes(src->batch_passes, src->rows, r), text,
+                                   (int)src->corpus->len[doc], src->seq_len,
+                                   out + (size_t)r * src->seq_len, s, err, errlen);
         if (rc != UF_OK)
             return rc;
     }

@@ -28,10 +28,13 @@ typedef struct si_source {
     const si_corpus *corpus;    /* text; NULL when pretokenized */
     const int32_t *pretok;      /* n_batches * rows * seq_len ids; NULL when text */
     int n_batches, rows, seq_len;
+    int batch_passes;           /* text: tokenizer passes over a batch's documents in all
+                                 * (>= rows; row_passes gives each row its share) */
 } si_source;
 
 /* Batch `batch` of src (corpus batch batch mod n_batches) into out (rows * seq_len ids):
- * tokenized with scratch s, or copied from the pretokenized map. */
+ * tokenized with scratch s, src->batch_passes passes in all over its documents, or copied from
+ * the pretokenized map. */
 int produce_batch(const si_source *src, int64_t batch, int32_t *out, si_scratch *s, char *err,
                   size_t errlen);
 

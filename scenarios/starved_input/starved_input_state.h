@@ -49,6 +49,12 @@ typedef struct si_state {
     si_shape shape;
     int device, workers, tok_cost;
     int64_t tokens;             /* rows * seq_len: positions per step */
+    /* The tokenizing work per batch, calibrated at setup (si_setup_shape): */
+    double first_pass_ms;       /* one thread's CPU time for one pass over a batch's documents */
+    double next_pass_ms;        /* ... and for each further pass over them */
+    double gpu_step_ms;         /* the step back to back, nothing in its way (median, events) */
+    int batch_passes;           /* tokenizer passes over a batch's documents in all: tok_cost x
+                                 * those that take one thread the story's multiple of the step */
     size_t batch_bytes;         /* the ids of one batch */
     si_vocab vocab;
     si_tokenizer tok;

@@ -545,13 +545,13 @@ int scratch_alloc(si_scratch *s)
 }
 
 /* One sequence: BOS, the document's ids truncated to seq_len - 2, EOS, then PAD. The tokenizer
- * runs t->passes times (tok_cost); the runs must agree, so the work cannot be skipped, and the
- * ids do not depend on tok_cost. */
-int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int32_t *row,
-                      si_scratch *s, char *err, size_t errlen)
+ * runs `passes` times (at least once); the runs must agree, so the work cannot be skipped, and
+ * the ids do not depend on the number of passes. */
+int encode_row_passes(const si_tokenizer *t, int passes, const char *text, int n, int seq_len,
+                      int32_t *row, si_scratch *s, char *err, size_t errlen)
 {
     int n_ids = encode_text(t, text, n, s->norm, s->ids);
-    for (int p = 1; p < t->passes; p++) {
+    for (int p = 1; p < passes; p++) {
         int again = encode_text(t, text, n, s->norm, s->ids_again);
         if (again != n_ids || memcmp(s->ids, s->ids_again, (size_t)n_ids * sizeof(int32_t))) {
             snprintf(err, errlen, "tokenizer pass %d of a %d-byte document disagrees with pass 0",
@@ -566,4 +566,41 @@ int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int3
     for (int i = keep + 2; i < seq_len; i++)
         row[i] = t->pad_id;
     return UF_OK;
+}
+
+int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int32_t *row,
+               si_scratch *s, char *err, size_t errlen)
+{
+    return encode_row_passes(t, t->passes, text, n, seq_len, row, s, err, errlen);
+}
+
+/* ---- the work per batch --------------------------------------------------------------- */
+
+/* floor((r + 1) P / rows) - floor(r P / rows): each row floor(P / rows) or one more, the extra
+ * passes spread evenly over the batch, and the rows' passes add up to P exactly. */
+int row_passes(int batch_passes, int rows, int r)
+{
+    int64_t p = batch_passes;
+    return (int)(((int64_t)(r + 1) * p) / rows - ((int64_t)r * p) / rows);
+}
+
+/* rows x (1 + (multiple x gpu_step_ms - first_pass_ms) / next_pass_ms) passes in all: the first
+ * pass over every document, then as many further passes as the time left takes; rounded to the
+ * nearest whole pass, then kept within [rows, rows x max_passes_per_doc] (every document is
+ * tokenized at least once: a host too slow for the multiple runs one pass a document and
+ * reaches a larger multiple). */
+int calibrate_batch_passes(double multiple, double gpu_step_ms, double first_pass_ms,
+                           double next_pass_ms, int rows, int max_passes_per_doc)
+{
+    if (!(multiple > 0 && multiple < INFINITY) || !(gpu_step_ms > 0 && gpu_step_ms < INFINITY) ||
+        !(first_pass_ms > 0 && first_pass_ms < INFINITY) ||
+        !(next_pass_ms > 0 && next_pass_ms < INFINITY) || rows < 1 || max_passes_per_doc < 1 ||
+        (int64_t)rows * max_passes_per_doc > INT_MAX)
+        return -1;
+    const double per_doc = 1.0 + (multiple * gpu_step_ms - first_pass_ms) / next_pass_ms;
+    const int most = rows * max_passes_per_doc;
+    if (!(per_doc < (double)max_passes_per_doc))   /* also keeps the product below in range */
+        return most;
+    const long want = lround(per_doc * rows);
+    return want < rows ? rows : want > most ? most : (int)want;
 }

@@ -64,7 +64,8 @@ typedef struct si_tokenizer {
     int n_merges;
     int vocab_size;             /* 256 + n_merges + 3 */
     int32_t bos_id, eos_id, pad_id;
-    int passes;                 /* tok_cost: times the whole tokenizer runs over a document */
+    int passes;                 /* times encode_row runs the whole tokenizer over a document
+                                 * (encode_row_passes is given its own count) */
     si_pair_map merges;
 } si_tokenizer;
 
@@ -82,7 +83,7 @@ void vocab_free(si_vocab *v);
 int corpus_build(si_corpus *c, const si_vocab *v, uint64_t seed, int n_docs);
 void corpus_free(si_corpus *c);
 
-/* Train up to n_merges merges on the n_train most frequent words; `passes` is tok_cost. */
+/* Train up to n_merges merges on the n_train most frequent words; `passes` is encode_row's. */
 int tokenizer_train(si_tokenizer *t, const si_vocab *v, int n_train, int n_merges, int passes);
 void tokenizer_free(si_tokenizer *t);
 
@@ -98,10 +99,33 @@ int encode_text(const si_tokenizer *t, const char *text, int n, unsigned char *n
 int scratch_alloc(si_scratch *s);
 void scratch_free(si_scratch *s);
 
-/* One sequence: BOS, the document's ids truncated to seq_len - 2, EOS, then PAD. A message in
- * err when the tokenizer's passes disagree. */
+/* One sequence: BOS, the document's ids truncated to seq_len - 2, EOS, then PAD, the whole
+ * tokenizer run `passes` (>= 1) times over the document, the runs checked to agree (the ids do
+ * not depend on passes). A message in err when they disagree. */
+int encode_row_passes(const si_tokenizer *t, int passes, const char *text, int n, int seq_len,
+                      int32_t *row, si_scratch *s, char *err, size_t errlen);
+
+/* encode_row_passes with t->passes. */
 int encode_row(const si_tokenizer *t, const char *text, int n, int seq_len, int32_t *row,
                si_scratch *s, char *err, size_t errlen);
+
+/* ---- the work per batch: how many tokenizer passes a batch runs --------------------------- */
+
+/* Row r's passes (0 <= r < rows) in a batch that runs batch_passes (>= rows) passes over its
+ * rows' documents in all: batch_passes / rows or one more, the extra passes spread evenly
+ * over the rows, adding up to batch_passes. */
+int row_passes(int batch_passes, int rows, int r);
+
+/* The passes a batch of `rows` documents runs in all so that one thread tokenizes it in
+ * `multiple` x gpu_step_ms, where that thread takes first_pass_ms for one pass over every
+ * document of a batch and next_pass_ms for each further pass (measured apart: a pass over a
+ * document just tokenized can cost less): rows x (1 + (multiple x gpu_step_ms - first_pass_ms)
+ * / next_pass_ms), rounded, at least rows (a pass a document) and at most
+ * rows x max_passes_per_doc. -1 when a time or the
+ * multiple is not a positive finite number, rows or max_passes_per_doc is below 1, or their
+ * product exceeds an int. */
+int calibrate_batch_passes(double multiple, double gpu_step_ms, double first_pass_ms,
+                           double next_pass_ms, int rows, int max_passes_per_doc);
 
 #ifdef __cplusplus
 }
