@@ -8,6 +8,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "clock.h"
 #include "instruments.h"
 #include "harness_run.h"
 #include "stats.h"
@@ -123,5 +124,42 @@ out_destroy:
     uf_marks_free(&marks);
 out_free:
     free(times_ms);
+    return rc;
+}
+
+int uf_calibrate_step_ms(uf_ctx *ctx, cudaStream_t stream,
+                         int (*enqueue)(void *arg, cudaStream_t stream), void *arg,
+                         double warmup_ms, int batch, int steps, double *median_ms)
+{
+    int rc = UF_OK;
+    uf_marks marks = {NULL, 0};
+    double *ms = (double *)calloc(steps > 0 ? (size_t)steps : 1, sizeof *ms);
+    const uint64_t warm_from_ns = uf_mono_ns();
+    if (!ms || steps < 1 || batch < 1) {
+        free(ms);
+        return uf_fail(ctx, UF_ERR, "calibration: out of host memory, or no steps to time");
+    }
+    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, steps + 1), out);
+    do {
+        for (int i = 0; i < batch; i++)
+            UF_STATUS_OR_GOTO(rc, enqueue(arg, stream), out);
+        UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, stream, "the calibration's warm-up"), out);
+    } while ((double)(uf_mono_ns() - warm_from_ns) < warmup_ms * 1e6);
+    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, stream), out);
+    for (int i = 0; i < steps; i++) {
+        UF_STATUS_OR_GOTO(rc, enqueue(arg, stream), out);
+        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, stream), out);
+    }
+    UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, steps),
+                                        "the calibration steps"), out);
+    for (int i = 0; i < steps; i++) {
+        float step_ms = 0;
+        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out);
+        ms[i] = step_ms;
+    }
+    *median_ms = uf_median(ms, steps);
+out:
+    uf_marks_free(&marks);
+    free(ms);
     return rc;
 }

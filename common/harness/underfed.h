@@ -125,6 +125,15 @@ typedef struct uf_ctx {
  * ctx->watch is set, a watched poll (uf_watch). UF_OK, or UF_ERR with why in ctx->reason. */
 int uf_wait_stream(uf_ctx *ctx, cudaStream_t stream, const char *what);
 int uf_wait_event(uf_ctx *ctx, cudaEvent_t event, const char *what);
+/* For a setup that calibrates something on its own step (host_sync's host work, starved_input's
+ * tokenizing): `enqueue` (one step on stream) back to back for at least warmup_ms of wall time,
+ * in batches of `batch` steps each waited for (the host's clock then says how long the GPU has
+ * been at it: its clocks settle under the load), then `steps` more, each between two events;
+ * their median into *median_ms. UF_OK, or the first failure's status (reported, or its reason
+ * in ctx->reason). */
+int uf_calibrate_step_ms(uf_ctx *ctx, cudaStream_t stream,
+                         int (*enqueue)(void *arg, cudaStream_t stream), void *arg,
+                         double warmup_ms, int batch, int steps, double *median_ms);
 /* For a teardown: drain ctx->stream before freeing what it used; a failure is reported on
  * stderr and the teardown goes on (it frees what it can). */
 void uf_teardown_drain(uf_ctx *ctx);

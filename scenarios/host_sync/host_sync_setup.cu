@@ -58,36 +58,18 @@ static void spread_ticks(hs_state *st)
  * timed with events: what the host's work per step is a share of. The median of HS_CAL_STEPS
  * back-to-back steps, after HS_CAL_WARMUP_MS of them (batches of HS_CAL_BATCH, each waited
  * for: the host clock then says how long the GPU has been at it). */
+static int enqueue_compute(void *arg, cudaStream_t stream)
+{
+    hs_state *st = (hs_state *)arg;
+    return st->enqueue_compute(st, st->tmp, stream);
+}
+
 static int calibrate(uf_ctx *ctx, hs_state *st)
 {
-    int rc = UF_OK;
-    uf_marks marks = {NULL, 0};
-    double ms[HS_CAL_STEPS];
-    const double warm_from_us = hs_now_us();
-    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, HS_CAL_STEPS + 1), out);
-    do {
-        for (int i = 0; i < HS_CAL_BATCH; i++)
-            UF_STATUS_OR_GOTO(rc, st->enqueue_compute(st, st->tmp, ctx->stream), out_free);
-        UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, ctx->stream, "the calibration's warm-up"),
-                          out_free);
-    } while (hs_now_us() - warm_from_us < HS_CAL_WARMUP_MS * 1e3);
-    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, ctx->stream), out_free);
-    for (int i = 0; i < HS_CAL_STEPS; i++) {
-        UF_STATUS_OR_GOTO(rc, st->enqueue_compute(st, st->tmp, ctx->stream), out_free);
-        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, ctx->stream), out_free);
-    }
-    UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, HS_CAL_STEPS),
-                                        "the calibration steps"), out_free);
-    for (int i = 0; i < HS_CAL_STEPS; i++) {
-        float step_ms = 0;
-        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out_free);
-        ms[i] = step_ms;
-    }
-    st->gpu_step_ms = uf_median(ms, HS_CAL_STEPS);
-    st->host_us = uf_axis(ctx, "host_pct") / 100.0 * st->gpu_step_ms * 1e3;
-out_free:
-    uf_marks_free(&marks);
-out:
+    int rc = uf_calibrate_step_ms(ctx, ctx->stream, enqueue_compute, st, HS_CAL_WARMUP_MS,
+                                  HS_CAL_BATCH, HS_CAL_STEPS, &st->gpu_step_ms);
+    if (rc == UF_OK)
+        st->host_us = uf_axis(ctx, "host_pct") / 100.0 * st->gpu_step_ms * 1e3;
     return rc;
 }
 

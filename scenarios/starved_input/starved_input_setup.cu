@@ -140,43 +140,24 @@ out_free:
     return rc;
 }
 
-/* st->gpu_step_ms: the step (enqueue_step) on the batch in ids with nothing in its way, timed
- * with events: the median of SI_CAL_STEPS back-to-back steps after SI_CAL_WARMUP_MS of them
- * (batches of SI_CAL_BATCH, each waited for: the host clock then says how long the GPU has
- * been at it). */
+static int enqueue_cal_step(void *arg, cudaStream_t stream)
+{
+    si_state *st = (si_state *)arg;
+    return enqueue_step(st, stream, st->d_ids[0], NULL);
+}
+
+/* st->gpu_step_ms: the step (enqueue_step) on the batch in ids with nothing in its way
+ * (uf_calibrate_step_ms: the median of SI_CAL_STEPS back-to-back steps after SI_CAL_WARMUP_MS
+ * of them). */
 static int time_gpu_step(uf_ctx *ctx, si_state *st, const int32_t *ids)
 {
     int rc = UF_OK;
-    uf_marks marks = {NULL, 0};
-    double ms[SI_CAL_STEPS];
-    uint64_t warm_from_ns;
     /* on the step's stream (a pageable copy, staged before the call returns), so the steps
      * below are ordered after it */
     UF_CUDA_OR_GOTO(rc, cudaMemcpyAsync(st->d_ids[0], ids, st->batch_bytes,
                                         cudaMemcpyHostToDevice, ctx->stream), out);
-    UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, SI_CAL_STEPS + 1), out);
-    warm_from_ns = uf_mono_ns();
-    do {
-        for (int i = 0; i < SI_CAL_BATCH; i++)
-            UF_STATUS_OR_GOTO(rc, enqueue_step(st, ctx->stream, st->d_ids[0], NULL), out_free);
-        UF_STATUS_OR_GOTO(rc, uf_wait_stream(ctx, ctx->stream, "the calibration's warm-up"),
-                          out_free);
-    } while ((double)(uf_mono_ns() - warm_from_ns) < SI_CAL_WARMUP_MS * 1e6);
-    UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, 0, ctx->stream), out_free);
-    for (int i = 0; i < SI_CAL_STEPS; i++) {
-        UF_STATUS_OR_GOTO(rc, enqueue_step(st, ctx->stream, st->d_ids[0], NULL), out_free);
-        UF_STATUS_OR_GOTO(rc, uf_marks_record(&marks, i + 1, ctx->stream), out_free);
-    }
-    UF_STATUS_OR_GOTO(rc, uf_wait_event(ctx, uf_marks_event(&marks, SI_CAL_STEPS),
-                                        "the calibration steps"), out_free);
-    for (int i = 0; i < SI_CAL_STEPS; i++) {
-        float step_ms = 0;
-        UF_STATUS_OR_GOTO(rc, uf_marks_ms(&marks, i, i + 1, &step_ms), out_free);
-        ms[i] = step_ms;
-    }
-    st->gpu_step_ms = uf_median(ms, SI_CAL_STEPS);
-out_free:
-    uf_marks_free(&marks);
+    rc = uf_calibrate_step_ms(ctx, ctx->stream, enqueue_cal_step, st, SI_CAL_WARMUP_MS,
+                              SI_CAL_BATCH, SI_CAL_STEPS, &st->gpu_step_ms);
 out:
     if (rc != UF_OK && !ctx->reason[0])
         uf_fail(ctx, rc, "timing the GPU step for the calibration failed (reported above)");
