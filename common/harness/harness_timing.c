@@ -133,12 +133,13 @@ int uf_calibrate_step_ms(uf_ctx *ctx, cudaStream_t stream,
 {
     int rc = UF_OK;
     uf_marks marks = {NULL, 0};
-    double *ms = (double *)calloc(steps > 0 ? (size_t)steps : 1, sizeof *ms);
+    if (steps < 1 || batch < 1)
+        return uf_fail(ctx, UF_ERR, "calibration: %d steps in batches of %d: nothing to time",
+                       steps, batch);
+    double *ms = (double *)calloc((size_t)steps, sizeof *ms);
+    if (!ms)
+        return uf_fail(ctx, UF_ERR, "calibration: out of host memory");
     const uint64_t warm_from_ns = uf_mono_ns();
-    if (!ms || steps < 1 || batch < 1) {
-        free(ms);
-        return uf_fail(ctx, UF_ERR, "calibration: out of host memory, or no steps to time");
-    }
     UF_STATUS_OR_GOTO(rc, uf_marks_create(&marks, steps + 1), out);
     do {
         for (int i = 0; i < batch; i++)
